@@ -1,0 +1,36 @@
+// One Prisma client per process (kept on globalThis so Next's dev reloads do not leak pools).
+// Secrets are omitted from every query unless a caller asks for them explicitly.
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Prisma, PrismaClient } from './generated/client.ts';
+import { env } from '../env.ts';
+
+export { Prisma };
+export type { PrismaClient };
+
+function makeClient(connectionString: string, max = 20) {
+  return new PrismaClient({
+    adapter: new PrismaPg({ connectionString, max }),
+    omit: { user: { passwordHash: true }, runtimeKey: { secretHash: true } },
+  });
+}
+
+export type Db = ReturnType<typeof makeClient>;
+/** A client or an interactive transaction: commands accept either so callers can compose them. */
+export type DbOrTx = Db | Prisma.TransactionClient;
+
+const holder = globalThis as unknown as { __ledgerDb?: Db };
+
+/** The application's client, connected as the app role (DATABASE_URL). */
+export function db(): Db {
+  if (!holder.__ledgerDb) {
+    const url = env().DATABASE_URL;
+    if (!url) throw new Error('DATABASE_URL is not set: start the app with `npm start`, which provides it.');
+    holder.__ledgerDb = makeClient(url);
+  }
+  return holder.__ledgerDb;
+}
+
+/** A separate client (tests, benchmarks, scripts that talk to several databases). */
+export function createDb(connectionString: string, max?: number): Db {
+  return makeClient(connectionString, max);
+}

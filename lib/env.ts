@@ -1,0 +1,42 @@
+// The one place that reads process.env (conventions: validate configuration once).
+import { z } from 'zod';
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** The application role's connection (A3). Absent: the embedded server started by scripts/start. */
+  DATABASE_URL: z.string().min(1).optional(),
+  /** The owner role that runs migrations. Defaults to DATABASE_URL when only one URL is given. */
+  MIGRATION_DATABASE_URL: z.string().min(1).optional(),
+  /** Where the embedded PostgreSQL keeps its data and generated credentials. */
+  LEDGER_DATA_DIR: z.string().default('.data'),
+  PORT: z.coerce.number().int().positive().default(3000),
+  NEXTAUTH_URL: z.string().optional(),
+  NEXTAUTH_SECRET: z.string().optional(),
+  OIDC_ISSUER: z.string().optional(),
+  OIDC_CLIENT_ID: z.string().optional(),
+  OIDC_CLIENT_SECRET: z.string().optional(),
+  CHROMIUM_PATH: z.string().optional(),
+  LOG_SQL: z.stringbool().default(false),
+});
+
+export type Env = z.infer<typeof schema>;
+
+let cached: Env | undefined;
+
+/** Parsed environment; throws a readable error naming the bad variable. */
+export function env(): Env {
+  if (!cached) {
+    const parsed = schema.safeParse(process.env);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      throw new Error(`Invalid environment: ${issues}`);
+    }
+    cached = parsed.data;
+  }
+  return cached;
+}
+
+/** For scripts that set variables (e.g. the embedded server's URL) before the app reads them. */
+export function resetEnvCache(): void {
+  cached = undefined;
+}
