@@ -1,0 +1,46 @@
+// Approve a submitted plan: from here on its items are frozen by the database (P1). Records who
+// and when; where a tool asks for it, the approver must not be the author (P2). The approver
+// confirms the hash of the set they reviewed, so a plan changed under them is not approved.
+import { z } from 'zod';
+import { appendAudit, auditRefusal } from '../../audit/append.ts';
+import { conflict, forbidden, notFound } from '../errors.ts';
+import { parseInput } from '../validate.ts';
+import type { CommandContext } from './common.ts';
+
+export const approvePlanInput = z.strictObject({
+  planId: z.uuid(),
+  itemsHash: z.string().regex(/^[0-9a-f]{64}$/, 'the hash of the reviewed set'),
+  reason: z.string().trim().max(2000).optional(),
+});
+
+export async function approvePlan(ctx: CommandContext, raw: unknown) {
+  const input = parseInput(approvePlanInput, raw);
+  const { db, actor } = ctx;
+  const plan = await db.plan.findUnique({ where: { id: input.planId } });
+  if (!plan) throw notFound(`plan ${input.planId} does not exist`, { field: 'planId' });
+  const refuse = async (why: string) => {
+    await auditRefusal(db, { chain: `run:${plan.runId}`, actor, action: 'plan.approve', subjectType: 'plan', subjectId: plan.id, runId: plan.runId, why, request: ctx.request });
+    return forbidden(why);
+  };
+  if (actor.kind !== 'user' || actor.role !== 'operator') throw await refuse('only an operator approves plans');
+  if (plan.status !== 'submitted') throw conflict(`plan ${plan.id} is ${plan.status}, not awaiting approval`);
+  if (plan.itemsHash !== input.itemsHash) throw conflict('the plan changed since it was reviewed: review it again', { itemsHash: plan.itemsHash });
+  const tools = await db.planItem.findMany({ where: { planId: plan.id }, distinct: ['tool'], select: { tool: true } });
+  const strict = await db.toolDefinition.count({ where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true } });
+  if (strict > 0 && plan.authorKind === 'user' && plan.authorId === actor.id) {
+    throw await refuse('the approver of this plan must not be its author (P2)');
+  }
+  return db.$transaction(async (tx) => {
+    const updated = await tx.plan.updateMany({
+      where: { id: plan.id, status: 'submitted', itemsHash: input.itemsHash },
+      data: { status: 'approved', approvedById: actor.id, approvedAt: new Date() },
+    });
+    if (updated.count !== 1) throw conflict(`plan ${plan.id} changed while it was being approved`);
+    await appendAudit(tx, {
+      chain: `run:${plan.runId}`, actor, action: 'plan.approve', subjectType: 'plan', subjectId: plan.id, runId: plan.runId,
+      before: 'submitted', after: 'approved', reason: input.reason ?? null, detail: { items: plan.itemCount, itemsHash: plan.itemsHash }, request: ctx.request,
+    });
+    const approved = await tx.plan.findUniqueOrThrow({ where: { id: plan.id } });
+    return { planId: approved.id, status: approved.status, approvedById: approved.approvedById, approvedAt: approved.approvedAt, itemCount: approved.itemCount };
+  });
+}

@@ -1,0 +1,17 @@
+// pending -> done, only with a receipt that can be looked up later (S2).
+import { z } from 'zod';
+import { parseInput } from '../validate.ts';
+import { effectRef, evidenceField, type CommandContext } from './common.ts';
+import { transitionEffect } from './transition-effect.ts';
+
+export const completeEffectInput = z.strictObject({
+  ...effectRef,
+  receipt: z.string().trim().min(1, 'a receipt is required for done (S2)').max(1024),
+  attemptId: z.uuid().optional(),
+  evidence: evidenceField.optional(),
+});
+
+export async function completeEffect(ctx: CommandContext, raw: unknown) {
+  const input = parseInput(completeEffectInput, raw);
+  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'done', action: 'effect.complete', receipt: input.receipt, attemptId: input.attemptId, evidence: input.evidence });
+}

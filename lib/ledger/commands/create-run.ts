@@ -1,0 +1,39 @@
+// A run of a workflow for one trigger occurrence. The event row is the stable root of every key.
+import { z } from 'zod';
+import { appendAudit } from '../../audit/append.ts';
+import { forbidden } from '../errors.ts';
+import { assertWorkflowInScope } from '../scope.ts';
+import { parseInput } from '../validate.ts';
+import type { CommandContext } from './common.ts';
+
+export const createRunInput = z.strictObject({
+  workflow: z.string().trim().min(1).max(128),
+  /** Event id or scheduled occurrence id: never the wall clock of the run (K1). */
+  triggerId: z.string().trim().min(1).max(256),
+});
+
+export async function createRun(ctx: CommandContext, raw: unknown) {
+  const input = parseInput(createRunInput, raw);
+  const { actor } = ctx;
+  if (actor.kind !== 'runtime' && actor.kind !== 'system') throw forbidden('runs are created by agent runtimes');
+  assertWorkflowInScope(actor, input.workflow);
+  const run = await ctx.db.$transaction(async (tx) => {
+    const event = await tx.event.upsert({
+      where: { triggerId: input.triggerId },
+      create: { triggerId: input.triggerId, workflow: input.workflow },
+      update: {},
+    });
+    if (event.workflow !== input.workflow) {
+      throw forbidden(`trigger ${input.triggerId} belongs to workflow ${event.workflow}`, { field: 'triggerId' });
+    }
+    const created = await tx.run.create({
+      data: { workflow: input.workflow, eventId: event.id, createdByKind: actor.kind, createdBy: actor.label },
+    });
+    await appendAudit(tx, {
+      chain: `run:${created.id}`, actor, action: 'run.create', subjectType: 'run', subjectId: created.id, runId: created.id,
+      after: 'running', detail: { workflow: input.workflow, triggerId: input.triggerId }, request: ctx.request,
+    });
+    return created;
+  });
+  return { runId: run.id, workflow: run.workflow, triggerId: input.triggerId, status: run.status, createdAt: run.createdAt };
+}

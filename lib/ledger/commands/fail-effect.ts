@@ -1,0 +1,16 @@
+// pending -> failed: a known, definitive rejection; it frees the key for the next claim (S3).
+import { z } from 'zod';
+import { parseInput } from '../validate.ts';
+import { effectRef, evidenceField, type CommandContext } from './common.ts';
+import { transitionEffect } from './transition-effect.ts';
+
+export const failEffectInput = z.strictObject({
+  ...effectRef,
+  evidence: evidenceField,
+  attemptId: z.uuid().optional(),
+});
+
+export async function failEffect(ctx: CommandContext, raw: unknown) {
+  const input = parseInput(failEffectInput, raw);
+  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'failed', action: 'effect.fail', evidence: input.evidence, attemptId: input.attemptId });
+}

@@ -1,0 +1,16 @@
+// pending -> unknown: the call ended ambiguously or the lease expired (S4). Never retried by itself.
+import { z } from 'zod';
+import { parseInput } from '../validate.ts';
+import { effectRef, evidenceField, type CommandContext } from './common.ts';
+import { transitionEffect } from './transition-effect.ts';
+
+export const markUnknownInput = z.strictObject({
+  ...effectRef,
+  evidence: evidenceField.optional(),
+  attemptId: z.uuid().optional(),
+});
+
+export async function markUnknown(ctx: CommandContext, raw: unknown) {
+  const input = parseInput(markUnknownInput, raw);
+  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'unknown', action: 'effect.mark_unknown', evidence: input.evidence ?? null, attemptId: input.attemptId });
+}

@@ -1,0 +1,32 @@
+// One error class for every refusal in lib/; lib/api maps the code to HTTP in one place.
+export type LedgerErrorCode =
+  | 'validation' // 422: bad input, names the field
+  | 'unauthenticated' // 401
+  | 'forbidden' // 403: the actor may not do this
+  | 'not_found' // 404
+  | 'conflict' // 409: state conflict (in flight, stale epoch, duplicate)
+  | 'invalid_transition'; // 409: S7, the transition table refuses it
+
+export interface LedgerErrorDetails {
+  /** The input field at fault, for validation errors (dot path). */
+  field?: string;
+  [key: string]: unknown;
+}
+
+export class LedgerError extends Error {
+  readonly code: LedgerErrorCode;
+  readonly details: LedgerErrorDetails;
+
+  constructor(code: LedgerErrorCode, message: string, details: LedgerErrorDetails = {}) {
+    super(message);
+    this.name = 'LedgerError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export const invalid = (field: string, message: string, extra: Record<string, unknown> = {}) =>
+  new LedgerError('validation', message, { field, ...extra });
+export const notFound = (message: string, extra: Record<string, unknown> = {}) => new LedgerError('not_found', message, extra);
+export const forbidden = (message: string, extra: Record<string, unknown> = {}) => new LedgerError('forbidden', message, extra);
+export const conflict = (message: string, extra: Record<string, unknown> = {}) => new LedgerError('conflict', message, extra);

@@ -1,0 +1,22 @@
+// The ledger's public surface: pages, routes, the SDK's server side and jobs call only these.
+export * from './actor.ts';
+export * from './errors.ts';
+export * from './keys.ts';
+export * from './normalize.ts';
+export * from './transitions.ts';
+export * from './policies.ts';
+export { getTool, getRun, forgetTool, type ToolInfo, type RunInfo } from './catalog.ts';
+export * from './commands/claim-effect.ts';
+export * from './commands/transition-effect.ts';
+export * from './commands/complete-effect.ts';
+export * from './commands/fail-effect.ts';
+export * from './commands/mark-unknown.ts';
+export * from './commands/mark-stuck.ts';
+export * from './commands/revoke-effect.ts';
+export * from './commands/resolve-unknown.ts';
+export * from './commands/bump-epoch.ts';
+export * from './commands/record-response.ts';
+export * from './commands/create-run.ts';
+export * from './commands/submit-plan.ts';
+export * from './commands/approve-plan.ts';
+export type { CommandContext } from './commands/common.ts';

@@ -1,0 +1,91 @@
+// Target normalization before keying (K3): one canonical spelling per real-world target, so that
+// "Anna@Example.COM " and "anna@example.com" are one key. Invalid targets are refused, never guessed.
+import { domainToASCII } from 'node:url';
+import { invalid } from './errors.ts';
+
+export type TargetType = 'email' | 'phone' | 'url';
+
+export function normalizeTarget(type: TargetType, raw: unknown, field = 'target'): string {
+  if (typeof raw !== 'string') throw invalid(field, `${field} must be a string`);
+  switch (type) {
+    case 'email':
+      return normalizeEmail(raw, field);
+    case 'phone':
+      return normalizePhone(raw, field);
+    case 'url':
+      return normalizeUrl(raw, field);
+    default:
+      return type satisfies never;
+  }
+}
+
+// Printable, no whitespace, none of the characters that need quoting in a local part.
+const LOCAL_PART = /^[^\s@<>()[\]\\,;:"\u0000-\u001f\u007f]+$/u;
+const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** Full case folding is approximated by upper- then lower-casing (ß -> SS -> ss, ς -> Σ -> σ). */
+function caseFold(s: string): string {
+  return s.toUpperCase().toLowerCase();
+}
+
+export function normalizeEmail(raw: string, field = 'target'): string {
+  const value = raw.trim().normalize('NFC');
+  const at = value.lastIndexOf('@');
+  if (at <= 0 || at === value.length - 1) throw invalid(field, `${field} is not an email address: expected local@domain`);
+  const local = caseFold(value.slice(0, at)).normalize('NFC');
+  const domainInput = value.slice(at + 1).replace(/\.$/, '');
+  if (local.length > 64) throw invalid(field, `${field}: the part before @ is longer than 64 characters`);
+  if (!LOCAL_PART.test(local) || local.startsWith('.') || local.endsWith('.') || local.includes('..')) {
+    throw invalid(field, `${field}: the part before @ contains characters an address cannot have`);
+  }
+  const domain = domainToASCII(caseFold(domainInput));
+  if (!domain) throw invalid(field, `${field}: the domain "${domainInput}" is not a valid domain name`);
+  const labels = domain.split('.');
+  if (labels.length < 2 || !labels.every((l) => DOMAIN_LABEL.test(l)) || domain.length > 253) {
+    throw invalid(field, `${field}: the domain "${domainInput}" is not a valid domain name`);
+  }
+  const address = `${local}@${domain}`;
+  if (address.length > 254) throw invalid(field, `${field} is longer than 254 characters`);
+  return address;
+}
+
+/** E.164: "+" then 8 to 15 digits, no leading zero in the country code. */
+export function normalizePhone(raw: string, field = 'target'): string {
+  let value = raw.trim().normalize('NFKC').replace(/[\s\-.()\u00a0]/g, '');
+  if (value.startsWith('00')) value = `+${value.slice(2)}`;
+  if (!value.startsWith('+')) {
+    throw invalid(field, `${field}: a phone number needs its country code in international format, e.g. +4915112345678`);
+  }
+  if (!/^\+[1-9]\d{7,14}$/.test(value)) {
+    throw invalid(field, `${field} is not a phone number in E.164 form (+ and 8 to 15 digits)`);
+  }
+  return value;
+}
+
+const UNRESERVED = /%([0-9A-Fa-f]{2})/g;
+
+/** WHATWG parsing (lower-case host, punycode, default port dropped, dot segments resolved), then:
+ *  no fragment, no credentials, percent-escapes of unreserved characters decoded, others upper-cased. */
+export function normalizeUrl(raw: string, field = 'target'): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw invalid(field, `${field} is not an absolute URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(field, `${field}: only http and https URLs are accepted`);
+  if (url.username || url.password) throw invalid(field, `${field}: URLs with credentials are refused`);
+  if (!url.hostname) throw invalid(field, `${field}: the URL has no host`);
+  url.hash = '';
+  const fixEscapes = (s: string) =>
+    s.replace(UNRESERVED, (m, hex: string) => {
+      const ch = String.fromCharCode(parseInt(hex, 16));
+      return /[A-Za-z0-9\-._~]/.test(ch) ? ch : m.toUpperCase();
+    });
+  url.pathname = fixEscapes(url.pathname);
+  if (url.search === '?') url.search = '';
+  else url.search = fixEscapes(url.search);
+  const out = url.toString();
+  if (out.length > 2048) throw invalid(field, `${field} is longer than 2048 characters`);
+  return out;
+}
