@@ -1,17 +1,32 @@
 // One Prisma client per process (kept on globalThis so Next's dev reloads do not leak pools).
 // Secrets are omitted from every query unless a caller asks for them explicitly.
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { Prisma, PrismaClient } from './generated/client.ts';
 import { env } from '../env.ts';
 
 export { Prisma };
 export type { PrismaClient };
 
+const pools = new WeakMap<object, pg.Pool>();
+
 function makeClient(connectionString: string, max = 20) {
-  return new PrismaClient({
-    adapter: new PrismaPg({ connectionString, max }),
+  const pool = new pg.Pool({ connectionString, max });
+  const client = new PrismaClient({
+    adapter: new PrismaPg(pool, { disposeExternalPool: true }),
     omit: { user: { passwordHash: true }, runtimeKey: { secretHash: true } },
   });
+  pools.set(client, pool);
+  return client;
+}
+
+/**
+ * The node-postgres pool under a root client (undefined for a transaction). Only for the claim hot
+ * path, a single self-contained SQL function call where Prisma's per-query overhead was measured at
+ * about a third of the claim's cost (docs/BENCHMARKS.md); everything else goes through Prisma.
+ */
+export function sqlPool(client: DbOrTx): pg.Pool | undefined {
+  return pools.get(client);
 }
 
 export type Db = ReturnType<typeof makeClient>;

@@ -67,7 +67,7 @@ export interface StartOptions {
 export async function startEmbeddedPostgres(options: StartOptions): Promise<EmbeddedServer> {
   const pgdata = path.resolve(options.dir);
   if (!(await portIsFree(options.port))) {
-    throw new Error(`Port ${options.port} is in use; set LEDGER_PG_PORT or stop the other server.`);
+    throw new Error(`Port ${options.port} is in use: an earlier \`npm start\` or another PostgreSQL runs there. Stop it, or set DATABASE_URL to use a server you run.`);
   }
   const server = new EmbeddedPostgres({
     databaseDir: pgdata,

@@ -10,7 +10,7 @@ import { deriveKey } from '../keys.ts';
 import { assertWorkflowInScope } from '../scope.ts';
 import { checkTransition } from '../transitions.ts';
 import { parseInput } from '../validate.ts';
-import type { DbOrTx } from '../../db/client.ts';
+import { sqlPool, type DbOrTx } from '../../db/client.ts';
 
 export const claimEffectInput = z.strictObject({
   runId: z.uuid(),
@@ -24,6 +24,10 @@ export type ClaimEffectInput = z.input<typeof claimEffectInput>;
 export type ClaimEffectResult =
   | { claimed: true; key: string; epoch: number; attemptId: string; idempotencyKey: string; target: string }
   | { claimed: false; key: string; epoch: number; state: EffectState; changedBy: string; changedAt: Date; target: string };
+
+const CLAIM_SQL = `
+  SELECT claimed, epoch, state, attempt_id, idempotency_key, changed_by, changed_at
+  FROM ledger_claim($1, $2, $3, $4, $5, $6::"TargetType", $7, $8::uuid, $9::"ActorKind", $10, $11, $12::int, $13::jsonb)`;
 
 interface ClaimRow {
   claimed: boolean;
@@ -59,12 +63,12 @@ export async function claimEffect(
     targetType: tool.targetType,
     target: input.target,
   });
-  const rows = await db.$queryRaw<ClaimRow[]>`
-    SELECT claimed, epoch, state, attempt_id, idempotency_key, changed_by, changed_at
-    FROM ledger_claim(${key}, ${tool.name}, ${input.action}, ${input.recordId}, ${target},
-                      ${tool.targetType}::"TargetType", ${run.triggerId}, ${run.id}::uuid,
-                      ${actor.kind}::"ActorKind", ${actor.id}, ${actor.label}, ${tool.leaseSeconds}::int,
-                      ${JSON.stringify(requestJson(ctx.request))}::jsonb)`;
+  const params = [
+    key, tool.name, input.action, input.recordId, target, tool.targetType, run.triggerId, run.id,
+    actor.kind, actor.id, actor.label, tool.leaseSeconds, JSON.stringify(requestJson(ctx.request)),
+  ];
+  const pool = sqlPool(db);
+  const rows = pool ? (await pool.query<ClaimRow>(CLAIM_SQL, params)).rows : await db.$queryRawUnsafe<ClaimRow[]>(CLAIM_SQL, ...params);
   const row = rows[0]!;
   if (row.claimed) {
     return { claimed: true, key, epoch: row.epoch, attemptId: row.attempt_id!, idempotencyKey: row.idempotency_key, target };

@@ -383,9 +383,6 @@ CREATE INDEX "audit_entry_actor_id_at_idx" ON "audit_entry"("actor_id", "at");
 CREATE INDEX "audit_entry_run_id_at_idx" ON "audit_entry"("run_id", "at");
 
 -- CreateIndex
-CREATE INDEX "audit_entry_subject_type_subject_id_idx" ON "audit_entry"("subject_type", "subject_id");
-
--- CreateIndex
 CREATE UNIQUE INDEX "audit_entry_chain_seq_key" ON "audit_entry"("chain", "seq");
 
 -- CreateIndex

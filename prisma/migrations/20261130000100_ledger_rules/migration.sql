@@ -58,13 +58,23 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
 DECLARE
   v_seq integer;
   v_prev text;
+  v_created text;
 BEGIN
-  INSERT INTO audit_chain_head (chain, seq, hash) VALUES (NEW.chain, 0, repeat('0', 64))
-  ON CONFLICT (chain) DO NOTHING;
+  NEW.at := clock_timestamp();
+  -- Fast path, a new chain (every first claim of a key): one write, the head is born final.
+  NEW.seq := 1;
+  NEW.prev_hash := repeat('0', 64);
+  NEW.hash := audit_hash(NEW.prev_hash, audit_canonical(NEW));
+  INSERT INTO audit_chain_head (chain, seq, hash) VALUES (NEW.chain, 1, NEW.hash)
+  ON CONFLICT (chain) DO NOTHING
+  RETURNING chain INTO v_created;
+  IF v_created IS NOT NULL THEN
+    RETURN NEW;
+  END IF;
+  -- Existing chain: the head row lock orders appends to this chain only.
   SELECT seq, hash INTO v_seq, v_prev FROM audit_chain_head WHERE chain = NEW.chain FOR UPDATE;
   NEW.seq := v_seq + 1;
   NEW.prev_hash := v_prev;
-  NEW.at := clock_timestamp();
   NEW.hash := audit_hash(v_prev, audit_canonical(NEW));
   UPDATE audit_chain_head SET seq = NEW.seq, hash = NEW.hash WHERE chain = NEW.chain;
   RETURN NEW;
@@ -222,6 +232,7 @@ DECLARE
   v_epoch integer;
   v_effect bigint;
   v_from "EffectState";
+  v_awaiting boolean;
   v_attempt uuid;
   v_idem text;
 BEGIN
@@ -229,9 +240,11 @@ BEGIN
                                current_epoch, state, changed_by, changed_at, created_at)
   VALUES (p_key, p_tool, p_action, p_record_id, p_target, p_target_type, p_trigger_id, p_run_id,
           1, 'pending', p_actor_label, now(), now())
-  ON CONFLICT (key) DO NOTHING;
-
-  SELECT k.current_epoch INTO v_epoch FROM effect_key k WHERE k.key = p_key;
+  ON CONFLICT (key) DO NOTHING
+  RETURNING k.current_epoch INTO v_epoch;
+  IF v_epoch IS NULL THEN
+    SELECT k.current_epoch INTO v_epoch FROM effect_key k WHERE k.key = p_key;
+  END IF;
   v_idem := ledger_idempotency_key(p_key, v_epoch);
 
   INSERT INTO effect AS e (key, epoch, state, run_id, idempotency_key, lease_expires_at,
@@ -242,14 +255,23 @@ BEGIN
   RETURNING e.id INTO v_effect;
 
   IF v_effect IS NULL THEN
-    SELECT e.state INTO v_from FROM effect e WHERE e.key = p_key AND e.epoch = v_epoch;
-    UPDATE effect e
-       SET state = 'pending', awaiting_claim = false, run_id = p_run_id,
-           lease_expires_at = now() + make_interval(secs => p_lease_seconds),
-           changed_by_kind = p_actor_kind, changed_by = p_actor_label, changed_at = now()
-     WHERE e.key = p_key AND e.epoch = v_epoch
-       AND (e.state = 'failed' OR (e.state = 'pending' AND e.awaiting_claim))
-    RETURNING e.id INTO v_effect;
+    -- The epoch exists. Only a failed row (S3) or a pending row awaiting its claim can be taken;
+    -- the unlocked read lets the common case (held pending, done, ...) skip without queueing on
+    -- the row lock, and the locked re-read makes exactly one concurrent taker win.
+    SELECT e.state, e.awaiting_claim INTO v_from, v_awaiting FROM effect e WHERE e.key = p_key AND e.epoch = v_epoch;
+    IF v_from = 'failed' OR (v_from = 'pending' AND v_awaiting) THEN
+      SELECT e.id, e.state, e.awaiting_claim INTO v_effect, v_from, v_awaiting
+        FROM effect e WHERE e.key = p_key AND e.epoch = v_epoch FOR UPDATE;
+      IF v_from = 'failed' OR (v_from = 'pending' AND v_awaiting) THEN
+        UPDATE effect e
+           SET state = 'pending', awaiting_claim = false, run_id = p_run_id,
+               lease_expires_at = now() + make_interval(secs => p_lease_seconds),
+               changed_by_kind = p_actor_kind, changed_by = p_actor_label, changed_at = now()
+         WHERE e.id = v_effect;
+      ELSE
+        v_effect := NULL;
+      END IF;
+    END IF;
     IF v_effect IS NULL THEN
       RETURN QUERY
         SELECT false, e.epoch, e.state, NULL::uuid, e.idempotency_key, e.changed_by, e.changed_at, e.id
@@ -259,16 +281,20 @@ BEGIN
   END IF;
 
   v_attempt := gen_random_uuid();
-  INSERT INTO attempt (id, effect_id, key, epoch, run_id, started_at)
-  VALUES (v_attempt, v_effect, p_key, v_epoch, p_run_id, now());
+  IF v_from IS NOT NULL THEN
+    -- A re-claim: the head already exists and shows the old state.
+    UPDATE effect_key k SET state = 'pending', changed_by = p_actor_label, changed_at = now()
+     WHERE k.key = p_key AND k.current_epoch = v_epoch;
+  END IF;
 
-  UPDATE effect_key k SET state = 'pending', changed_by = p_actor_label, changed_at = now()
-   WHERE k.key = p_key AND k.current_epoch = v_epoch
-     AND (k.state IS DISTINCT FROM 'pending' OR k.changed_by IS DISTINCT FROM p_actor_label);
-
-  INSERT INTO effect_transition (effect_id, key, epoch, from_state, to_state, actor_kind, actor_id, attempt_id, at)
-  VALUES (v_effect, p_key, v_epoch, v_from, 'pending', p_actor_kind, p_actor_id, v_attempt, now());
-
+  -- Attempt, transition and audit entry in one statement (fewer executor round trips per claim).
+  WITH new_attempt AS (
+    INSERT INTO attempt (id, effect_id, key, epoch, run_id, started_at)
+    VALUES (v_attempt, v_effect, p_key, v_epoch, p_run_id, now())
+  ), new_transition AS (
+    INSERT INTO effect_transition (effect_id, key, epoch, from_state, to_state, actor_kind, actor_id, attempt_id, at)
+    VALUES (v_effect, p_key, v_epoch, v_from, 'pending', p_actor_kind, p_actor_id, v_attempt, now())
+  )
   INSERT INTO audit_entry (chain, seq, prev_hash, hash, at, actor_kind, actor_id, actor_label, action,
                            subject_type, subject_id, run_id, before_state, after_state, outcome, detail,
                            ip, user_agent, request_id)

@@ -1,0 +1,97 @@
+// Shared benchmark plumbing: a throwaway embedded PostgreSQL with fsync ON (durability as in
+// production), migrated, with the app role; and a closed-loop load generator.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { freePort, startEmbeddedPostgres } from '../../lib/db/embedded.ts';
+import { ensureAppLogin, withCredentials } from '../../lib/db/roles.ts';
+import { applyMigrations } from '../../lib/db/schema-engine.ts';
+
+export interface BenchDatabase {
+  ownerUrl: string;
+  appUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startBenchDatabase(): Promise<BenchDatabase> {
+  const external = process.env.MIGRATION_DATABASE_URL;
+  if (external) {
+    const name = `bench_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: external });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const u = new URL(external);
+    u.pathname = `/${name}`;
+    await applyMigrations(u.toString());
+    await ensureAppLogin(u.toString(), 'ledger_app_bench', 'ledger-app-bench');
+    return {
+      ownerUrl: u.toString(),
+      appUrl: withCredentials(u.toString(), 'ledger_app_bench', 'ledger-app-bench'),
+      stop: async () => {
+        const c = new pg.Client({ connectionString: external });
+        await c.connect();
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await c.end();
+      },
+    };
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'ledger-bench-'));
+  chmodSync(dir, 0o755);
+  const server = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: await freePort(), password: 'bench', persistent: false, fsync: true });
+  const admin = new pg.Client({ connectionString: server.ownerUrl() });
+  await admin.connect();
+  await admin.query('CREATE DATABASE bench');
+  await admin.end();
+  const ownerUrl = server.ownerUrl('bench');
+  await applyMigrations(ownerUrl);
+  await ensureAppLogin(ownerUrl, 'ledger_app_bench', 'ledger-app-bench');
+  return {
+    ownerUrl,
+    appUrl: withCredentials(ownerUrl, 'ledger_app_bench', 'ledger-app-bench'),
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface LoadResult {
+  ops: number;
+  seconds: number;
+  perSecond: number;
+  p50ms: number;
+  p99ms: number;
+}
+
+/** Runs `op(i)` for i in [0, total) on `concurrency` closed-loop workers; latency per op. */
+export async function closedLoop(total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<LoadResult> {
+  const latencies = new Float64Array(total);
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < total; i = next++) {
+        const t0 = process.hrtime.bigint();
+        await op(i);
+        latencies[i] = Number(process.hrtime.bigint() - t0) / 1e6;
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const sorted = Array.from(latencies).sort((a, b) => a - b);
+  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+  return { ops: total, seconds, perSecond: total / seconds, p50ms: pct(0.5), p99ms: pct(0.99) };
+}
+
+export function progress(label: string): (done: number, total: number) => void {
+  let last = -1;
+  return (done, total) => {
+    const pctDone = Math.floor((done / total) * 10);
+    if (pctDone !== last) {
+      last = pctDone;
+      console.log(`[bench] ${label}: ${done}/${total}`);
+    }
+  };
+}

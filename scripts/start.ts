@@ -1,0 +1,97 @@
+// `npm start`: PostgreSQL (embedded unless DATABASE_URL is set), migrations, demo data on an empty
+// database, a production build when sources changed, then the console on http://localhost:3000
+// plus the background worker (forced replays and reconciliation).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { env } from '../lib/env.ts';
+import { provisionDatabase } from '../lib/db/provision.ts';
+import { seedIfEmpty } from './seed.ts';
+
+const say = (line: string) => console.log(`[start] ${line}`);
+
+function newestMtime(entry: string): number {
+  if (!existsSync(entry)) return 0;
+  const stat = statSync(entry);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const child of readdirSync(entry)) {
+    if (child === 'generated' || child === 'node_modules') continue;
+    newest = Math.max(newest, newestMtime(path.join(entry, child)));
+  }
+  return newest;
+}
+
+function needsBuild(): boolean {
+  const buildId = path.resolve('.next/BUILD_ID');
+  if (!existsSync(buildId)) return true;
+  const built = statSync(buildId).mtimeMs;
+  return ['app', 'components', 'lib', 'public', 'next.config.js', 'package.json', 'package-lock.json'].some((p) => newestMtime(p) > built);
+}
+
+function authSecret(dataDir: string): string {
+  if (env().NEXTAUTH_SECRET) return env().NEXTAUTH_SECRET!;
+  const file = path.join(dataDir, 'nextauth-secret');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 });
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
+async function main() {
+  const dev = process.argv.includes('--dev');
+  const port = env().PORT;
+  const dataDir = path.resolve(env().LEDGER_DATA_DIR);
+  const database = await provisionDatabase({ log: say });
+  const children: ChildProcess[] = [];
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children) child.kill('SIGTERM');
+    await database.stop().catch(() => {});
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+
+  try {
+    if (database.appliedMigrations.length) say(`applied migrations: ${database.appliedMigrations.join(', ')}`);
+    const childEnv = {
+      ...process.env,
+      DATABASE_URL: database.appUrl,
+      MIGRATION_DATABASE_URL: database.ownerUrl,
+      NEXTAUTH_SECRET: authSecret(dataDir),
+      NEXTAUTH_URL: env().NEXTAUTH_URL ?? `http://localhost:${port}`,
+      PORT: String(port),
+    };
+    const signIn = await seedIfEmpty({ appUrl: database.appUrl, ownerUrl: database.ownerUrl, log: say });
+
+    if (!dev && needsBuild()) {
+      say('building the console (first start, or sources changed)...');
+      const build = spawnSync('npx', ['--no-install', 'next', 'build'], { stdio: 'inherit', env: childEnv });
+      if (build.status !== 0) throw new Error('next build failed');
+    }
+    const next = spawn('npx', ['--no-install', 'next', dev ? 'dev' : 'start', '-p', String(port)], { stdio: ['ignore', 'pipe', 'inherit'], env: childEnv });
+    children.push(next);
+    next.stdout!.on('data', (chunk: Buffer) => process.stdout.write(chunk));
+    next.on('exit', (code) => void stop(code ?? 1));
+    if (existsSync('scripts/worker.ts')) {
+      const worker = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], { stdio: 'inherit', env: childEnv });
+      children.push(worker);
+    }
+
+    say('');
+    say(`Effect Ledger console: http://localhost:${port}`);
+    if (signIn) say(`Sign in as ${signIn.email} with the one-time password ${signIn.password} (shown once; change it after signing in).`);
+    else say('Sign in with the admin account created on the first start (npm run user:create adds users).');
+    say('Stop with Ctrl+C (the embedded PostgreSQL stops with it; its data stays in .data/).');
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    await stop(1);
+  }
+}
+
+await main();
