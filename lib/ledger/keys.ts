@@ -23,11 +23,18 @@ export interface KeyInput {
 }
 
 const MAX_COMPONENT = 256;
+/** Longest canonical key: the key (plus a chain prefix) must fit in a PostgreSQL btree index entry
+ *  (about 2,700 bytes, and chains add "refused:effect:") and in the key field of every command (effectRef). Escaping can grow a
+ *  component up to nine times, so the component limits alone do not bound it. */
+export const MAX_KEY_LENGTH = 2560;
+// A lone UTF-16 surrogate cannot be encoded (encodeURIComponent throws URIError) or stored as UTF-8.
+const LONE_SURROGATE = /\p{Cs}/u;
 
 function component(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) throw invalid(name, `${name} is required`);
   if (value.length > MAX_COMPONENT) throw invalid(name, `${name} is longer than ${MAX_COMPONENT} characters`);
   if (/[\u0000-\u001f\u007f]/.test(value)) throw invalid(name, `${name} contains control characters`);
+  if (LONE_SURROGATE.test(value)) throw invalid(name, `${name} is not well-formed Unicode (lone surrogate)`);
   return encodeURIComponent(value.normalize('NFC'));
 }
 
@@ -38,15 +45,18 @@ export interface DerivedKey {
 
 export function deriveKey(input: KeyInput): DerivedKey {
   const target = normalizeTarget(input.targetType, input.target);
-  const key = [
-    KEY_VERSION,
-    component('triggerId', input.triggerId),
-    component('tool', input.tool),
-    component('action', input.action),
-    component('recordId', input.recordId),
-    input.targetType,
-    encodeURIComponent(target),
-  ].join('/');
+  const parts = {
+    triggerId: component('triggerId', input.triggerId),
+    tool: component('tool', input.tool),
+    action: component('action', input.action),
+    recordId: component('recordId', input.recordId),
+    target: encodeURIComponent(target),
+  };
+  const key = [KEY_VERSION, parts.triggerId, parts.tool, parts.action, parts.recordId, input.targetType, parts.target].join('/');
+  if (key.length > MAX_KEY_LENGTH) {
+    const [longest] = Object.entries(parts).sort((a, b) => b[1].length - a[1].length)[0]!;
+    throw invalid(longest, `the effect key would be ${key.length} characters once escaped (at most ${MAX_KEY_LENGTH}): shorten ${longest}`);
+  }
   return { key, target };
 }
 
@@ -54,7 +64,13 @@ export function deriveKey(input: KeyInput): DerivedKey {
 export function parseKey(key: string): Omit<KeyInput, 'target'> & { target: string; version: string } {
   const parts = key.split('/');
   if (parts.length !== 7 || parts[0] !== KEY_VERSION) throw invalid('key', 'not a v1 effect key');
-  const [version, triggerId, tool, action, recordId, targetType, target] = parts.map((p, i) => (i === 0 || i === 5 ? p : decodeURIComponent(p))) as string[];
+  let decoded: string[];
+  try {
+    decoded = parts.map((p, i) => (i === 0 || i === 5 ? p : decodeURIComponent(p)));
+  } catch {
+    throw invalid('key', 'not a v1 effect key: a component is not validly escaped');
+  }
+  const [version, triggerId, tool, action, recordId, targetType, target] = decoded;
   return { version: version!, triggerId: triggerId!, tool: tool!, action: action!, recordId: recordId!, targetType: targetType as TargetType, target: target! };
 }
 

@@ -7,6 +7,7 @@ export type TargetType = 'email' | 'phone' | 'url';
 
 export function normalizeTarget(type: TargetType, raw: unknown, field = 'target'): string {
   if (typeof raw !== 'string') throw invalid(field, `${field} must be a string`);
+  if (/\p{Cs}/u.test(raw)) throw invalid(field, `${field} is not well-formed Unicode (lone surrogate)`);
   switch (type) {
     case 'email':
       return normalizeEmail(raw, field);
@@ -15,7 +16,8 @@ export function normalizeTarget(type: TargetType, raw: unknown, field = 'target'
     case 'url':
       return normalizeUrl(raw, field);
     default:
-      return type satisfies never;
+      // Reached only when a caller bypasses the types: never key on an unnormalized target.
+      throw invalid('targetType', `unknown target type "${String(type satisfies never)}"`);
   }
 }
 
@@ -76,6 +78,10 @@ export function normalizeUrl(raw: string, field = 'target'): string {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(field, `${field}: only http and https URLs are accepted`);
   if (url.username || url.password) throw invalid(field, `${field}: URLs with credentials are refused`);
   if (!url.hostname) throw invalid(field, `${field}: the URL has no host`);
+  // WHATWG accepts hosts such as "a.com,https" (two URLs pasted as one): require a DNS name or an IP.
+  if (!url.hostname.startsWith('[') && !url.hostname.split('.').every((l) => /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/.test(l))) {
+    throw invalid(field, `${field}: "${url.hostname}" is not a valid host name`);
+  }
   url.hash = '';
   const fixEscapes = (s: string) =>
     s.replace(UNRESERVED, (m, hex: string) => {

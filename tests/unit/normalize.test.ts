@@ -1,0 +1,160 @@
+// K3: targets are normalized per type before keying; invalid targets are refused with a clear error.
+import { describe, expect, it } from 'vitest';
+import { deriveKey, LedgerError, normalizeEmail, normalizePhone, normalizeTarget, normalizeUrl, type TargetType } from '../../lib/ledger/index.ts';
+
+function refusal(fn: () => unknown): LedgerError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof LedgerError) return error;
+    throw new Error(`expected a LedgerError, got ${String(error)}`);
+  }
+  throw new Error('expected a LedgerError, nothing was thrown');
+}
+
+describe('K3: email', () => {
+  it.each([
+    ['  anna@example.com\t', 'anna@example.com', 'trim'],
+    ['Anna@Example.COM', 'anna@example.com', 'case fold'],
+    ['STRASSE@example.com', 'strasse@example.com', 'case fold'],
+    ['straße@example.com', 'strasse@example.com', 'full case folding: ß -> ss'],
+    ['ΣΑΣ@example.com', 'σας@example.com', 'Greek sigma'],
+    ['cafe\u0301@example.com', 'caf\u00e9@example.com', 'Unicode NFC'],
+    ['caf\u00e9@example.com', 'caf\u00e9@example.com', 'already NFC'],
+    ['user@bücher.de', 'user@xn--bcher-kva.de', 'IDN domain to punycode'],
+    ['user@BÜCHER.DE', 'user@xn--bcher-kva.de', 'IDN domain, upper case'],
+    ['user@xn--bcher-kva.de', 'user@xn--bcher-kva.de', 'punycode already'],
+    ['user@例え.jp', 'user@xn--r8jz45g.jp', 'IDN (Japanese)'],
+    ['user@example.com.', 'user@example.com', 'trailing root dot'],
+    ['first.last+tag@sub.example.co.uk', 'first.last+tag@sub.example.co.uk', 'plus and dots kept'],
+  ])('K3: %j -> %j (%s)', (raw, expected) => {
+    expect(normalizeEmail(raw)).toBe(expected);
+    expect(normalizeTarget('email', raw)).toBe(expected);
+    // Idempotent: the normal form is its own normal form.
+    expect(normalizeEmail(expected)).toBe(expected);
+  });
+
+  it('K3: spellings of one address give one key', () => {
+    const key = (target: string) => deriveKey({ triggerId: 'e', tool: 't', action: 'a', recordId: 'r', targetType: 'email', target }).key;
+    expect(new Set(['Anna@Bücher.de', ' anna@BÜCHER.de ', 'anna@xn--bcher-kva.de', 'ANNA@xn--BCHER-KVA.de'].map(key)).size).toBe(1);
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['   ', 'blank'],
+    ['anna', 'no @'],
+    ['@example.com', 'no local part'],
+    ['anna@', 'no domain'],
+    ['a@b@example.com', 'two @'],
+    ['an na@example.com', 'space in local part'],
+    ['"anna"@example.com', 'quoted local part'],
+    ['.anna@example.com', 'leading dot'],
+    ['anna.@example.com', 'trailing dot'],
+    ['an..na@example.com', 'double dot'],
+    ['anna@localhost', 'single-label domain'],
+    ['anna@exa_mple.com', 'underscore in domain'],
+    ['anna@-example.com', 'label starts with a hyphen'],
+    ['anna@example..com', 'empty label'],
+    [`${'a'.repeat(65)}@example.com`, 'local part over 64'],
+    ['anna@example.com, bob@example.com', 'two addresses'],
+    ['anna\u0000@example.com', 'control character'],
+  ])('K3: invalid email %j (%s) is refused with code validation, field target', (raw) => {
+    const error = refusal(() => normalizeTarget('email', raw));
+    expect(error.code).toBe('validation');
+    expect(error.details.field).toBe('target');
+    expect(error.message.length).toBeGreaterThan(10);
+  });
+});
+
+describe('K3: phone', () => {
+  it.each([
+    ['+49 151 1234 5678', '+4915112345678'],
+    ['+1 (415) 555-2671', '+14155552671'],
+    ['+1.415.555.2671', '+14155552671'],
+    ['0049 151 12345678', '+4915112345678'],
+    ['  +44 20 7946 0958 ', '+442079460958'],
+    ['\uff0b\uff14\uff19\uff11\uff15\uff11\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18', '+4915112345678'],
+    ['+4915112345678', '+4915112345678'],
+  ])('K3: %j -> %j (E.164)', (raw, expected) => {
+    expect(normalizePhone(raw)).toBe(expected);
+    expect(normalizeTarget('phone', raw)).toBe(expected);
+    expect(normalizePhone(expected)).toBe(expected);
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['0151 12345678', 'national format without country code'],
+    ['+0 151 12345678', 'country code starts with 0'],
+    ['+49 151', 'too short'],
+    ['+1234567890123456', 'more than 15 digits'],
+    ['+49 151 CALL-NOW', 'letters'],
+    ['+4915112345678,+4915112345679', 'two numbers'],
+    ['+49 151 1234 5678 ext. 12', 'extension'],
+  ])('K3: invalid phone %j (%s) is refused with code validation, field target', (raw) => {
+    const error = refusal(() => normalizeTarget('phone', raw));
+    expect(error.code).toBe('validation');
+    expect(error.details.field).toBe('target');
+  });
+});
+
+describe('K3: URL', () => {
+  it.each([
+    ['HTTPS://Example.COM', 'https://example.com/', 'scheme and host lower-cased, root path'],
+    ['https://example.com:443/a', 'https://example.com/a', 'default port dropped'],
+    ['http://example.com:80/a', 'http://example.com/a', 'default port dropped (http)'],
+    ['https://example.com:8443/a', 'https://example.com:8443/a', 'other port kept'],
+    ['https://example.com/a/./b/../c', 'https://example.com/a/c', 'dot segments resolved'],
+    ['https://example.com/a#section', 'https://example.com/a', 'fragment dropped'],
+    ['https://example.com/%7euser/%41', 'https://example.com/~user/A', 'unreserved escapes decoded'],
+    ['https://example.com/a%2fb', 'https://example.com/a%2Fb', 'reserved escapes kept, upper-cased'],
+    ['https://example.com/?q=%7e', 'https://example.com/?q=~', 'query escapes'],
+    ['https://example.com/a?', 'https://example.com/a', 'empty query dropped'],
+    ['https://bücher.de/x', 'https://xn--bcher-kva.de/x', 'IDN host to punycode'],
+    ['  https://example.com/a  ', 'https://example.com/a', 'trim'],
+    ['http://[::1]:8080/hook', 'http://[::1]:8080/hook', 'IPv6 host'],
+    ['http://192.168.0.1/hook', 'http://192.168.0.1/hook', 'IPv4 host'],
+  ])('K3: %j -> %j (%s)', (raw, expected) => {
+    expect(normalizeUrl(raw)).toBe(expected);
+    expect(normalizeTarget('url', raw)).toBe(expected);
+    expect(normalizeUrl(expected)).toBe(expected);
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['example.com/a', 'not absolute'],
+    ['/relative/path', 'relative'],
+    ['ftp://example.com/file', 'not http(s)'],
+    ['javascript:alert(1)', 'script'],
+    ['mailto:anna@example.com', 'mailto'],
+    ['https://user:secret@example.com/', 'credentials'],
+    ['https://a.example.com,https://b.example.com', 'two URLs pasted as one'],
+    [`https://example.com/${'a'.repeat(2100)}`, 'too long'],
+  ])('K3: invalid URL %j (%s) is refused with code validation, field target', (raw) => {
+    const error = refusal(() => normalizeTarget('url', raw));
+    expect(error.code).toBe('validation');
+    expect(error.details.field).toBe('target');
+  });
+});
+
+describe('K3: any target type', () => {
+  it('K3: a non-string, a lone surrogate or an unknown target type is refused, never keyed as is', () => {
+    for (const type of ['email', 'phone', 'url'] as TargetType[]) {
+      for (const raw of [null, 42, ['a@example.com'], { to: 'a@example.com' }, 'x\uD800@example.com']) {
+        const error = refusal(() => normalizeTarget(type, raw));
+        expect(error.code).toBe('validation');
+        expect(error.details.field).toBe('target');
+      }
+    }
+    const unknownType = refusal(() => normalizeTarget('fax' as TargetType, '+4915112345678'));
+    expect(unknownType.code).toBe('validation');
+    expect(unknownType.details.field).toBe('targetType');
+  });
+
+  it('K3: deriveKey normalizes before keying and refuses an invalid target naming the field "target"', () => {
+    const input = { triggerId: 'e', tool: 't', action: 'a', recordId: 'r' };
+    expect(deriveKey({ ...input, targetType: 'phone', target: '+1 (415) 555-2671' }).target).toBe('+14155552671');
+    const error = refusal(() => deriveKey({ ...input, targetType: 'email', target: 'not an address' }));
+    expect(error.code).toBe('validation');
+    expect(error.details.field).toBe('target');
+  });
+});
