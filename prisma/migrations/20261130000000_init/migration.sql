@@ -374,7 +374,7 @@ CREATE INDEX "attempt_key_epoch_idx" ON "attempt"("key", "epoch");
 CREATE INDEX "effect_transition_key_epoch_id_idx" ON "effect_transition"("key", "epoch", "id");
 
 -- CreateIndex
-CREATE INDEX "audit_entry_at_idx" ON "audit_entry"("at");
+CREATE INDEX "audit_entry_at_idx" ON "audit_entry" USING BRIN ("at");
 
 -- CreateIndex
 CREATE INDEX "audit_entry_actor_id_at_idx" ON "audit_entry"("actor_id", "at");
