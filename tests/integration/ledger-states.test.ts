@@ -1,0 +1,160 @@
+// S2 done needs a receipt, S5 revocation only by an explicit action, S6 stuck.
+import { describe, expect, it } from 'vitest';
+import {
+  claimEffect,
+  completeEffect,
+  LedgerError,
+  markStuck,
+  resolveUnknown,
+  revokeEffect,
+  transitionEffect,
+  type Actor,
+} from '../../lib/ledger/index.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+import { makeEffect, reconcilerActor, runtimeActor, snapshot, userActor, executorActor, policyActor } from '../helpers/factories.ts';
+
+const t = await createTestDatabase({ poolSize: 10 });
+
+async function refusal(promise: Promise<unknown>): Promise<LedgerError> {
+  const error = await promise.then(() => null, (e: unknown) => e);
+  if (!(error instanceof LedgerError)) throw new Error(`expected a LedgerError, got ${String(error)}`);
+  return error;
+}
+
+async function sqlError(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  const error = await promise.then(() => null, (e: unknown) => e);
+  if (!error) throw new Error('expected the database to refuse');
+  return error as { code?: string; message: string };
+}
+
+describe('S2: done only with a receipt that can be looked up later', () => {
+  it('S2: completeEffect without a receipt, or with a blank one, is refused and writes nothing', async () => {
+    const e = await makeEffect(t.db, 'pending');
+    const before = await snapshot(t.db);
+    for (const input of [{ key: e.key }, { key: e.key, receipt: '' }, { key: e.key, receipt: '   ' }, { key: e.key, receipt: null }]) {
+      const error = await refusal(completeEffect({ db: t.db, actor: e.runtime }, input));
+      expect(error.code).toBe('validation');
+      expect(error.details.field).toBe('receipt');
+    }
+    // The generic path refuses too, for every party that may complete.
+    for (const actor of [e.runtime, executorActor(), reconcilerActor()]) {
+      const error = await refusal(transitionEffect({ db: t.db, actor }, { key: e.key, to: 'done', action: 'effect.complete', receipt: ' ' }));
+      expect(error.details.field).toBe('receipt');
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
+  it('S2: the database trigger refuses done without a receipt, for the owner and for the app role', async () => {
+    const e = await makeEffect(t.db, 'pending');
+    const before = await snapshot(t.db);
+    for (const sql of [`UPDATE effect SET state = 'done' WHERE key = $1`, `UPDATE effect SET state = 'done', receipt = '' WHERE key = $1`]) {
+      const asOwner = await sqlError(t.owner(sql, [e.key]));
+      expect(asOwner.code).toBe('EL002');
+      expect(asOwner.message).toMatch(/without a receipt/);
+    }
+    const asApp = await sqlError(t.db.$executeRawUnsafe(`UPDATE effect SET state = 'done' WHERE key = $1`, e.key));
+    expect(asApp.message).toMatch(/without a receipt/);
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
+  it('S2: with a receipt, done stores it on the effect and in the audit entry', async () => {
+    const e = await makeEffect(t.db, 'pending');
+    const done = await completeEffect({ db: t.db, actor: e.runtime }, { key: e.key, receipt: ' <msg-123@provider> ' });
+    expect(done).toMatchObject({ from: 'pending', state: 'done', receipt: '<msg-123@provider>' });
+    const row = await t.db.effect.findFirstOrThrow({ where: { key: e.key } });
+    expect(row.receipt).toBe('<msg-123@provider>');
+    const audit = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `effect:${e.key}`, action: 'effect.complete' } });
+    expect(audit.detail).toMatchObject({ receipt: '<msg-123@provider>' });
+  });
+});
+
+describe('S5: revoked only by an explicit action', () => {
+  it('S5: an operator revokes with a reason from pending, done, unknown and stuck', async () => {
+    for (const state of ['pending', 'done', 'unknown', 'stuck', 'awaiting'] as const) {
+      const e = await makeEffect(t.db, state);
+      const operator = userActor('operator');
+      const result = await revokeEffect({ db: t.db, actor: operator, request: { ip: '203.0.113.7', userAgent: 'console', requestId: `req-${state}` } }, { key: e.key, reason: '  customer withdrew consent  ' });
+      expect(result.state).toBe('revoked');
+      const audit = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `effect:${e.key}`, action: 'effect.revoke' } });
+      expect(audit).toMatchObject({ actorId: operator.id, actorRole: 'operator', reason: 'customer withdrew consent', afterState: 'revoked', ip: '203.0.113.7', requestId: `req-${state}` });
+      // Revoked holds the key: nobody re-claims it without an epoch bump.
+      expect(await claimEffect({ db: t.db, actor: e.runtime }, e.input)).toMatchObject({ claimed: false, state: 'revoked' });
+    }
+  });
+
+  it('S5: a human revocation without a reason is refused and writes nothing', async () => {
+    const e = await makeEffect(t.db, 'done');
+    const before = await snapshot(t.db);
+    for (const reason of [undefined, '', '    ']) {
+      const error = await refusal(revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason }));
+      expect(error.code).toBe('validation');
+      expect(error.details.field).toBe('reason');
+      const generic = await refusal(transitionEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, to: 'revoked', action: 'effect.revoke', reason }));
+      expect(generic.details.field).toBe('reason');
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
+  it('S5: a deletion through our own API revokes (the runtime records it)', async () => {
+    const e = await makeEffect(t.db, 'done');
+    const result = await revokeEffect({ db: t.db, actor: e.runtime }, { key: e.key, reason: 'record deleted via DELETE /api/records/42' });
+    expect(result).toMatchObject({ from: 'done', state: 'revoked' });
+    const audit = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `effect:${e.key}`, action: 'effect.revoke' } });
+    expect(audit).toMatchObject({ actorKind: 'runtime', beforeState: 'done', afterState: 'revoked' });
+  });
+
+  it('S5: support, auditors, admins, the reconciler (absence), policies and the executor may not revoke: refused, audited, nothing changed', async () => {
+    const e = await makeEffect(t.db, 'done');
+    const parties: Actor[] = [userActor('support'), userActor('auditor'), userActor('admin'), reconcilerActor(), policyActor('cleanup'), executorActor()];
+    for (const actor of parties) {
+      const before = await snapshot(t.db);
+      const refusedBefore = await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}` } });
+      const error = await refusal(revokeEffect({ db: t.db, actor }, { key: e.key, reason: 'looks deleted: lookup returned 404' }));
+      expect(error.code).toBe('forbidden');
+      expect(await snapshot(t.db)).toEqual(before);
+      expect(await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}` } })).toBe(refusedBefore + 1);
+      const entry = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `refused:effect:${e.key}` }, orderBy: { seq: 'desc' } });
+      expect(entry).toMatchObject({ outcome: 'refused', actorId: actor.id, action: 'effect.revoke', afterState: 'revoked' });
+    }
+  });
+
+  it('S5: failed and revoked cannot be revoked (not in the table)', async () => {
+    for (const state of ['failed', 'revoked'] as const) {
+      const e = await makeEffect(t.db, state);
+      const before = await snapshot(t.db);
+      const error = await refusal(revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'tidy up' }));
+      expect(error.code).toBe('invalid_transition');
+      expect(await snapshot(t.db)).toEqual(before);
+    }
+  });
+});
+
+describe('S6: stuck', () => {
+  it('S6: pending -> stuck needs the provider response as evidence; stuck holds the key and only revoke or bump leave it', async () => {
+    const e = await makeEffect(t.db, 'pending');
+    const noEvidence = await refusal(markStuck({ db: t.db, actor: e.runtime }, { key: e.key }));
+    expect(noEvidence.details.field).toBe('evidence');
+    const evidence = { status: 409, body: 'idempotency key already used by failed payment pi_123' };
+    const stuck = await markStuck({ db: t.db, actor: e.runtime }, { key: e.key, evidence });
+    expect(stuck).toMatchObject({ from: 'pending', state: 'stuck' });
+    const transition = await t.db.effectTransition.findFirstOrThrow({ where: { key: e.key, toState: 'stuck' } });
+    expect(transition.evidence).toEqual(evidence);
+    // Not re-claimable, not completable, not resolvable by support.
+    expect(await claimEffect({ db: t.db, actor: runtimeActor() }, e.input)).toMatchObject({ claimed: false, state: 'stuck' });
+    const before = await snapshot(t.db);
+    expect((await refusal(completeEffect({ db: t.db, actor: e.runtime }, { key: e.key, receipt: 'late' }))).code).toBe('invalid_transition');
+    expect((await refusal(resolveUnknown({ db: t.db, actor: userActor('support') }, { key: e.key, outcome: 'not_sent', reason: 'try again' }))).code).toBe('invalid_transition');
+    expect(await snapshot(t.db)).toEqual(before);
+    const revoked = await revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'payment will be redone by hand' });
+    expect(revoked).toMatchObject({ from: 'stuck', state: 'revoked' });
+  });
+
+  it('S6: only the runtime or the executor marks stuck', async () => {
+    const e = await makeEffect(t.db, 'pending');
+    for (const actor of [userActor('support'), userActor('operator'), reconcilerActor()]) {
+      const error = await refusal(markStuck({ db: t.db, actor }, { key: e.key, evidence: { note: 'x' } }));
+      expect(error.code).toBe('forbidden');
+    }
+    expect(await markStuck({ db: t.db, actor: executorActor() }, { key: e.key, evidence: { status: 410 } })).toMatchObject({ state: 'stuck' });
+  });
+});
