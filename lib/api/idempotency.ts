@@ -1,0 +1,85 @@
+// Z5: every POST honours an Idempotency-Key. The record is claimed with one INSERT ... ON CONFLICT DO
+// NOTHING before the operation runs (so of two concurrent duplicates exactly one runs; the other gets
+// 409), and completed with the response. A retry with the same key and body gets the stored
+// response; the same key with a different request is refused with 422. Records are scoped to the
+// runtime key. A 5xx is not stored (the key is freed so the retry runs). A record whose first request
+// died before completing (the process crashed) is taken over after STALE_SECONDS: every operation
+// behind the API is itself safe to repeat (claims lose, transitions are checked).
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/client.ts';
+import { conflict, invalid } from '../ledger/errors.ts';
+import { jsonSafe } from './errors.ts';
+
+export const STALE_SECONDS = 120;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
+
+export function parseIdempotencyKey(request: Request): string | null {
+  const key = request.headers.get('idempotency-key');
+  if (key === null) return null;
+  if (!KEY.test(key)) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces');
+  return key;
+}
+
+/** Hash of what makes two requests "the same": method, path and the JSON body in canonical form. */
+export function requestHash(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
+}
+
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value as Record<string, unknown>).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+export async function withIdempotency(
+  db: Db,
+  scope: string,
+  key: string,
+  hash: string,
+  run: () => Promise<StoredResponse>,
+): Promise<StoredResponse & { replayed: boolean }> {
+  const inserted = await db.$queryRaw<{ id: bigint }[]>`
+    INSERT INTO idempotency_record (scope, key, request_hash) VALUES (${scope}, ${key}, ${hash})
+    ON CONFLICT (scope, key) DO NOTHING RETURNING id`;
+  let id = inserted[0]?.id;
+  if (id === undefined) {
+    const [prior] = await db.$queryRaw<{ id: bigint; request_hash: string; response_status: number | null; response_body: unknown; stale: boolean }[]>`
+      SELECT id, request_hash, response_status, response_body, created_at < now() - make_interval(secs => ${STALE_SECONDS}) AS stale
+        FROM idempotency_record WHERE scope = ${scope} AND key = ${key}`;
+    if (!prior) throw conflict('a request with this Idempotency-Key is in progress; retry it');
+    if (prior.request_hash !== hash) {
+      throw invalid('Idempotency-Key', 'this Idempotency-Key was already used with a different request: use a new key for a new request');
+    }
+    if (prior.response_status !== null) return { status: prior.response_status, body: prior.response_body, replayed: true };
+    if (!prior.stale) throw conflict('a request with this Idempotency-Key is still in progress; retry it later');
+    const taken = await db.$queryRaw<{ id: bigint }[]>`
+      UPDATE idempotency_record SET created_at = now()
+       WHERE id = ${prior.id} AND response_status IS NULL AND created_at < now() - make_interval(secs => ${STALE_SECONDS})
+      RETURNING id`;
+    if (!taken[0]) throw conflict('a request with this Idempotency-Key is still in progress; retry it later');
+    id = taken[0].id;
+  }
+  let result: StoredResponse;
+  try {
+    result = await run();
+  } catch (error) {
+    await db.$executeRaw`DELETE FROM idempotency_record WHERE id = ${id}`;
+    throw error;
+  }
+  if (result.status >= 500) {
+    await db.$executeRaw`DELETE FROM idempotency_record WHERE id = ${id}`;
+  } else {
+    const body = jsonSafe(result.body);
+    await db.$executeRaw`
+      UPDATE idempotency_record SET response_status = ${result.status}, response_body = ${JSON.stringify(body)}::jsonb, completed_at = now()
+       WHERE id = ${id}`;
+    result = { status: result.status, body };
+  }
+  return { ...result, replayed: false };
+}

@@ -1,0 +1,67 @@
+// F6: a runtime asking to replay a run. When any target of the run is pending past its lease,
+// unknown or stuck (or the run's tool history is known to be incomplete) the answer is "blocked"
+// with every target's state: the human console is the way forward. Otherwise it lists what may
+// proceed (never claimed, failed, or pending awaiting its claim) and what is skipped. Nothing is
+// claimed here: the runtime still claims each target through the one claim path (S1, F3).
+import { auditRefusal, appendAudit } from '../../audit/append.ts';
+import type { EffectState } from '../../db/generated/enums.ts';
+import type { CommandContext } from './common.ts';
+import { readRun, type RunTarget } from './read-run.ts';
+
+export interface ReplayTarget {
+  target: string;
+  key: string;
+  epoch: number | null;
+  state: EffectState | 'not_started';
+  changedBy: string | null;
+  changedAt: Date | null;
+}
+
+export type ReplayCheck =
+  | { blocked: true; reason: string; targets: ReplayTarget[]; blocking: number }
+  | { blocked: false; runId: string; proceed: ReplayTarget[]; skip: ReplayTarget[] };
+
+export type ReplayDisposition = 'block' | 'proceed' | 'skip';
+
+/** What a forced-by-runtime replay does with one target. Exhaustive over the states. */
+export function replayDisposition(t: Pick<RunTarget, 'state' | 'awaitingClaim' | 'leaseExpired' | 'inPlan'>): ReplayDisposition {
+  const state = t.state;
+  if (state === null) return t.inPlan ? 'proceed' : 'skip';
+  switch (state) {
+    case 'pending':
+      if (t.awaitingClaim) return 'proceed';
+      return t.leaseExpired ? 'block' : 'skip';
+    case 'failed':
+      return 'proceed';
+    case 'unknown':
+    case 'stuck':
+      return 'block';
+    case 'done':
+    case 'revoked':
+      return 'skip';
+    default:
+      return state satisfies never;
+  }
+}
+
+const view = (t: RunTarget): ReplayTarget => ({ target: t.target, key: t.key, epoch: t.epoch, state: t.state ?? 'not_started', changedBy: t.changedBy, changedAt: t.changedAt });
+
+export async function checkReplay(ctx: CommandContext, raw: unknown): Promise<ReplayCheck> {
+  const run = await readRun(ctx, raw);
+  const runId = run.run.id;
+  const blocking = run.targets.filter((t) => replayDisposition(t) === 'block');
+  const audit = { chain: `run:${runId}`, actor: ctx.actor, action: 'run.replay_request', subjectType: 'run', subjectId: runId, runId, request: ctx.request };
+  if (blocking.length > 0 || !run.run.toolHistoryComplete) {
+    const reason = blocking.length
+      ? `${blocking.length} target(s) of run ${runId} are pending past their lease, unknown or stuck: resolve them in the console before replaying`
+      : `the tool history of run ${runId} is incomplete: replay it from the console`;
+    await auditRefusal(ctx.db, { ...audit, why: reason, detail: { blocking: blocking.length, targets: run.counts.total } });
+    // Blocking targets first, then the rest, so the caller sees what to resolve.
+    const rest = run.targets.filter((t) => replayDisposition(t) !== 'block');
+    return { blocked: true, reason, blocking: blocking.length, targets: [...blocking, ...rest].map(view) };
+  }
+  const proceed = run.targets.filter((t) => replayDisposition(t) === 'proceed').map(view);
+  const skip = run.targets.filter((t) => replayDisposition(t) === 'skip').map(view);
+  await appendAudit(ctx.db, { ...audit, detail: { proceed: proceed.length, skip: skip.length } });
+  return { blocked: false, runId, proceed, skip };
+}

@@ -1,0 +1,74 @@
+// V1, V2: the runtime reports that it deleted what an effect produced, through our own API. The
+// key is revoked by the same ledger_transition call that records the deletion as its evidence (one
+// transaction), and the redo lands on a deterministic successor id: UUIDv5 of the deleted id and
+// the deletion time. Deleting a successor later walks the chain (its successor derives from it).
+// Reporting the same deletion again returns the successor recorded the first time.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { parseInput } from '../validate.ts';
+import { effectRef, type CommandContext } from './common.ts';
+import { transitionEffect } from './transition-effect.ts';
+
+/** Namespace of successor ids (a fixed random UUID: changing it would change every successor). */
+export const SUCCESSOR_NAMESPACE = '6f1c0a52-4a5e-4d0b-9a61-3c7e2b8f9d14';
+
+export const revokeByDeletionInput = z.strictObject({
+  ...effectRef,
+  /** The id of the object the effect produced and that was deleted. */
+  objectId: z.string().trim().min(1).max(256),
+  /** When it was deleted (ISO 8601). Omitted: now. Part of the successor id. */
+  deletedAt: z.iso.datetime({ offset: true }).optional(),
+  reason: z.string().trim().max(2000).optional(),
+});
+
+/** RFC 4122 version 5 (SHA-1, name based). */
+export function uuidV5(name: string, namespace: string): string {
+  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  const bytes = createHash('sha1').update(ns).update(name, 'utf8').digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** The id the redo after deleting `objectId` at `deletedAt` must use (V2). */
+export function successorId(objectId: string, deletedAt: string | Date): string {
+  const at = new Date(deletedAt).toISOString();
+  return uuidV5(`${objectId}\n${at}`, SUCCESSOR_NAMESPACE);
+}
+
+export interface DeletionResult {
+  key: string;
+  epoch: number;
+  state: 'revoked';
+  objectId: string;
+  deletedAt: string;
+  successorId: string;
+  changedBy: string;
+  changedAt: Date;
+}
+
+export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promise<DeletionResult> {
+  const input = parseInput(revokeByDeletionInput, raw);
+  const prior = await ctx.db.$queryRaw<{ epoch: number; evidence: { deletion: { objectId: string; deletedAt: string; successorId: string } }; actor_id: string; at: Date }[]>`
+    SELECT t.epoch, t.evidence, t.actor_id, t.at FROM effect_transition t
+     WHERE t.key = ${input.key} AND t.to_state = 'revoked' AND t.evidence->'deletion'->>'objectId' = ${input.objectId}
+       AND (${input.epoch ?? null}::int IS NULL OR t.epoch = ${input.epoch ?? null}::int)
+     ORDER BY t.id DESC LIMIT 1`;
+  const p = prior[0];
+  if (p) {
+    const d = p.evidence.deletion;
+    return { key: input.key, epoch: p.epoch, state: 'revoked', objectId: d.objectId, deletedAt: d.deletedAt, successorId: d.successorId, changedBy: ctx.actor.label, changedAt: p.at };
+  }
+  const deletedAt = new Date(input.deletedAt ?? Date.now()).toISOString();
+  const successor = successorId(input.objectId, deletedAt);
+  const result = await transitionEffect(ctx, {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'revoked',
+    action: 'effect.revoke_deletion',
+    reason: input.reason || `deleted ${input.objectId} through the product's API`,
+    evidence: { deletion: { objectId: input.objectId, deletedAt, successorId: successor } },
+  });
+  return { key: result.key, epoch: result.epoch, state: 'revoked', objectId: input.objectId, deletedAt, successorId: successor, changedBy: result.changedBy, changedAt: result.changedAt };
+}

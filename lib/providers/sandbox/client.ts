@@ -1,0 +1,77 @@
+// The sandbox provider as a Provider (lib/providers/types.ts): sends with the ledger's idempotency
+// key (R2), returns the raw response untouched (R1), classifies it, looks receipts up (C1) and
+// follows "already existed" pointers (R3).
+import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
+
+export async function toRaw(response: Response): Promise<RawResponse> {
+  const headers: [string, string][] = [];
+  response.headers.forEach((value, name) => headers.push([name, value]));
+  return { status: response.status, headers, body: new Uint8Array(await response.arrayBuffer()) };
+}
+
+function parse(raw: RawResponse): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(new TextDecoder().decode(raw.body)) as unknown;
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+const evidenceOf = (raw: RawResponse, body: unknown) => ({ status: raw.status, body: body ?? new TextDecoder().decode(raw.body).slice(0, 2000) });
+
+export class SandboxProvider implements Provider {
+  readonly name = 'sandbox';
+  readonly supportsIdempotencyKey = true;
+  readonly supportsReceiptLookup = true;
+
+  constructor(readonly baseUrl: string) {}
+
+  async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
+    const { subject, body } = request.payload as { subject?: unknown; body?: unknown };
+    const response = await fetch(`${this.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
+      body: JSON.stringify({ to: request.target, subject: String(subject ?? ''), body: String(body ?? '') }),
+      signal,
+    });
+    return toRaw(response);
+  }
+
+  classify(raw: RawResponse): Classification {
+    const body = parse(raw);
+    const evidence = evidenceOf(raw, body);
+    if (raw.status === 200 || raw.status === 201) {
+      if (body?.already_existed === true && typeof body.id === 'string') return { outcome: 'already_existed', reference: body.id, evidence };
+      if (body?.status === 'awaiting_completion') {
+        return { outcome: 'stuck', evidence: { ...evidence, why: 'the provider issued a one-shot completion token that was not redeemed: the message can never be completed' } };
+      }
+      if (typeof body?.id === 'string' && (body.status === 'delivered' || body.status === 'accepted')) return { outcome: 'done', receipt: body.id };
+      return { outcome: 'unknown', evidence: { ...evidence, why: 'a success status without a receipt' } };
+    }
+    if (raw.status >= 400 && raw.status < 500 && raw.status !== 408 && raw.status !== 429) return { outcome: 'failed', evidence };
+    return { outcome: 'unknown', evidence: { ...evidence, why: `status ${raw.status}: the message may or may not have been sent` } };
+  }
+
+  async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
+    const response = await fetch(`${this.baseUrl}/v1/messages/${encodeURIComponent(receipt)}`, { signal });
+    const raw = await toRaw(response);
+    if (raw.status === 404) return { found: false, raw };
+    if (raw.status !== 200) throw new Error(`sandbox lookup failed with status ${raw.status}`);
+    const body = parse(raw) as { id: string; status: string };
+    const state = body.status === 'failed' ? 'failed' : body.status === 'delivered' ? 'delivered' : 'accepted';
+    return { found: true, receipt: body.id, state, raw };
+  }
+
+  followReference(reference: string, signal?: AbortSignal): Promise<LookupResult> {
+    return this.lookup(reference, signal);
+  }
+
+  /** Redeem a one-shot completion token (completion_token mode). */
+  async complete(messageId: string, completionToken: string, signal?: AbortSignal): Promise<RawResponse> {
+    const response = await fetch(`${this.baseUrl}/v1/messages/${encodeURIComponent(messageId)}/complete`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ completionToken }), signal,
+    });
+    return toRaw(response);
+  }
+}

@@ -1,0 +1,84 @@
+// Per-runtime API keys (Z6): `elk_<prefix>_<secret>`. Only the SHA-256 of the whole token is stored;
+// the token is returned once, at creation. Scoped to workflows ("*" = all). Creation and revocation
+// are audited (A1) in the same transaction as the change.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { appendAudit } from '../audit/append.ts';
+import type { DbOrTx, Db } from '../db/client.ts';
+import type { Actor } from '../ledger/actor.ts';
+import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
+import { parseInput } from '../ledger/validate.ts';
+
+const TOKEN = /^elk_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
+
+export const createRuntimeKeyInput = z.strictObject({
+  name: z.string().trim().min(1).max(128),
+  workflows: z.array(z.string().trim().min(1).max(128)).min(1).max(100),
+});
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+function mayAdminister(actor: Actor): boolean {
+  return (actor.kind === 'user' && actor.role === 'admin') || actor.kind === 'system';
+}
+
+export interface CreatedRuntimeKey {
+  id: string;
+  name: string;
+  prefix: string;
+  workflows: string[];
+  /** Shown once; not recoverable. */
+  token: string;
+}
+
+export async function createRuntimeKey(ctx: { db: Db; actor: Actor }, raw: unknown): Promise<CreatedRuntimeKey> {
+  const input = parseInput(createRuntimeKeyInput, raw);
+  if (!mayAdminister(ctx.actor)) throw forbidden('only an admin creates runtime keys');
+  const prefix = randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 12).padEnd(12, '0');
+  const token = `elk_${prefix}_${randomBytes(32).toString('base64url')}`;
+  return ctx.db.$transaction(async (tx) => {
+    const row = await tx.runtimeKey.create({
+      data: { name: input.name, prefix, secretHash: hashToken(token), workflows: input.workflows, createdById: ctx.actor.kind === 'user' ? ctx.actor.id : null },
+    });
+    await appendAudit(tx, {
+      chain: `runtime_key:${row.id}`, actor: ctx.actor, action: 'runtime_key.create', subjectType: 'runtime_key', subjectId: row.id,
+      after: 'active', detail: { name: input.name, prefix, workflows: input.workflows },
+    });
+    return { id: row.id, name: row.name, prefix, workflows: row.workflows, token };
+  });
+}
+
+export async function revokeRuntimeKey(ctx: { db: Db; actor: Actor }, id: string, reason: string): Promise<void> {
+  if (!mayAdminister(ctx.actor)) throw forbidden('only an admin revokes runtime keys');
+  if (!reason.trim()) throw new LedgerError('validation', 'a reason is required', { field: 'reason' });
+  await ctx.db.$transaction(async (tx) => {
+    const updated = await tx.runtimeKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+    if (updated.count !== 1) throw notFound(`no active runtime key ${id}`, { field: 'id' });
+    await appendAudit(tx, {
+      chain: `runtime_key:${id}`, actor: ctx.actor, action: 'runtime_key.revoke', subjectType: 'runtime_key', subjectId: id,
+      before: 'active', after: 'revoked', reason: reason.trim(),
+    });
+  });
+}
+
+export type VerifiedKey =
+  | { ok: true; actor: Extract<Actor, { kind: 'runtime' }> }
+  | { ok: false; why: string; prefix: string | null };
+
+/** Checks a presented token: format, known prefix, hash match (constant time), not revoked. */
+export async function verifyRuntimeKey(db: DbOrTx, token: string): Promise<VerifiedKey> {
+  const m = TOKEN.exec(token);
+  if (!m) return { ok: false, why: 'malformed runtime key (expected elk_<prefix>_<secret>)', prefix: null };
+  const prefix = m[1]!;
+  const row = await db.runtimeKey.findUnique({ where: { prefix }, omit: { secretHash: false } });
+  if (!row) return { ok: false, why: 'unknown runtime key', prefix };
+  const a = Buffer.from(hashToken(token), 'hex');
+  const b = Buffer.from(row.secretHash, 'hex');
+  if (a.length !== b.length || !timingSafeEqual(a, b)) return { ok: false, why: 'runtime key secret does not match', prefix };
+  if (row.revokedAt) return { ok: false, why: `runtime key "${row.name}" was revoked`, prefix };
+  // Throttled: one write per key per minute at most.
+  await db.runtimeKey.updateMany({ where: { id: row.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(Date.now() - 60_000) } }] }, data: { lastUsedAt: new Date() } });
+  return { ok: true, actor: { kind: 'runtime', id: row.id, label: `runtime:${row.name}`, workflows: row.workflows } };
+}

@@ -1,0 +1,69 @@
+// The HTTP transport: base URL + runtime key. Every POST carries a fresh Idempotency-Key, and a
+// request that failed without an answer (connection lost) is retried with the same key (Z5), so a
+// retry can never claim or report twice.
+import { randomUUID } from 'node:crypto';
+import { LedgerApiError, type Transport } from './types.ts';
+
+export interface HttpTransportOptions {
+  /** e.g. http://localhost:3000 (the /api/v1 prefix is added). */
+  baseUrl: string;
+  runtimeKey: string;
+  /** Retries of a request that got no answer. Default 3. */
+  retries?: number;
+  fetch?: typeof fetch;
+}
+
+export function httpTransport(options: HttpTransportOptions): Transport {
+  const base = `${options.baseUrl.replace(/\/+$/, '')}/api/v1`;
+  const doFetch = options.fetch ?? fetch;
+  const retries = options.retries ?? 3;
+
+  async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: number[] = []): Promise<{ status: number; body: T }> {
+    const headers: Record<string, string> = { authorization: `Bearer ${options.runtimeKey}`, accept: 'application/json' };
+    if (method === 'POST') {
+      headers['content-type'] = 'application/json';
+      headers['idempotency-key'] = randomUUID();
+    }
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= retries; attempt++) {
+      let response: Response;
+      try {
+        response = await doFetch(`${base}${path}`, { method, headers, body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined });
+      } catch (error) {
+        lastError = error;
+        continue;
+      }
+      const text = await response.text();
+      let json: unknown = null;
+      try {
+        json = text ? JSON.parse(text) : null;
+      } catch {
+        json = null;
+      }
+      if (response.ok || accept.includes(response.status)) return { status: response.status, body: json as T };
+      const err = (json as { error?: { code?: string; message?: string; field?: string; details?: Record<string, unknown> } } | null)?.error;
+      throw new LedgerApiError(response.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${response.status}`, err?.field, err?.details);
+    }
+    throw lastError;
+  }
+
+  return {
+    createRun: async (body) => (await request<never>('POST', '/runs', body)).body,
+    submitPlan: async (runId, items) => (await request<never>('POST', `/runs/${encodeURIComponent(runId)}/plan`, { items })).body,
+    readRun: async (runId) => (await request<never>('GET', `/runs/${encodeURIComponent(runId)}`)).body,
+    replay: async (runId) => {
+      const r = await request<Record<string, unknown>>('POST', `/runs/${encodeURIComponent(runId)}/replay`, {}, [409]);
+      return { status: r.status, ...r.body } as never;
+    },
+    claim: async (body) => (await request<never>('POST', '/effects/claim', body)).body,
+    recordResponse: async (attemptId, raw) => {
+      await request('POST', `/attempts/${encodeURIComponent(attemptId)}/response`, {
+        status: raw.status,
+        headers: raw.headers,
+        bodyBase64: Buffer.from(raw.body).toString('base64'),
+      });
+    },
+    reportOutcome: async (body) => (await request<never>('POST', '/effects/outcome', body)).body,
+    reportDeletion: async (body) => (await request<never>('POST', '/effects/deletion', body)).body,
+  };
+}
