@@ -2,7 +2,8 @@
 // NOTHING before the operation runs (so of two concurrent duplicates exactly one runs; the other gets
 // 409), and completed with the response. A retry with the same key and body gets the stored
 // response; the same key with a different request is refused with 422. Records are scoped to the
-// runtime key. A 5xx is not stored (the key is freed so the retry runs). A record whose first request
+// runtime key. A 5xx is not stored (the key is freed so the retry runs), nor is a 404 or 422: those
+// were refused before anything changed, so a corrected request may reuse the key. A record whose first request
 // died before completing (the process crashed) is taken over after STALE_SECONDS: every operation
 // behind the API is itself safe to repeat (claims lose, transitions are checked).
 import { createHash } from 'node:crypto';
@@ -72,7 +73,8 @@ export async function withIdempotency(
     await db.$executeRaw`DELETE FROM idempotency_record WHERE id = ${id}`;
     throw error;
   }
-  if (result.status >= 500) {
+  // A 5xx may not have finished; a 404 or 422 was refused before anything changed: free the key.
+  if (result.status >= 500 || result.status === 404 || result.status === 422) {
     await db.$executeRaw`DELETE FROM idempotency_record WHERE id = ${id}`;
   } else {
     const body = jsonSafe(result.body);

@@ -1,0 +1,99 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
+import { revokeRuntimeKey } from '../../lib/runtime-keys/index.ts';
+import { get, makeKey, post, useApiDb } from './api-support.ts';
+
+let t: TestDatabase;
+let toolName: string;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  useApiDb(t.db);
+  toolName = (await makeTool(t.db)).name;
+});
+
+async function refused(chainLike: string) {
+  const { rows } = await t.owner<{ action: string; actor_id: string; detail: { why: string }; outcome: string; ip: string | null; request_id: string | null }>(
+    `SELECT action, actor_id, detail, outcome, ip, request_id FROM audit_entry WHERE outcome = 'refused' AND chain LIKE $1 ORDER BY id`, [chainLike]);
+  return rows;
+}
+
+describe('runtime-key authentication (Z6, A4)', () => {
+  it('A4: a missing, malformed, unknown, wrong-secret or revoked key is 401 on every endpoint, audited, and changes nothing', async () => {
+    const run = await makeRun(t.db);
+    const good = await makeKey(t.db);
+    const revoked = await makeKey(t.db);
+    await revokeRuntimeKey({ db: t.db, actor: { kind: 'system', id: 'test', label: 'test' } }, revoked.id, 'rotated');
+    const wrongSecret = `elk_${good.prefix}_${'A'.repeat(43)}`;
+    const tokens = [undefined, 'not-a-key', 'elk_aaaaaaaaaaaa_' + 'B'.repeat(43), wrongSecret, revoked.token];
+    const before = await snapshot(t.db);
+    const auditBefore = (await refused('refused:api:auth')).length;
+    const body = { runId: run.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r1', target: 'a@example.com' };
+    let calls = 0;
+    for (const token of tokens) {
+      const responses = [
+        await post('/effects/claim', body, { token, headers: { 'x-forwarded-for': '203.0.113.9' } }),
+        await post('/runs', { workflow: 'wf', triggerId: 'evt' }, { token }),
+        await post(`/runs/${run.runId}/replay`, {}, { token }),
+        await post('/effects/outcome', { key: 'k', outcome: 'unknown' }, { token }),
+        await get(`/runs/${run.runId}`, token),
+      ];
+      calls += responses.length;
+      for (const r of responses) {
+        expect(r.status).toBe(401);
+        expect(r.headers.get('www-authenticate')).toContain('Bearer');
+        expect((await r.json()).error.code).toBe('unauthenticated');
+      }
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+    const audits = await refused('refused:api:auth');
+    expect(audits.length - auditBefore).toBe(calls);
+    expect(audits.some((a) => a.ip === '203.0.113.9' && a.action === 'effect.claim' && a.request_id)).toBe(true);
+    expect(audits.map((a) => a.detail.why)).toEqual(expect.arrayContaining([expect.stringContaining('revoked'), expect.stringContaining('does not match'), expect.stringContaining('unknown runtime key'), expect.stringContaining('malformed')]));
+  });
+
+  it('A4, Z6: a key scoped to another workflow gets 403 on every endpoint, each refusal audited, nothing changed', async () => {
+    const ownKey = await makeKey(t.db, ['wf_own']);
+    const otherRun = await makeRun(t.db, 'wf_other');
+    const other = await makeKey(t.db, ['wf_other']);
+    const w = await (await post('/effects/claim', { runId: otherRun.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r1', target: 'z@example.com' }, { token: other.token })).json();
+    const before = await snapshot(t.db);
+    const token = ownKey.token;
+    const responses = {
+      claim: await post('/effects/claim', { runId: otherRun.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r2', target: 'y@example.com' }, { token }),
+      createRun: await post('/runs', { workflow: 'wf_other', triggerId: 'evt-x' }, { token }),
+      plan: await post(`/runs/${otherRun.runId}/plan`, { items: [{ tool: toolName, action: 'campaign_welcome', recordId: 'r3', target: 'x@example.com' }] }, { token }),
+      replay: await post(`/runs/${otherRun.runId}/replay`, {}, { token }),
+      read: await get(`/runs/${otherRun.runId}`, token),
+      outcome: await post('/effects/outcome', { key: w.key, outcome: 'done', receipt: 'stolen' }, { token }),
+      deletion: await post('/effects/deletion', { key: w.key, objectId: 'obj' }, { token }),
+      response: await post(`/attempts/${w.attemptId}/response`, { status: 200, headers: [], bodyBase64: '' }, { token }),
+    };
+    for (const [name, r] of Object.entries(responses)) {
+      expect(r.status, name).toBe(403);
+      const body = await r.json();
+      expect(body.error.code).toBe('forbidden');
+      expect(body.error.message).toContain('wf_other');
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+    const audits = [...(await refused(`refused:run:${otherRun.runId}`)), ...(await refused(`refused:effect:%`)), ...(await refused('refused:workflow:wf_other'))].filter((a) => a.actor_id === ownKey.id);
+    expect(audits.map((a) => a.action).sort()).toEqual(
+      ['attempt.record_response', 'effect.claim', 'effect.done', 'effect.revoke_deletion', 'plan.submit', 'run.create', 'run.read', 'run.replay_request'].sort(),
+    );
+  });
+
+  it('Z6: creating and revoking a runtime key is audited, only the hash is stored, and the key stops working at once', async () => {
+    const created = await makeKey(t.db, ['wf_a'], 'billing-agent');
+    expect(created.token).toMatch(/^elk_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
+    const { rows } = await t.owner<{ secret_hash: string }>('SELECT secret_hash FROM runtime_key WHERE id = $1', [created.id]);
+    expect(rows[0]!.secret_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(rows[0]!.secret_hash).not.toContain(created.token.split('_')[2]);
+    const run = await makeRun(t.db, 'wf_a');
+    expect((await get(`/runs/${run.runId}`, created.token)).status).toBe(200);
+    await revokeRuntimeKey({ db: t.db, actor: { kind: 'user', id: '00000000-0000-4000-8000-000000000001', label: 'admin@example.com', role: 'admin' } }, created.id, 'leaked in a log');
+    expect((await get(`/runs/${run.runId}`, created.token)).status).toBe(401);
+    const audit = await t.owner<{ action: string }>(`SELECT action FROM audit_entry WHERE chain = $1 ORDER BY seq`, [`runtime_key:${created.id}`]);
+    expect(audit.rows.map((r) => r.action)).toEqual(['runtime_key.create', 'runtime_key.revoke']);
+  });
+});
