@@ -17,6 +17,18 @@ const schema = z.object({
   OIDC_CLIENT_SECRET: z.string().optional(),
   CHROMIUM_PATH: z.string().optional(),
   LOG_SQL: z.stringbool().default(false),
+  /** Delivery providers' settings as JSON (lib/providers/registry.ts), or a file holding it. No secrets. */
+  LEDGER_PROVIDERS: z.string().optional(),
+  LEDGER_PROVIDERS_FILE: z.string().optional(),
+  /** Provider secrets: only ever from the environment. */
+  SMTP_USER: z.string().optional(),
+  SMTP_PASSWORD: z.string().optional(),
+  WEBHOOK_SIGNING_SECRET: z.string().optional(),
+  /** Replay worker (scripts/worker.ts): parallel chunk handlers per process, reconciler period. */
+  REPLAY_CONCURRENCY: z.coerce.number().int().positive().default(4),
+  RECONCILE_INTERVAL_SECONDS: z.coerce.number().positive().default(30),
+  /** How long a four-eyes replay request stays approvable (Z3). */
+  REPLAY_APPROVAL_TTL_MINUTES: z.coerce.number().positive().default(240),
 });
 
 export type Env = z.infer<typeof schema>;

@@ -1,0 +1,150 @@
+// Providers by name. Settings (host, port, rate limit, settle window, allowed hosts) come from
+// configuration: LEDGER_PROVIDERS (inline JSON) or LEDGER_PROVIDERS_FILE (a JSON file). Secrets come
+// only from the environment (SMTP_USER / SMTP_PASSWORD, WEBHOOK_SIGNING_SECRET) through lib/env.ts,
+// never from the configuration file and never from the database.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { env } from '../env.ts';
+import type { Provider } from './types.ts';
+import { SmtpProvider, type SmtpSettings } from './smtp/index.ts';
+import { WebhookProvider, type WebhookSettings } from './webhook/index.ts';
+
+export interface ProviderSettingsBase {
+  /** Sends per second across this process (the replay executor waits for a token). */
+  rateLimitPerSecond?: number;
+  /** Overrides the tool's settle window (C2) for keys sent through this provider. */
+  settleWindowSeconds?: number;
+}
+
+/** Whether anything may have left this process when a call failed without a response. */
+export type SentState = 'no' | 'maybe';
+export interface CallFailure extends Error {
+  providerSent: SentState;
+  detail: Record<string, unknown>;
+}
+
+/** A provider call that ended with no response. 'no': provably nothing was sent (refused connection,
+ *  host not allowed), the key may be freed (S3). 'maybe': ambiguous (timeout mid-call), S4. */
+export function callFailure(sent: SentState, message: string, detail: Record<string, unknown> = {}): CallFailure {
+  return Object.assign(new Error(message), { providerSent: sent, detail });
+}
+
+export function isCallFailure(error: unknown): error is CallFailure {
+  return error instanceof Error && ((error as CallFailure).providerSent === 'no' || (error as CallFailure).providerSent === 'maybe');
+}
+
+/** Providers may know a receipt before the call (SMTP: the Message-ID from the idempotency key). */
+export interface ReceiptHinting {
+  receiptHint?(idempotencyKey: string): string;
+}
+
+export type RegisteredProvider = Provider & ReceiptHinting & { close?(): void | Promise<void> };
+
+const base = {
+  rateLimitPerSecond: z.number().positive().optional(),
+  settleWindowSeconds: z.number().int().nonnegative().optional(),
+};
+const smtpSchema = z.strictObject({
+  ...base,
+  type: z.literal('smtp'),
+  host: z.string().min(1),
+  port: z.number().int().positive(),
+  secure: z.boolean().optional(),
+  ignoreTLS: z.boolean().optional(),
+  from: z.email(),
+  messageIdDomain: z.string().optional(),
+  maxConnections: z.number().int().positive().optional(),
+  timeoutSeconds: z.number().positive().optional(),
+  lookupUrl: z.url().optional(),
+});
+const webhookSchema = z.strictObject({
+  ...base,
+  type: z.literal('webhook'),
+  allowedHosts: z.record(z.string(), z.array(z.string().min(1))),
+  timeoutSeconds: z.number().positive().optional(),
+  receiptHeader: z.string().optional(),
+  lookupUrl: z.url().optional(),
+});
+const otherSchema = z.looseObject({ ...base, type: z.string().min(1) });
+export const providersConfigSchema = z.record(z.string(), z.union([smtpSchema, webhookSchema, otherSchema]));
+export type ProvidersConfig = z.input<typeof providersConfigSchema>;
+
+export interface ProviderSecrets {
+  smtpUser?: string;
+  smtpPassword?: string;
+  webhookSecret?: string;
+}
+
+/** Other provider types (the sandbox) plug in here: type -> factory. */
+export type ProviderFactory = (name: string, settings: Record<string, unknown>) => RegisteredProvider;
+const factories = new Map<string, ProviderFactory>();
+export function registerProviderType(type: string, factory: ProviderFactory): void {
+  factories.set(type, factory);
+}
+
+export class ProviderRegistry {
+  private readonly instances = new Map<string, RegisteredProvider>();
+  private readonly settingsByName: Record<string, ProviderSettingsBase & { type: string }>;
+
+  constructor(config: ProvidersConfig, private readonly secrets: ProviderSecrets = {}, extra: Record<string, RegisteredProvider> = {}) {
+    this.settingsByName = providersConfigSchema.parse(config) as Record<string, ProviderSettingsBase & { type: string }>;
+    for (const [name, provider] of Object.entries(extra)) this.instances.set(name, provider);
+  }
+
+  names(): string[] {
+    return [...new Set([...Object.keys(this.settingsByName), ...this.instances.keys()])];
+  }
+
+  has(name: string): boolean {
+    return this.instances.has(name) || name in this.settingsByName;
+  }
+
+  settings(name: string): ProviderSettingsBase {
+    return this.settingsByName[name] ?? {};
+  }
+
+  get(name: string): RegisteredProvider {
+    const hit = this.instances.get(name);
+    if (hit) return hit;
+    const settings = this.settingsByName[name];
+    if (!settings) throw new Error(`provider "${name}" is not configured (LEDGER_PROVIDERS)`);
+    const provider = this.build(name, settings);
+    this.instances.set(name, provider);
+    return provider;
+  }
+
+  private build(name: string, settings: ProviderSettingsBase & { type: string }): RegisteredProvider {
+    switch (settings.type) {
+      case 'smtp': {
+        const s = settings as SmtpSettings;
+        const auth = this.secrets.smtpUser ? { user: this.secrets.smtpUser, pass: this.secrets.smtpPassword ?? '' } : undefined;
+        return new SmtpProvider(name, { ...s, auth });
+      }
+      case 'webhook':
+        return new WebhookProvider(name, { ...(settings as Omit<WebhookSettings, 'secret'>), secret: this.secrets.webhookSecret ?? '' } as WebhookSettings);
+      default: {
+        const factory = factories.get(settings.type);
+        if (!factory) throw new Error(`provider "${name}": unknown type "${settings.type}"`);
+        return factory(name, settings as unknown as Record<string, unknown>);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.instances.values()) await p.close?.();
+    this.instances.clear();
+  }
+}
+
+/** The registry from configuration and environment. */
+export function providerRegistryFromEnv(extra: Record<string, RegisteredProvider> = {}): ProviderRegistry {
+  const e = env();
+  const raw = e.LEDGER_PROVIDERS ?? (e.LEDGER_PROVIDERS_FILE ? readFileSync(e.LEDGER_PROVIDERS_FILE, 'utf8') : '{}');
+  let config: ProvidersConfig;
+  try {
+    config = JSON.parse(raw) as ProvidersConfig;
+  } catch (error) {
+    throw new Error(`provider configuration is not valid JSON: ${(error as Error).message}`);
+  }
+  return new ProviderRegistry(config, { smtpUser: e.SMTP_USER, smtpPassword: e.SMTP_PASSWORD, webhookSecret: e.WEBHOOK_SIGNING_SECRET }, extra);
+}

@@ -1,0 +1,141 @@
+// Email over SMTP with nodemailer. The receipt is the Message-ID plus the queue id the server gave in
+// its reply ("250 OK: queued as 4F2A1C"), written "<message-id> queue=<id>". The Message-ID is derived
+// from the ledger's idempotency key (R2), so a crash between the send and the recording of the reply
+// still leaves a receipt the reconciler can look up (C1). SMTP itself has no read-only lookup: when
+// the mail service offers one (most hosted relays do: a message-status API by Message-ID), set
+// `lookupUrl`; without it supportsReceiptLookup is false and the reconciler says so in its evidence.
+import nodemailer from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
+import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
+import { callFailure, type ProviderSettingsBase } from '../registry.ts';
+
+export interface SmtpSettings extends ProviderSettingsBase {
+  type: 'smtp';
+  host: string;
+  port: number;
+  /** Implicit TLS (465). STARTTLS is used when the server offers it, unless ignoreTLS. */
+  secure?: boolean;
+  ignoreTLS?: boolean;
+  /** Envelope sender and From header. */
+  from: string;
+  /** Right-hand side of generated Message-IDs. */
+  messageIdDomain?: string;
+  maxConnections?: number;
+  /** Seconds before a silent server counts as a timeout (an ambiguous outcome once DATA started). */
+  timeoutSeconds?: number;
+  /** GET `${lookupUrl}?messageId=<id>` -> 200 {found, queueId?, state?}; 404 is a miss. */
+  lookupUrl?: string;
+  /** Credentials come from the environment (SMTP_USER / SMTP_PASSWORD), never from this file. */
+  auth?: { user: string; pass: string };
+}
+
+const QUEUE_ID = /queued as ([A-Za-z0-9._-]+)/i;
+
+export function messageIdFor(idempotencyKey: string, domain: string): string {
+  return `<${idempotencyKey}@${domain}>`;
+}
+
+export function parseSmtpReceipt(receipt: string): { messageId: string; queueId: string | null } {
+  const [messageId, queue] = receipt.split(' queue=');
+  return { messageId: messageId!, queueId: queue ?? null };
+}
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+export class SmtpProvider implements Provider {
+  readonly name: string;
+  readonly supportsIdempotencyKey = true;
+  readonly supportsReceiptLookup: boolean;
+  private readonly transport: nodemailer.Transporter<SMTPPool.SentMessageInfo>;
+  private readonly domain: string;
+
+  constructor(name: string, readonly settings: SmtpSettings) {
+    this.name = name;
+    this.supportsReceiptLookup = Boolean(settings.lookupUrl);
+    this.domain = settings.messageIdDomain ?? settings.from.split('@')[1] ?? 'effect-ledger.local';
+    const timeout = (settings.timeoutSeconds ?? 30) * 1000;
+    this.transport = nodemailer.createTransport({
+      pool: true,
+      host: settings.host,
+      port: settings.port,
+      secure: settings.secure ?? false,
+      ignoreTLS: settings.ignoreTLS ?? false,
+      maxConnections: settings.maxConnections ?? 4,
+      maxMessages: Infinity,
+      connectionTimeout: timeout,
+      greetingTimeout: timeout,
+      socketTimeout: timeout,
+      auth: settings.auth,
+    } satisfies SMTPPool.Options);
+  }
+
+  /** The receipt's Message-ID part is known before the call (C1 after a crash). */
+  receiptHint(idempotencyKey: string): string {
+    return messageIdFor(idempotencyKey, this.domain);
+  }
+
+  async send(request: SendRequest): Promise<RawResponse> {
+    const payload = request.payload as { subject?: unknown; text?: unknown; html?: unknown };
+    const messageId = messageIdFor(request.idempotencyKey, this.domain);
+    try {
+      const info = await this.transport.sendMail({
+        from: this.settings.from,
+        to: request.target,
+        subject: typeof payload.subject === 'string' ? payload.subject : '(no subject)',
+        text: typeof payload.text === 'string' ? payload.text : '',
+        ...(typeof payload.html === 'string' ? { html: payload.html } : {}),
+        messageId,
+        headers: { 'Idempotency-Key': request.idempotencyKey, 'X-Effect-Key': encodeURIComponent(request.key), 'X-Effect-Epoch': String(request.epoch) },
+      });
+      return this.raw(250, messageId, info.response, { accepted: info.accepted.map(String), rejected: info.rejected.map(String) });
+    } catch (error) {
+      const e = error as Error & { code?: string; responseCode?: number; response?: string; command?: string; syscall?: string };
+      // The server answered: its reply is the response (a refusal at RCPT, DATA or after the body).
+      if (typeof e.responseCode === 'number' && e.response) return this.raw(e.responseCode, messageId, e.response, { command: e.command ?? null });
+      // No connection was ever made, or nodemailer refused before talking: nothing left this process.
+      const neverConnected = e.syscall === 'connect' || e.syscall === 'getaddrinfo' || (e.code === 'EENVELOPE' && e.command === 'API') || e.code === 'EAUTH';
+      throw callFailure(neverConnected ? 'no' : 'maybe', `SMTP ${e.code ?? 'error'} at ${e.command ?? 'connection'}: ${e.message}`, { code: e.code ?? null, command: e.command ?? null, syscall: e.syscall ?? null });
+    }
+  }
+
+  private raw(status: number, messageId: string, reply: string, extra: Record<string, unknown>): RawResponse {
+    const headers: [string, string][] = [
+      ['message-id', messageId],
+      ['smtp-reply', reply],
+      ...Object.entries(extra).map(([k, v]) => [`x-${k}`, JSON.stringify(v)] as [string, string]),
+    ];
+    return { status, headers, body: text(reply) };
+  }
+
+  classify(response: RawResponse): Classification {
+    const reply = new TextDecoder().decode(response.body);
+    const messageId = response.headers.find(([k]) => k === 'message-id')?.[1];
+    if (response.status >= 200 && response.status < 300) {
+      const queueId = QUEUE_ID.exec(reply)?.[1];
+      // Accepted with no queue id: the Message-ID alone is still a receipt we can look up (S2).
+      if (!messageId) return { outcome: 'unknown', evidence: { reply, why: 'accepted but no Message-ID recorded' } };
+      return { outcome: 'done', receipt: queueId ? `${messageId} queue=${queueId}` : messageId };
+    }
+    // 4xx: transient refusal, 5xx: permanent. Either way the server did not take the message (S3).
+    return { outcome: 'failed', evidence: { smtpStatus: response.status, reply, permanent: response.status >= 500 } };
+  }
+
+  async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
+    if (!this.settings.lookupUrl) throw new Error(`provider ${this.name} has no receipt lookup configured`);
+    const { messageId } = parseSmtpReceipt(receipt);
+    const url = new URL(this.settings.lookupUrl);
+    url.searchParams.set('messageId', messageId);
+    const res = await fetch(url, { signal: signal ?? AbortSignal.timeout(10_000) });
+    const body = new Uint8Array(await res.arrayBuffer());
+    const raw: RawResponse = { status: res.status, headers: [...res.headers.entries()], body };
+    if (res.status === 404) return { found: false, raw };
+    if (res.status !== 200) throw new Error(`lookup at ${url.host} answered ${res.status}`);
+    const parsed = JSON.parse(new TextDecoder().decode(body)) as { found?: boolean; queueId?: string; state?: 'delivered' | 'accepted' | 'failed' };
+    if (!parsed.found) return { found: false, raw };
+    return { found: true, receipt: parsed.queueId ? `${messageId} queue=${parsed.queueId}` : messageId, state: parsed.state ?? 'accepted', raw };
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+}

@@ -1,0 +1,119 @@
+// Outgoing HTTP webhooks, signed per the Standard Webhooks convention (webhook-id, webhook-timestamp,
+// webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>"), with an Idempotency-Key header
+// (R2). The webhook-id is the ledger's idempotency key, so a retry of one (key, epoch) carries the
+// same id and receivers dedupe it. Only hosts configured for the tool are ever contacted: any other
+// target is refused before a socket is opened.
+import { createHmac } from 'node:crypto';
+import { parseKey } from '../../ledger/keys.ts';
+import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
+import { callFailure, type ProviderSettingsBase } from '../registry.ts';
+
+export interface WebhookSettings extends ProviderSettingsBase {
+  type: 'webhook';
+  /** Tool name -> host names (exact, lower-case, optionally host:port) that tool may call. */
+  allowedHosts: Record<string, string[]>;
+  timeoutSeconds?: number;
+  /** Response header carrying the receiver's id for the delivery; else the JSON body's "id". */
+  receiptHeader?: string;
+  /** GET `${lookupUrl}?receipt=<r>` -> 200 {found, state?}; 404 a miss. */
+  lookupUrl?: string;
+  /** The signing secret ("whsec_" + base64), from the environment (WEBHOOK_SIGNING_SECRET). */
+  secret: string;
+}
+
+export function signStandardWebhook(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+export class WebhookProvider implements Provider {
+  readonly name: string;
+  readonly supportsIdempotencyKey = true;
+  readonly supportsReceiptLookup: boolean;
+
+  constructor(name: string, readonly settings: WebhookSettings) {
+    this.name = name;
+    this.supportsReceiptLookup = Boolean(settings.lookupUrl);
+    if (!settings.secret) throw new Error(`webhook provider ${name}: no signing secret (set WEBHOOK_SIGNING_SECRET)`);
+  }
+
+  /** Whether the tool that owns `key` may call `target`. */
+  hostAllowed(key: string, target: string): boolean {
+    const tool = parseKey(key).tool;
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      return false;
+    }
+    const allowed = (this.settings.allowedHosts[tool] ?? []).map((h) => h.toLowerCase());
+    return allowed.includes(url.host.toLowerCase()) || allowed.includes(url.hostname.toLowerCase());
+  }
+
+  async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
+    if (!this.hostAllowed(request.key, request.target)) {
+      throw callFailure('no', `host of ${request.target} is not configured for tool ${parseKey(request.key).tool}; nothing was sent`, { refused: 'host_not_allowed' });
+    }
+    const parsed = parseKey(request.key);
+    const body = JSON.stringify({ type: `${parsed.tool}.${parsed.action}`, recordId: parsed.recordId, epoch: request.epoch, data: request.payload });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const id = request.idempotencyKey;
+    let res: Response;
+    try {
+      res = await fetch(request.target, {
+        method: 'POST',
+        redirect: 'manual', // a redirect could lead to a host nobody configured
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signStandardWebhook(this.settings.secret, id, timestamp, body),
+          'idempotency-key': id,
+        },
+        body,
+        signal: signal ?? AbortSignal.timeout((this.settings.timeoutSeconds ?? 15) * 1000),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; syscall?: string } }).cause;
+      const neverConnected = cause?.code === 'ECONNREFUSED' || cause?.code === 'ENOTFOUND' || cause?.syscall === 'connect';
+      throw callFailure(neverConnected ? 'no' : 'maybe', `webhook to ${new URL(request.target).host}: ${(error as Error).message}`, { code: cause?.code ?? null });
+    }
+    return { status: res.status, headers: [...res.headers.entries()], body: new Uint8Array(await res.arrayBuffer()) };
+  }
+
+  classify(response: RawResponse): Classification {
+    const header = (name: string) => response.headers.find(([k]) => k.toLowerCase() === name)?.[1];
+    const bodyText = new TextDecoder().decode(response.body);
+    if (response.status >= 200 && response.status < 300) {
+      let receipt = header((this.settings.receiptHeader ?? 'webhook-receipt').toLowerCase());
+      if (!receipt) {
+        try {
+          const id = (JSON.parse(bodyText) as { id?: unknown }).id;
+          if (typeof id === 'string' || typeof id === 'number') receipt = String(id);
+        } catch {
+          /* not JSON: no receipt */
+        }
+      }
+      // S2: a 2xx without anything we can look up later never reaches done on its own.
+      if (!receipt) return { outcome: 'unknown', evidence: { status: response.status, why: 'accepted without a receipt' } };
+      return { outcome: 'done', receipt };
+    }
+    if (response.status === 409 && header('location')) {
+      return { outcome: 'already_existed', reference: header('location')!, evidence: { status: 409, body: bodyText.slice(0, 2000) } };
+    }
+    if (response.status >= 500) return { outcome: 'unknown', evidence: { status: response.status, why: 'server error after the request was sent', body: bodyText.slice(0, 2000) } };
+    return { outcome: 'failed', evidence: { status: response.status, body: bodyText.slice(0, 2000) } };
+  }
+
+  async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
+    if (!this.settings.lookupUrl) throw new Error(`provider ${this.name} has no receipt lookup configured`);
+    const url = new URL(this.settings.lookupUrl);
+    url.searchParams.set('receipt', receipt);
+    const res = await fetch(url, { signal: signal ?? AbortSignal.timeout(10_000) });
+    const raw: RawResponse = { status: res.status, headers: [...res.headers.entries()], body: new Uint8Array(await res.arrayBuffer()) };
+    if (res.status === 404) return { found: false, raw };
+    if (res.status !== 200) throw new Error(`lookup answered ${res.status}`);
+    const parsed = JSON.parse(new TextDecoder().decode(raw.body)) as { found?: boolean; state?: 'delivered' | 'accepted' | 'failed' };
+    return parsed.found ? { found: true, receipt, state: parsed.state ?? 'accepted', raw } : { found: false, raw };
+  }
+}

@@ -1,0 +1,76 @@
+// F5: start, pause, resume, cancel. Each is a status change plus its audit entry in one transaction;
+// chunk jobs are queued only after the commit (a crash in between is healed by the worker's sweep,
+// which queues the remaining items of any running replay without open jobs). Handlers re-read the
+// status between items, so a pause or cancel takes effect within one send.
+import { z } from 'zod';
+import { appendAudit } from '../audit/append.ts';
+import { env } from '../env.ts';
+import { conflict, notFound } from '../ledger/index.ts';
+import { parseInput } from '../ledger/validate.ts';
+import { enqueueRemaining, sharedJobSender, type JobSender } from './jobs.ts';
+import { assertOperator, type ReplayCtx } from './request.ts';
+
+export const replayControlInput = z.strictObject({
+  replayId: z.uuid(),
+  reason: z.string().trim().max(2000).optional(),
+});
+export const cancelReplayInput = z.strictObject({
+  replayId: z.uuid(),
+  reason: z.string().trim().min(1, 'a reason is required').max(2000),
+});
+
+export type ReplayStatus = 'awaiting_approval' | 'approved' | 'running' | 'paused' | 'completed' | 'cancelled' | 'rejected' | 'expired';
+
+export type ControlCtx = ReplayCtx & { jobs?: JobSender };
+
+async function jobsOf(ctx: ControlCtx): Promise<JobSender> {
+  if (ctx.jobs) return ctx.jobs;
+  const url = env().DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set');
+  return sharedJobSender(url);
+}
+
+async function move(ctx: ControlCtx, replayId: string, action: string, from: ReplayStatus[], to: ReplayStatus, reason: string | null) {
+  const replay = await ctx.db.replay.findUnique({ where: { id: replayId } });
+  if (!replay) throw notFound(`replay ${replayId} does not exist`, { field: 'replayId' });
+  await assertOperator(ctx, action, replayId, replay.runId);
+  return ctx.db.$transaction(async (tx) => {
+    const moved = await tx.replay.updateMany({
+      where: { id: replayId, status: { in: from } },
+      data: { status: to, ...(to === 'running' && !replay.startedAt ? { startedAt: new Date() } : {}), ...(to === 'cancelled' ? { finishedAt: new Date() } : {}) },
+    });
+    if (moved.count !== 1) {
+      const now = await tx.replay.findUniqueOrThrow({ where: { id: replayId }, select: { status: true } });
+      throw conflict(`replay ${replayId} is ${now.status}; ${action.split('.')[1]} needs ${from.join(' or ')}`, { status: now.status });
+    }
+    if (to === 'cancelled') {
+      await tx.approvalRequest.updateMany({ where: { kind: 'replay', status: 'open', payload: { path: ['replayId'], equals: replayId } }, data: { status: 'cancelled', decidedById: ctx.actor.id, decidedAt: new Date() } });
+    }
+    await appendAudit(tx, { chain: `run:${replay.runId}`, actor: ctx.actor, action, subjectType: 'replay', subjectId: replayId, runId: replay.runId, before: replay.status, after: to, reason, request: ctx.request });
+    return { replayId, runId: replay.runId, status: to, previous: replay.status as ReplayStatus };
+  });
+}
+
+export async function startReplay(ctx: ControlCtx, raw: unknown) {
+  const input = parseInput(replayControlInput, raw);
+  const result = await move(ctx, input.replayId, 'replay.start', ['approved'], 'running', input.reason ?? null);
+  const chunks = await enqueueRemaining(ctx.db, await jobsOf(ctx), input.replayId);
+  return { ...result, chunks };
+}
+
+export async function pauseReplay(ctx: ControlCtx, raw: unknown) {
+  const input = parseInput(replayControlInput, raw);
+  return move(ctx, input.replayId, 'replay.pause', ['running'], 'paused', input.reason ?? null);
+}
+
+export async function resumeReplay(ctx: ControlCtx, raw: unknown) {
+  const input = parseInput(replayControlInput, raw);
+  const result = await move(ctx, input.replayId, 'replay.resume', ['paused'], 'running', input.reason ?? null);
+  const chunks = await enqueueRemaining(ctx.db, await jobsOf(ctx), input.replayId);
+  return { ...result, chunks };
+}
+
+export async function cancelReplay(ctx: ControlCtx, raw: unknown) {
+  const input = parseInput(cancelReplayInput, raw);
+  return move(ctx, input.replayId, 'replay.cancel', ['awaiting_approval', 'approved', 'running', 'paused'], 'cancelled', input.reason);
+}

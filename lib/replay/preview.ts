@@ -1,0 +1,82 @@
+// F1: before anything is sent, every approved target with its state, who changed it last and when,
+// counts per state, and exactly which targets will go out. Read-only; any authenticated console role
+// may look. Items come in keyset pages (plan_item id), filterable by state or by "will send".
+import { z } from 'zod';
+import { Prisma, type DbOrTx } from '../db/client.ts';
+import { notFound } from '../ledger/index.ts';
+import { parseInput } from '../ledger/validate.ts';
+import { exactlyOnce, skipReason, summarizeSet, targetsSql, VIEW_STATES, type SetSummary, type ViewState } from './set.ts';
+
+export const previewReplayInput = z.strictObject({
+  runId: z.uuid(),
+  /** all, will_send, skipped, or one view state. */
+  filter: z.enum(['all', 'will_send', 'skipped', ...VIEW_STATES]).default('all'),
+  /** Keyset cursor: the last itemId of the previous page. */
+  after: z.string().regex(/^\d+$/).optional(),
+  limit: z.number().int().min(1).max(1000).default(100),
+});
+export type PreviewReplayInput = z.input<typeof previewReplayInput>;
+
+export interface PreviewItem {
+  itemId: string;
+  key: string;
+  tool: string;
+  action: string;
+  recordId: string;
+  target: string;
+  epoch: number;
+  state: ViewState;
+  changedBy: string | null;
+  changedAt: Date | null;
+  willSend: boolean;
+  /** Why it is skipped (F2), null when it will be sent. */
+  skipReason: string | null;
+}
+
+export interface ReplayPreview extends SetSummary {
+  runId: string;
+  /** Targets that will be sent: the number the operator types to confirm (F4). */
+  willSend: number;
+  fourEyes: boolean;
+  exactlyOnce: { exactlyOnce: number; approved: number; ratio: number };
+  items: PreviewItem[];
+  nextCursor: string | null;
+}
+
+export async function previewReplay(ctx: { db: DbOrTx }, raw: unknown): Promise<ReplayPreview> {
+  const input = parseInput(previewReplayInput, raw);
+  const { db } = ctx;
+  const run = await db.run.findUnique({ where: { id: input.runId }, select: { id: true } });
+  if (!run) throw notFound(`run ${input.runId} does not exist`, { field: 'runId' });
+  const summary = await summarizeSet(db, input.runId);
+  const filter =
+    input.filter === 'all' ? Prisma.empty
+    : input.filter === 'will_send' ? Prisma.sql`AND t.view_state IN ('not_sent', 'awaiting_claim', 'failed')`
+    : input.filter === 'skipped' ? Prisma.sql`AND t.view_state NOT IN ('not_sent', 'awaiting_claim', 'failed')`
+    : Prisma.sql`AND t.view_state = ${input.filter}`;
+  const after = input.after ? Prisma.sql`AND t.item_id > ${BigInt(input.after)}` : Prisma.empty;
+  const rows = await db.$queryRaw<{ item_id: bigint; key: string; tool: string; action: string; record_id: string; target: string; epoch: number; view_state: ViewState; changed_by: string | null; changed_at: Date | null }[]>`
+    SELECT * FROM (${targetsSql(input.runId)}) t WHERE true ${filter} ${after} ORDER BY t.item_id LIMIT ${input.limit}`;
+  const items = rows.map((r) => ({
+    itemId: String(r.item_id), key: r.key, tool: r.tool, action: r.action, recordId: r.record_id, target: r.target, epoch: r.epoch,
+    state: r.view_state, changedBy: r.changed_by, changedAt: r.changed_at,
+    willSend: skipReason(r.view_state) === null, skipReason: skipReason(r.view_state),
+  }));
+  return {
+    runId: input.runId,
+    ...summary,
+    willSend: summary.eligible,
+    fourEyes: await fourEyesFor(db, input.runId),
+    exactlyOnce: await exactlyOnce(db, input.runId),
+    items,
+    nextCursor: items.length === input.limit ? items[items.length - 1]!.itemId : null,
+  };
+}
+
+/** Four-eyes is on when any tool in the run's plan asks for it (Z3; default on). */
+export async function fourEyesFor(db: DbOrTx, runId: string): Promise<boolean> {
+  const tools = await db.planItem.findMany({ where: { runId, plan: { status: 'approved' } }, distinct: ['tool'], select: { tool: true } });
+  if (tools.length === 0) return true;
+  const lax = await db.toolDefinition.count({ where: { name: { in: tools.map((t) => t.tool) }, fourEyesReplay: false } });
+  return lax < tools.length;
+}

@@ -1,0 +1,124 @@
+// The background side of replays, run as its own process by scripts/worker.ts:
+//  - chunk handlers on pg-boss (several per process, several processes per database),
+//  - rescue: a handler holds a session advisory lock on its job id on a dedicated connection; when a
+//    worker dies (kill -9) PostgreSQL drops the lock with the connection, and any worker seeing an
+//    active job whose lock is free fails it so pg-boss retries it at once instead of after expiry,
+//  - sweep: a running replay with items left and no open job (a crash between commit and enqueue)
+//    gets its remaining items queued again,
+//  - reconciliation (C1-C3) on start-up and every interval.
+import pg from 'pg';
+import type PgBoss from 'pg-boss';
+import type { Db } from '../db/client.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import { executorActor, completeIfDone, runChunk, RetryChunk, type ExecutorDeps } from './executor.ts';
+import { enqueueRemaining, JOB_SCHEMA, openChunkJobs, REPLAY_QUEUE, startBoss, type ReplayChunk } from './jobs.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { reconcileOnce, type ReconcileResult } from './reconcile.ts';
+
+const LOCK_CLASS = 20583;
+
+export interface WorkerOptions {
+  appUrl: string;
+  db: Db;
+  providers: ProviderRegistry;
+  concurrency?: number;
+  reconcileIntervalMs?: number;
+  payload?: ExecutorDeps['payload'];
+  log?: (line: string) => void;
+  onReconcile?: (r: ReconcileResult) => void;
+}
+
+export interface ReplayWorker {
+  boss: PgBoss;
+  stop(): Promise<void>;
+}
+
+export async function startReplayWorker(options: WorkerOptions): Promise<ReplayWorker> {
+  const log = options.log ?? (() => undefined);
+  const concurrency = options.concurrency ?? 4;
+  const boss = await startBoss(options.appUrl, { work: true, max: concurrency + 2 });
+  const locks = new pg.Client({ connectionString: options.appUrl, application_name: 'replay-worker-locks' });
+  await locks.connect();
+  locks.on('error', (e) => log(`lock connection: ${e.message}`));
+  const deps: ExecutorDeps = {
+    db: options.db,
+    providers: options.providers,
+    limiter: new RateLimiter((name) => (options.providers.has(name) ? options.providers.settings(name).rateLimitPerSecond : undefined)),
+    payload: options.payload,
+    log,
+  };
+
+  let stopping = false;
+  const handle = async ([job]: PgBoss.Job<ReplayChunk>[]) => {
+    if (!job) return;
+    await locks.query('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK_CLASS, job.id]);
+    try {
+      const r = await runChunk(deps, job.data);
+      log(`chunk ${job.data.fromId}-${job.data.toId} of ${job.data.replayId}: ${r.processed} processed${r.stoppedBy ? `, stopped: ${r.stoppedBy}` : ''}`);
+    } catch (error) {
+      if (!(error instanceof RetryChunk)) log(`chunk ${job.data.fromId}-${job.data.toId}: ${(error as Error).message}`);
+      throw error; // pg-boss retries the chunk
+    } finally {
+      await locks.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, job.id]).catch(() => undefined);
+    }
+  };
+  for (let i = 0; i < concurrency; i++) await boss.work<ReplayChunk>(REPLAY_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, handle);
+
+  const rescue = async () => {
+    const active = await options.db.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT id::text AS id FROM ${JOB_SCHEMA}.job WHERE name = $1 AND state = 'active' AND started_on < now() - interval '3 seconds'`,
+      REPLAY_QUEUE,
+    );
+    for (const { id } of active) {
+      const [free] = await options.db.$queryRaw<{ free: boolean }[]>`SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${id})) AS free`;
+      if (free?.free) {
+        log(`rescuing chunk job ${id}: its worker is gone`);
+        await boss.fail(REPLAY_QUEUE, id, { reason: 'worker died' });
+      }
+    }
+  };
+  const sweep = async () => {
+    const running = await options.db.replay.findMany({ where: { status: 'running' }, select: { id: true, runId: true } });
+    for (const r of running) {
+      if ((await openChunkJobs(options.db, r.id)) > 0) continue;
+      if (await completeIfDone(options.db, r.id, r.runId, executorActor(r.id))) continue;
+      const n = await enqueueRemaining(options.db, boss, r.id);
+      if (n) log(`replay ${r.id}: queued ${n} chunks for its remaining items`);
+    }
+  };
+  const reconcile = async () => {
+    const r = await reconcileOnce({ db: options.db, providers: options.providers, log });
+    if (r.examined) log(`reconciled ${r.examined}: ${r.done} done, ${r.unknown} unknown, ${r.waiting} waiting, ${r.errors} errors`);
+    options.onReconcile?.(r);
+  };
+  const busy = new Set<string>();
+  const guarded = (name: string, fn: () => Promise<void>) => async () => {
+    if (stopping || busy.has(name)) return; // never two runs of one task at once
+    busy.add(name);
+    try {
+      await fn();
+    } catch (error) {
+      log(`${name}: ${(error as Error).message}`);
+    } finally {
+      busy.delete(name);
+    }
+  };
+  await guarded('rescue', rescue)();
+  await guarded('sweep', sweep)();
+  await guarded('reconcile', reconcile)();
+  const timers = [
+    setInterval(guarded('rescue', rescue), 2_000),
+    setInterval(guarded('sweep', sweep), 5_000),
+    setInterval(guarded('reconcile', reconcile), options.reconcileIntervalMs ?? 30_000),
+  ];
+
+  return {
+    boss,
+    async stop() {
+      stopping = true;
+      for (const t of timers) clearInterval(t);
+      await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+      await locks.end().catch(() => undefined);
+    },
+  };
+}
