@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../../audit/append.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { parseInput } from '../validate.ts';
+import { itemsHash } from './submit-plan.ts';
 import type { CommandContext } from './common.ts';
 
 export const approvePlanInput = z.strictObject({
@@ -36,11 +37,24 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
       data: { status: 'approved', approvedById: actor.id, approvedAt: new Date() },
     });
     if (updated.count !== 1) throw conflict(`plan ${plan.id} changed while it was being approved`);
+    // Bind the approval to the items themselves, not only to the hash stored at submission: an item
+    // changed after review (by any path) must not be frozen under the reviewed hash. Read after the
+    // plan row is locked by the update above; paged so a large plan never builds one huge value.
+    const keys: string[] = [];
+    for (let after = -1n; ; ) {
+      const page = await tx.planItem.findMany({ where: { planId: plan.id, id: { gt: after } }, orderBy: { id: 'asc' }, select: { id: true, key: true }, take: 50_000 });
+      for (const item of page) keys.push(item.key);
+      if (page.length < 50_000) break;
+      after = page[page.length - 1]!.id;
+    }
+    if (keys.length !== plan.itemCount || itemsHash(keys) !== input.itemsHash) {
+      throw conflict('the plan items no longer match the reviewed set: review it again', { items: keys.length });
+    }
     await appendAudit(tx, {
       chain: `run:${plan.runId}`, actor, action: 'plan.approve', subjectType: 'plan', subjectId: plan.id, runId: plan.runId,
       before: 'submitted', after: 'approved', reason: input.reason ?? null, detail: { items: plan.itemCount, itemsHash: plan.itemsHash }, request: ctx.request,
     });
     const approved = await tx.plan.findUniqueOrThrow({ where: { id: plan.id } });
     return { planId: approved.id, status: approved.status, approvedById: approved.approvedById, approvedAt: approved.approvedAt, itemCount: approved.itemCount };
-  });
+  }, { timeout: 600_000 });
 }
