@@ -1,0 +1,52 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { requireUser } from '../../../lib/auth/page.ts';
+import { can } from '../../../lib/auth/permissions.ts';
+import { db } from '../../../lib/db/client.ts';
+import { approvalsPage } from '../../../lib/read-models/admin.ts';
+import { ApprovalActions } from '../../../components/approval-actions.tsx';
+import { Badge } from '../../../components/ui/badge.tsx';
+import { Card, EmptyState, PageHeader } from '../../../components/ui/card.tsx';
+import { Time } from '../../../components/time.tsx';
+
+export const metadata: Metadata = { title: 'Four-eyes approvals' };
+
+const TONE = { open: 'amber', approved: 'green', rejected: 'red', expired: 'zinc' } as const;
+
+export default async function ApprovalsPage() {
+  const user = await requireUser();
+  const rows = await approvalsPage(db());
+  const canDecide = can(user.role, 'effect.bump.approve');
+  return (
+    <>
+      <PageHeader title="Four-eyes approvals" description="Epoch bumps wait here until a second operator approves them (Z3). An approval is bound to the hash of the exact set and expires after 24 hours." />
+      <Card>
+        {rows.length === 0 ? (
+          <EmptyState title="No requests">Requests appear when an operator asks for an epoch bump on a run or a target.</EmptyState>
+        ) : (
+          <ul className="divide-y divide-zinc-100">
+            {rows.map((r) => (
+              <li key={r.id} className="py-3" data-testid="approval-row" data-status={r.status}>
+                <div className="flex flex-wrap items-start justify-between gap-3">
+                  <div className="text-sm">
+                    <div className="flex items-center gap-2">
+                      <Badge tone={TONE[r.status as keyof typeof TONE] ?? 'zinc'}>{r.status}</Badge>
+                      <b>Epoch bump of {r.count} key(s)</b>
+                      {r.runId && <Link href={`/runs/${r.runId}`} className="mono text-xs text-blue-700 underline">run {r.runId.slice(0, 8)}</Link>}
+                    </div>
+                    <div className="mt-1 text-xs text-zinc-600">Requested by {r.requestedBy} at <Time value={r.requestedAt} /> · expires <Time value={r.expiresAt} />{r.decidedBy ? <> · decided by {r.decidedBy} at <Time value={r.decidedAt} /></> : null}</div>
+                    <div className="mt-1 text-sm">Reason: {r.reason}</div>
+                    <details className="mt-1 text-xs"><summary className="cursor-pointer text-zinc-600">Keys in this set</summary>
+                      <ul className="mono mt-1 max-h-40 overflow-y-auto">{r.items.map((i) => <li key={i.key}><Link className="underline" href={`/target?key=${encodeURIComponent(i.key)}`}>{i.key.slice(0, 80)}</Link> @ epoch {i.epoch}</li>)}</ul>
+                    </details>
+                  </div>
+                  {r.status === 'open' && canDecide && <ApprovalActions requestId={r.id} setHash={r.setHash} count={r.count} own={r.requestedById === user.id} />}
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,106 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { verifyAuditTrail } from '../../../lib/audit/verify.ts';
+import { requireUser } from '../../../lib/auth/page.ts';
+import { can } from '../../../lib/auth/permissions.ts';
+import { db } from '../../../lib/db/client.ts';
+import { auditFilterFrom, auditPage } from '../../../lib/read-models/audit.ts';
+import { Badge } from '../../../components/ui/badge.tsx';
+import { linkButton } from '../../../components/ui/button.tsx';
+import { Card, EmptyState, PageHeader, inputClass } from '../../../components/ui/card.tsx';
+import { Time } from '../../../components/time.tsx';
+import { one, withParams, type SP } from '../../../components/search-params.ts';
+
+export const metadata: Metadata = { title: 'Audit trail' };
+
+export default async function AuditPage({ searchParams }: { searchParams: Promise<SP> }) {
+  const [sp, user] = await Promise.all([searchParams, requireUser()]);
+  const filter = auditFilterFrom(sp);
+  const [page, chain] = await Promise.all([auditPage(db(), filter, one(sp, 'cursor')), verifyAuditTrail(db())]);
+  const exportQuery = new URLSearchParams(Object.entries(filter).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+  const canExport = can(user.role, 'audit.export');
+  return (
+    <>
+      <PageHeader title="Audit trail" description="Every state change and human decision, with who, what, why, when and where (A1). Append-only and hash chained (A2)."
+        actions={
+          <div className="flex items-center gap-2">
+            {chain.ok ? (
+              <span data-testid="chain-badge" data-ok="true"><Badge tone="green">Chain verified · {chain.entries.toLocaleString('en-US')} entries in {chain.chains.toLocaleString('en-US')} chains</Badge></span>
+            ) : (
+              <span data-testid="chain-badge" data-ok="false"><Badge tone="red">Chain broken at entry {chain.entryId ?? '(missing)'} · {chain.chain} #{chain.seq}: {chain.problem}</Badge></span>
+            )}
+          </div>
+        }
+      />
+      <Card className="mb-4">
+        <form method="get" role="search" aria-label="Filter the audit trail" className="grid grid-cols-2 gap-3 md:grid-cols-4 lg:grid-cols-7">
+          {[
+            ['actor', 'Actor (email or id)', 'text'],
+            ['action', 'Action (prefix)', 'text'],
+            ['run', 'Run id', 'text'],
+            ['target', 'Target', 'text'],
+            ['from', 'From', 'datetime-local'],
+            ['to', 'To', 'datetime-local'],
+          ].map(([name, label, type]) => (
+            <label key={name} className="text-xs font-medium text-zinc-700">
+              {label}
+              <input name={name} type={type} defaultValue={filter[name as keyof typeof filter] ?? ''} className={`${inputClass} mt-1`} />
+            </label>
+          ))}
+          <label className="text-xs font-medium text-zinc-700">
+            Outcome
+            <select name="outcome" defaultValue={filter.outcome ?? ''} className={`${inputClass} mt-1`}>
+              <option value="">Any</option><option value="ok">ok</option><option value="refused">refused</option>
+            </select>
+          </label>
+          <div className="col-span-2 flex flex-wrap gap-2 md:col-span-4 lg:col-span-7">
+            <button type="submit" className={linkButton('primary', 'sm')}>Apply filters</button>
+            <Link href="/audit" className={linkButton('ghost', 'sm')}>Clear</Link>
+            {canExport && (
+              <>
+                <a href={`/api/console/audit/export?format=csv${exportQuery ? `&${exportQuery}` : ''}`} className={linkButton('secondary', 'sm')} data-testid="export-csv" download>Download CSV</a>
+                <a href={`/api/console/audit/export?format=jsonl${exportQuery ? `&${exportQuery}` : ''}`} className={linkButton('secondary', 'sm')} download>Download JSON Lines</a>
+              </>
+            )}
+          </div>
+        </form>
+      </Card>
+      <Card>
+        {page.rows.length === 0 ? (
+          <EmptyState title="No entry matches">Loosen a filter: actions match by prefix (e.g. effect.), actors by part of the email.</EmptyState>
+        ) : (
+          <div className="overflow-x-auto">
+            <table className="w-full text-sm" data-testid="audit-table">
+              <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
+                <tr className="border-b border-zinc-200">
+                  {['#', 'When', 'Who', 'Action', 'Subject', 'Change', 'Why', 'Outcome', 'Where'].map((h) => <th key={h} scope="col" className="py-2 pr-3 font-medium">{h}</th>)}
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-zinc-100">
+                {page.rows.map((r) => (
+                  <tr key={r.id} data-testid="audit-row" className={r.outcome === 'refused' ? 'bg-red-50/40' : undefined}>
+                    <td className="mono py-2 pr-3 text-xs text-zinc-500">{r.id}</td>
+                    <td className="py-2 pr-3 text-xs"><Time value={r.at} /></td>
+                    <td className="py-2 pr-3 text-xs">{r.actorLabel}<div className="text-zinc-500">{r.actorRole ?? r.actorKind}</div></td>
+                    <td className="py-2 pr-3 font-medium">{r.action}</td>
+                    <td className="max-w-56 truncate py-2 pr-3 text-xs" title={r.subjectId}>
+                      {r.subjectType === 'effect' ? <Link className="underline" href={`/target?key=${encodeURIComponent(r.subjectId)}`}>{r.subjectId}</Link> : `${r.subjectType} ${r.subjectId}`}
+                    </td>
+                    <td className="py-2 pr-3 text-xs">{r.beforeState || r.afterState ? `${r.beforeState ?? '∅'} → ${r.afterState ?? '∅'}` : ''}</td>
+                    <td className="max-w-64 py-2 pr-3 text-xs">{r.reason ?? (r.detail && typeof r.detail === 'object' && 'why' in r.detail ? String((r.detail as { why: unknown }).why) : '')}</td>
+                    <td className="py-2 pr-3"><Badge tone={r.outcome === 'ok' ? 'green' : 'red'}>{r.outcome}</Badge></td>
+                    <td className="py-2 text-xs text-zinc-500">{r.ip ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <div className="mt-3 flex justify-between">
+          {one(sp, 'cursor') ? <Link href={withParams('/audit', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>Newest</Link> : <span />}
+          {page.next && <Link href={withParams('/audit', sp, { cursor: page.next })} className={linkButton('secondary', 'sm')}>Older entries</Link>}
+        </div>
+      </Card>
+    </>
+  );
+}

@@ -1,0 +1,35 @@
+// Streamed audit export (A5): CSV or JSON Lines of the filtered trail, oldest first, fetched from
+// the database a thousand rows at a time so any size streams in constant memory.
+import { consoleRoute } from '../../../../../lib/auth/guard.ts';
+import { auditFilterFrom, auditStream, CSV_COLUMNS, csvLine, jsonLine } from '../../../../../lib/read-models/audit.ts';
+
+export const dynamic = 'force-dynamic';
+
+export const GET = consoleRoute('audit.export', { mutating: false }, async (g, req) => {
+  const url = new URL(req.url);
+  const format = url.searchParams.get('format') === 'jsonl' ? 'jsonl' : 'csv';
+  const filter = auditFilterFrom(url.searchParams);
+  const rows = auditStream(g.db, filter);
+  const encoder = new TextEncoder();
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (format === 'csv') controller.enqueue(encoder.encode(CSV_COLUMNS.join(',') + '\r\n'));
+    },
+    async pull(controller) {
+      const next = await rows.next();
+      if (next.done) return controller.close();
+      controller.enqueue(encoder.encode(format === 'csv' ? csvLine(next.value) : jsonLine(next.value)));
+    },
+    async cancel() {
+      await rows.return(undefined);
+    },
+  });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  return new Response(stream, {
+    headers: {
+      'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+      'Content-Disposition': `attachment; filename="audit-${stamp}.${format === 'csv' ? 'csv' : 'jsonl'}"`,
+      'Cache-Control': 'no-store',
+    },
+  });
+});

@@ -1,0 +1,158 @@
+'use client';
+// A decision dialog: preview of what changes, the fields (a reason is always required), an optional
+// typed confirmation for big sets, then the server action. Native <dialog> gives focus trapping and
+// Escape to close; errors come back from the server naming the field.
+import { useRouter } from 'next/navigation';
+import { useId, useRef, useState, type ReactNode } from 'react';
+import { Button } from './ui/button.tsx';
+import { Field, inputClass } from './ui/card.tsx';
+
+export interface FieldSpec {
+  name: string;
+  label: string;
+  type?: 'text' | 'textarea' | 'select' | 'password' | 'email' | 'checkbox';
+  options?: { value: string; label: string }[];
+  required?: boolean;
+  hint?: string;
+  defaultValue?: string;
+  placeholder?: string;
+}
+
+type Result = { ok: true; data: unknown } | { ok: false; error: string; field?: string; code: string };
+
+export function ActionDialog({
+  trigger,
+  triggerVariant = 'secondary',
+  triggerSize = 'sm',
+  title,
+  description,
+  preview,
+  fields,
+  submitLabel,
+  submitVariant = 'primary',
+  confirmCount,
+  action,
+  baseInput,
+  success,
+  disabled,
+  testId,
+}: {
+  trigger: ReactNode;
+  triggerVariant?: 'primary' | 'secondary' | 'danger' | 'ghost';
+  triggerSize?: 'sm' | 'md';
+  title: string;
+  description?: ReactNode;
+  preview?: ReactNode;
+  fields: FieldSpec[];
+  submitLabel: string;
+  submitVariant?: 'primary' | 'danger';
+  /** For big sets: the person types this number to confirm. */
+  confirmCount?: number;
+  action: (input: unknown) => Promise<Result>;
+  baseInput: Record<string, unknown>;
+  success?: (data: unknown) => string;
+  disabled?: boolean;
+  testId?: string;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const id = useId();
+  const router = useRouter();
+  const [error, setError] = useState<{ message: string; field?: string } | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function onSubmit(e: React.FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    if (confirmCount !== undefined && String(form.get('__confirm') ?? '').trim() !== String(confirmCount)) {
+      setError({ message: `type ${confirmCount} to confirm`, field: '__confirm' });
+      return;
+    }
+    const values: Record<string, unknown> = { ...baseInput };
+    for (const f of fields) {
+      if (f.type === 'checkbox') values[f.name] = form.get(f.name) === 'on';
+      else {
+        const v = String(form.get(f.name) ?? '');
+        if (v !== '' || f.required) values[f.name] = v;
+      }
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await action(values);
+      if (result.ok) {
+        setDone(success ? success(result.data) : 'Done.');
+        router.refresh();
+      } else {
+        setError({ message: result.error, field: result.field });
+      }
+    } catch {
+      setError({ message: 'The request did not reach the server. Check your connection and try again.' });
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const fieldError = (name: string) => (error?.field && (error.field === name || error.field.startsWith(`${name}.`)) ? error.message : null);
+  const generalError = error && !fields.some((f) => fieldError(f.name)) && error.field !== '__confirm' ? error.message : null;
+
+  return (
+    <>
+      <Button type="button" variant={triggerVariant} size={triggerSize} disabled={disabled} data-testid={testId} onClick={() => { setError(null); setDone(null); ref.current?.showModal(); }}>
+        {trigger}
+      </Button>
+      <dialog ref={ref} aria-labelledby={`${id}-title`} className="m-auto w-full max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl">
+        <form onSubmit={onSubmit} className="flex max-h-[85vh] flex-col">
+          <div className="border-b border-zinc-100 px-5 py-4">
+            <h2 id={`${id}-title`} className="text-base font-semibold">{title}</h2>
+            {description && <div className="mt-1 text-sm text-zinc-600">{description}</div>}
+          </div>
+          <div className="space-y-4 overflow-y-auto px-5 py-4">
+            {preview && <div className="rounded-md border border-zinc-200 bg-zinc-50 p-3 text-sm">{preview}</div>}
+            {done ? (
+              <p role="status" className="rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-900">{done}</p>
+            ) : (
+              <>
+                {fields.map((f) => {
+                  const fid = `${id}-${f.name}`;
+                  const err = fieldError(f.name);
+                  return (
+                    <Field key={f.name} label={f.label + (f.required ? ' (required)' : '')} htmlFor={fid} error={err} hint={f.hint}>
+                      {f.type === 'textarea' ? (
+                        <textarea id={fid} name={f.name} required={f.required} rows={3} defaultValue={f.defaultValue} placeholder={f.placeholder} aria-invalid={Boolean(err)} className={inputClass} />
+                      ) : f.type === 'select' ? (
+                        <select id={fid} name={f.name} defaultValue={f.defaultValue} aria-invalid={Boolean(err)} className={inputClass}>
+                          {f.options?.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
+                        </select>
+                      ) : f.type === 'checkbox' ? (
+                        <input id={fid} name={f.name} type="checkbox" defaultChecked={f.defaultValue === 'true'} className="h-4 w-4" />
+                      ) : (
+                        <input id={fid} name={f.name} type={f.type ?? 'text'} required={f.required} defaultValue={f.defaultValue} placeholder={f.placeholder} aria-invalid={Boolean(err)} className={inputClass} />
+                      )}
+                    </Field>
+                  );
+                })}
+                {confirmCount !== undefined && (
+                  <Field label={`Type ${confirmCount} to confirm`} htmlFor={`${id}-confirm`} error={error?.field === '__confirm' ? error.message : null}>
+                    <input id={`${id}-confirm`} name="__confirm" inputMode="numeric" autoComplete="off" className={inputClass} />
+                  </Field>
+                )}
+                {generalError && <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">{generalError}</p>}
+              </>
+            )}
+          </div>
+          <div className="flex justify-end gap-2 border-t border-zinc-100 px-5 py-3">
+            <Button type="button" variant="secondary" onClick={() => ref.current?.close()}>
+              {done ? 'Close' : 'Cancel'}
+            </Button>
+            {!done && (
+              <Button type="submit" variant={submitVariant} disabled={busy}>
+                {busy ? 'Working…' : submitLabel}
+              </Button>
+            )}
+          </div>
+        </form>
+      </dialog>
+    </>
+  );
+}

@@ -1,0 +1,140 @@
+// Authorization where the action runs (Z2): every server action goes through consoleAction and
+// every route handler through consoleRoute. Both resolve the user from the database (Z4), check the
+// permission table (Z1), refuse cross-site requests, and audit every refusal (A4).
+import type { z } from 'zod';
+import { auditRefusal } from '../audit/append.ts';
+import { db, type Db } from '../db/client.ts';
+import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import { LedgerError } from '../ledger/errors.ts';
+import { parseInput } from '../ledger/validate.ts';
+import { can, type Permission } from './permissions.ts';
+import { crossSiteProblem, currentRequest, requestInfoFromHeaders, type RequestInfo } from './request.ts';
+import { sessionFromCookie, type SessionUser } from './session.ts';
+
+export interface Guarded {
+  db: Db;
+  user: SessionUser;
+  actor: Actor & { kind: 'user' };
+  request: RequestMeta;
+}
+
+export interface Subject {
+  type: string;
+  id: string;
+  runId?: string | null;
+}
+
+const ANONYMOUS: Actor = { kind: 'system', id: 'anonymous', label: 'no session' };
+
+export function userActor(user: SessionUser): Actor & { kind: 'user' } {
+  return { kind: 'user', id: user.id, label: user.email, role: user.role };
+}
+
+/** Throws a LedgerError (unauthenticated / forbidden) after auditing the refusal. */
+export async function authorize(
+  info: RequestInfo,
+  permission: Permission,
+  options: { mutating: boolean; subject?: Subject },
+): Promise<Guarded> {
+  const database = db();
+  const request: RequestMeta = { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId };
+  const subject = options.subject ?? { type: 'console', id: permission };
+  const refuse = async (actor: Actor, code: 'unauthenticated' | 'forbidden', why: string) => {
+    if (options.mutating) {
+      await auditRefusal(database, {
+        chain: `${subject.type}:${subject.id}`, actor, action: permission, subjectType: subject.type, subjectId: subject.id,
+        runId: subject.runId ?? null, why, request,
+      });
+    }
+    return new LedgerError(code, why);
+  };
+  const session = await sessionFromCookie(info.cookie, database);
+  if (options.mutating) {
+    const cross = crossSiteProblem(info);
+    if (cross) throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'forbidden', cross);
+  }
+  if (session.problem) {
+    const why = {
+      no_session: 'sign in first',
+      unknown_user: 'this account no longer exists',
+      disabled: 'this account is disabled',
+      session_revoked: 'your session was revoked (role or account changed): sign in again',
+    }[session.problem];
+    throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'unauthenticated', why);
+  }
+  const user = session.user;
+  if (!can(user.role, permission)) {
+    throw await refuse(userActor(user), 'forbidden', `the ${user.role} role may not ${permission}`);
+  }
+  return { db: database, user, actor: userActor(user), request };
+}
+
+export type ActionResult<T> =
+  | { ok: true; data: T }
+  | { ok: false; code: string; error: string; field?: string; details?: Record<string, unknown> };
+
+export function toActionError(error: unknown): ActionResult<never> {
+  if (error instanceof LedgerError) {
+    const { field, ...rest } = error.details;
+    return { ok: false, code: error.code, error: error.message, ...(typeof field === 'string' ? { field } : {}), details: JSON.parse(JSON.stringify(rest)) };
+  }
+  console.error(error);
+  return { ok: false, code: 'internal', error: 'Something went wrong on the server; nothing may have changed. Check the audit trail and try again.' };
+}
+
+/**
+ * A server action body: parse the input with the command's schema (a bad field is named), authorize
+ * with the permission table, run. Returns a result object instead of throwing, so the form can show
+ * the message next to the field.
+ */
+export async function consoleAction<S extends z.ZodType, T>(
+  permission: Permission,
+  schema: S,
+  raw: unknown,
+  run: (g: Guarded, input: z.output<S>) => Promise<T>,
+  subject?: (input: z.output<S>) => Subject,
+): Promise<ActionResult<T>> {
+  try {
+    const info = await currentRequest();
+    let input: z.output<S> | undefined;
+    let parseError: unknown;
+    try {
+      input = parseInput(schema, raw);
+    } catch (error) {
+      parseError = error;
+    }
+    const g = await authorize(info, permission, { mutating: true, subject: input !== undefined && subject ? subject(input) : undefined });
+    if (parseError) throw parseError;
+    return { ok: true, data: await run(g, input as z.output<S>) };
+  } catch (error) {
+    return toActionError(error);
+  }
+}
+
+const STATUS: Record<string, number> = {
+  validation: 422, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, invalid_transition: 409,
+};
+
+export function errorResponse(error: unknown): Response {
+  if (error instanceof LedgerError) {
+    return Response.json({ code: error.code, message: error.message, ...error.details }, { status: STATUS[error.code] ?? 400 });
+  }
+  console.error(error);
+  return Response.json({ code: 'internal', message: 'internal error' }, { status: 500 });
+}
+
+/** A console route handler: authorized, errors mapped to HTTP in one place. */
+export function consoleRoute<C = unknown>(
+  permission: Permission,
+  options: { mutating: boolean },
+  handler: (g: Guarded, req: Request, ctx: C) => Promise<Response>,
+): (req: Request, ctx: C) => Promise<Response> {
+  return async (req, ctx) => {
+    try {
+      const g = await authorize(requestInfoFromHeaders(req.headers), permission, options);
+      return await handler(g, req, ctx);
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}

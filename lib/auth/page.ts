@@ -1,0 +1,21 @@
+// For server components: the signed-in user, checked against the database on every render (Z4);
+// anyone without a valid session is sent to sign in.
+import { headers } from 'next/headers';
+import { redirect } from 'next/navigation';
+import { db } from '../db/client.ts';
+import { can, type Permission } from './permissions.ts';
+import { sessionFromCookie, type SessionUser } from './session.ts';
+
+export async function requireUser(permission: Permission = 'console.read'): Promise<SessionUser> {
+  const h = await headers();
+  const session = await sessionFromCookie(h.get('cookie'), db());
+  if (session.problem) redirect(`/sign-in?reason=${session.problem}`);
+  if (!can(session.user.role, permission)) redirect('/forbidden');
+  return session.user;
+}
+
+export async function optionalUser(): Promise<SessionUser | null> {
+  const h = await headers();
+  const session = await sessionFromCookie(h.get('cookie'), db());
+  return session.problem ? null : session.user;
+}

@@ -1,0 +1,62 @@
+// What the guard needs to know about the request being served: the session cookie, where it came
+// from (A1: where) and whether it is cross-site. Read from next/headers in server actions and from
+// the Request in route handlers. Tests that call server actions directly (the authorization
+// matrix) supply it through runWithRequest, and then go through the very same guard.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+
+export interface RequestInfo {
+  cookie: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  requestId: string;
+  origin: string | null;
+  host: string | null;
+  secFetchSite: string | null;
+}
+
+const override = new AsyncLocalStorage<RequestInfo>();
+
+export function runWithRequest<T>(info: RequestInfo, fn: () => Promise<T>): Promise<T> {
+  return override.run(info, fn);
+}
+
+export function requestInfoFromHeaders(h: Headers): RequestInfo {
+  const forwarded = h.get('x-forwarded-for')?.split(',')[0]?.trim();
+  return {
+    cookie: h.get('cookie'),
+    ip: forwarded || h.get('x-real-ip') || null,
+    userAgent: h.get('user-agent'),
+    requestId: h.get('x-request-id') || randomUUID(),
+    origin: h.get('origin'),
+    host: h.get('x-forwarded-host') || h.get('host'),
+    secFetchSite: h.get('sec-fetch-site'),
+  };
+}
+
+/** The current server action's request. */
+export async function currentRequest(): Promise<RequestInfo> {
+  const store = override.getStore();
+  if (store) return store;
+  const { headers } = await import('next/headers');
+  return requestInfoFromHeaders(await headers());
+}
+
+/**
+ * Cross-site requests are refused for every mutating action: the browser's Sec-Fetch-Site says so
+ * directly; otherwise an Origin whose host differs from the Host header gives it away. (Next also
+ * checks Origin for server actions; route handlers get nothing for free.)
+ */
+export function crossSiteProblem(info: RequestInfo): string | null {
+  if (info.secFetchSite === 'cross-site') return 'cross-site request refused';
+  if (info.origin && info.origin !== 'null' && info.host) {
+    try {
+      if (new URL(info.origin).host !== info.host) return `cross-site request refused (origin ${info.origin})`;
+    } catch {
+      return 'cross-site request refused (malformed Origin)';
+    }
+  } else if (info.origin === 'null') {
+    return 'cross-site request refused (opaque origin)';
+  }
+  return null;
+}

@@ -1,0 +1,80 @@
+// User administration (Z1: admin). Each command changes the row and writes its audit entry in one
+// transaction. Disabling a user or changing a role bumps session_version, so their very next
+// request is refused and they must sign in again (Z4).
+import { z } from 'zod';
+import { appendAudit } from '../audit/append.ts';
+import type { DbOrTx, Db } from '../db/client.ts';
+import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import { conflict, invalid, notFound } from '../ledger/errors.ts';
+import { parseInput } from '../ledger/validate.ts';
+import { hashPassword } from './password.ts';
+import { ROLES } from './permissions.ts';
+
+interface Ctx {
+  db: Db;
+  actor: Actor;
+  request?: RequestMeta;
+}
+
+export const emailField = z.string().trim().toLowerCase().pipe(z.email('a valid email address'));
+export const passwordField = z.string().min(12, 'at least 12 characters').max(200);
+
+export const createUserInput = z.strictObject({
+  email: emailField,
+  name: z.string().trim().min(1, 'a name is required').max(200),
+  role: z.enum(ROLES),
+  password: passwordField,
+});
+
+export async function createUser(ctx: Ctx, raw: unknown) {
+  const input = parseInput(createUserInput, raw);
+  const passwordHash = await hashPassword(input.password);
+  return ctx.db.$transaction(async (tx) => {
+    const existing = await tx.user.findUnique({ where: { email: input.email } });
+    if (existing) throw conflict(`a user with email ${input.email} already exists`, { field: 'email' });
+    const user = await tx.user.create({ data: { email: input.email, name: input.name, role: input.role, passwordHash } });
+    await appendAudit(tx, {
+      chain: `user:${user.id}`, actor: ctx.actor, action: 'user.create', subjectType: 'user', subjectId: user.id,
+      after: input.role, detail: { email: input.email }, request: ctx.request,
+    });
+    return { id: user.id, email: user.email, role: user.role };
+  });
+}
+
+export const updateUserInput = z.strictObject({
+  userId: z.uuid(),
+  role: z.enum(ROLES).optional(),
+  disabled: z.boolean().optional(),
+  reason: z.string().trim().min(1, 'a reason is required').max(2000),
+});
+
+export async function updateUser(ctx: Ctx, raw: unknown) {
+  const input = parseInput(updateUserInput, raw);
+  if (input.role === undefined && input.disabled === undefined) throw invalid('role', 'change the role or the disabled flag');
+  if (input.userId === ctx.actor.id && (input.disabled || (input.role && input.role !== 'admin'))) {
+    throw invalid('userId', 'you cannot disable yourself or drop your own admin role; ask another admin');
+  }
+  return ctx.db.$transaction(async (tx) => {
+    const before = await tx.user.findUnique({ where: { id: input.userId } });
+    if (!before) throw notFound(`user ${input.userId} does not exist`, { field: 'userId' });
+    const user = await tx.user.update({
+      where: { id: input.userId },
+      data: { role: input.role, disabled: input.disabled, sessionVersion: { increment: 1 } },
+    });
+    await appendAudit(tx, {
+      chain: `user:${user.id}`, actor: ctx.actor, action: input.disabled !== undefined && input.disabled !== before.disabled ? (input.disabled ? 'user.disable' : 'user.enable') : 'user.role',
+      subjectType: 'user', subjectId: user.id, before: `${before.role}${before.disabled ? ' (disabled)' : ''}`, after: `${user.role}${user.disabled ? ' (disabled)' : ''}`,
+      reason: input.reason, request: ctx.request,
+    });
+    return { id: user.id, role: user.role, disabled: user.disabled };
+  });
+}
+
+/** Used by the first-start bootstrap and `npm run user:create` (no signed-in actor). */
+export async function insertUser(db: DbOrTx, data: { email: string; name: string; role: (typeof ROLES)[number]; password: string }, actor: Actor) {
+  const input = parseInput(createUserInput, data);
+  const passwordHash = await hashPassword(input.password);
+  const user = await db.user.create({ data: { email: input.email, name: input.name, role: input.role, passwordHash } });
+  await appendAudit(db, { chain: `user:${user.id}`, actor, action: 'user.create', subjectType: 'user', subjectId: user.id, after: input.role, detail: { email: input.email } });
+  return user;
+}

@@ -1,0 +1,117 @@
+// Audit trail: filtered, keyset-paged by id (newest first), and the same filter streamed in
+// batches for the CSV / JSON Lines export (A5).
+import type { Db } from '../db/client.ts';
+import { Prisma } from '../db/client.ts';
+
+export interface AuditFilter {
+  actor?: string;
+  action?: string;
+  run?: string;
+  target?: string;
+  from?: string;
+  to?: string;
+  outcome?: string;
+}
+
+export function auditFilterFrom(params: URLSearchParams | Record<string, string | string[] | undefined>): AuditFilter {
+  const get = (k: string) => {
+    const v = params instanceof URLSearchParams ? params.get(k) : params[k];
+    const s = Array.isArray(v) ? v[0] : v;
+    return s && s.trim() ? s.trim() : undefined;
+  };
+  return { actor: get('actor'), action: get('action'), run: get('run'), target: get('target'), from: get('from'), to: get('to'), outcome: get('outcome') };
+}
+
+function whereOf(f: AuditFilter): Prisma.Sql {
+  const w: Prisma.Sql[] = [Prisma.sql`TRUE`];
+  if (f.actor) w.push(Prisma.sql`(a.actor_label ILIKE ${`%${f.actor}%`} OR a.actor_id = ${f.actor})`);
+  if (f.action) w.push(Prisma.sql`a.action LIKE ${`${f.action}%`}`);
+  if (f.run && /^[0-9a-f-]{36}$/i.test(f.run)) w.push(Prisma.sql`a.run_id = ${f.run}::uuid`);
+  if (f.target) w.push(Prisma.sql`a.subject_type = 'effect' AND a.subject_id IN (SELECT key FROM effect_key WHERE target = ${f.target.toLowerCase()} OR target = ${f.target})`);
+  if (f.outcome === 'ok' || f.outcome === 'refused') w.push(Prisma.sql`a.outcome = ${f.outcome}`);
+  const from = f.from ? new Date(f.from) : null;
+  const to = f.to ? new Date(f.to) : null;
+  if (from && !Number.isNaN(from.getTime())) w.push(Prisma.sql`a.at >= ${from}`);
+  if (to && !Number.isNaN(to.getTime())) w.push(Prisma.sql`a.at < ${to}`);
+  return Prisma.join(w, ' AND ');
+}
+
+export interface AuditRow {
+  id: string;
+  at: Date;
+  chain: string;
+  seq: number;
+  actorKind: string;
+  actorLabel: string;
+  actorRole: string | null;
+  action: string;
+  subjectType: string;
+  subjectId: string;
+  runId: string | null;
+  beforeState: string | null;
+  afterState: string | null;
+  reason: string | null;
+  outcome: string;
+  detail: unknown;
+  ip: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+  hash: string;
+}
+
+type Raw = Omit<AuditRow, 'id' | 'actorKind' | 'actorLabel' | 'actorRole' | 'subjectType' | 'subjectId' | 'runId' | 'beforeState' | 'afterState' | 'userAgent' | 'requestId'> & {
+  id: bigint; actor_kind: string; actor_label: string; actor_role: string | null; subject_type: string; subject_id: string; run_id: string | null;
+  before_state: string | null; after_state: string | null; user_agent: string | null; request_id: string | null;
+};
+
+const toRow = (r: Raw): AuditRow => ({
+  id: String(r.id), at: r.at, chain: r.chain, seq: r.seq, actorKind: r.actor_kind, actorLabel: r.actor_label, actorRole: r.actor_role, action: r.action,
+  subjectType: r.subject_type, subjectId: r.subject_id, runId: r.run_id, beforeState: r.before_state, afterState: r.after_state, reason: r.reason,
+  outcome: r.outcome, detail: r.detail, ip: r.ip, userAgent: r.user_agent, requestId: r.request_id, hash: r.hash,
+});
+
+async function batch(db: Db, f: AuditFilter, beforeId: bigint | null, limit: number, order: 'desc' | 'asc' = 'desc'): Promise<AuditRow[]> {
+  const cursor = beforeId === null ? Prisma.empty : order === 'desc' ? Prisma.sql`AND a.id < ${beforeId}` : Prisma.sql`AND a.id > ${beforeId}`;
+  const rows = await db.$queryRaw<Raw[]>`
+    SELECT a.id, a.at, a.chain, a.seq, a.actor_kind::text, a.actor_label, a.actor_role, a.action, a.subject_type, a.subject_id, a.run_id,
+           a.before_state, a.after_state, a.reason, a.outcome, a.detail, a.ip, a.user_agent, a.request_id, a.hash
+    FROM audit_entry a WHERE ${whereOf(f)} ${cursor}
+    ORDER BY a.id ${order === 'desc' ? Prisma.sql`DESC` : Prisma.sql`ASC`} LIMIT ${limit}`;
+  return rows.map(toRow);
+}
+
+export async function auditPage(db: Db, f: AuditFilter, cursor?: string, limit = 50) {
+  const before = cursor && /^\d+$/.test(cursor) ? BigInt(cursor) : null;
+  const rows = await batch(db, f, before, limit + 1);
+  const page = rows.slice(0, limit);
+  return { rows: page, next: rows.length > limit ? page[page.length - 1]!.id : null };
+}
+
+/** Every matching entry, oldest first, a thousand at a time (constant memory for any size). */
+export async function* auditStream(db: Db, f: AuditFilter): AsyncGenerator<AuditRow> {
+  let after: bigint | null = null;
+  for (;;) {
+    const rows = await batch(db, f, after, 1000, 'asc');
+    for (const r of rows) yield r;
+    if (rows.length < 1000) return;
+    after = BigInt(rows[rows.length - 1]!.id);
+  }
+}
+
+export const CSV_COLUMNS = ['id', 'at', 'actorKind', 'actorLabel', 'actorRole', 'action', 'subjectType', 'subjectId', 'runId', 'beforeState', 'afterState', 'reason', 'outcome', 'ip', 'userAgent', 'requestId', 'chain', 'seq', 'hash', 'detail'] as const;
+
+function csvCell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  // Quote always; neutralize spreadsheet formulas (a reason starting with "=" is data, not a formula).
+  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
+  return `"${safe.replace(/"/g, '""')}"`;
+}
+
+export function csvLine(r: AuditRow): string {
+  return CSV_COLUMNS.map((c) => csvCell(r[c])).join(',') + '\r\n';
+}
+
+export function jsonLine(r: AuditRow): string {
+  return JSON.stringify(r) + '\n';
+}

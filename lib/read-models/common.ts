@@ -1,0 +1,37 @@
+// Shared pieces of the page read models: keyset cursors and a short memo for figures that are
+// expensive on very large runs.
+export const STATES = ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck'] as const;
+export type StateName = (typeof STATES)[number];
+export type StateCounts = Record<StateName, number>;
+
+export function emptyCounts(): StateCounts {
+  return { pending: 0, done: 0, failed: 0, unknown: 0, revoked: 0, stuck: 0 };
+}
+
+/** Opaque keyset cursor: base64url of a JSON tuple. */
+export function encodeCursor(values: unknown[]): string {
+  return Buffer.from(JSON.stringify(values)).toString('base64url');
+}
+
+export function decodeCursor<T extends unknown[]>(cursor: string | null | undefined, check: (v: unknown[]) => v is T): T | null {
+  if (!cursor) return null;
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    return Array.isArray(value) && check(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+const memo = new Map<string, { at: number; value: unknown }>();
+
+/** Memoizes a figure for ttlMs (only used where the page says "as of"). */
+export async function remember<T>(key: string, ttlMs: number, compute: () => Promise<T>): Promise<{ value: T; at: Date }> {
+  const hit = memo.get(key);
+  if (hit && Date.now() - hit.at < ttlMs) return { value: hit.value as T, at: new Date(hit.at) };
+  const value = await compute();
+  if (memo.size > 1000) memo.clear();
+  const at = Date.now();
+  memo.set(key, { at, value });
+  return { value, at: new Date(at) };
+}

@@ -1,0 +1,97 @@
+// Runs list: one page of runs (keyset on created_at, id), each with its per-state counts and the
+// exactly-once figure P4 of its approved plan.
+import type { Db } from '../db/client.ts';
+import { Prisma } from '../db/client.ts';
+import { decodeCursor, emptyCounts, encodeCursor, remember, type StateCounts, type StateName } from './common.ts';
+
+export interface RunsFilter {
+  workflow?: string;
+  status?: string;
+  from?: string;
+  to?: string;
+  q?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export interface RunRow {
+  id: string;
+  workflow: string;
+  status: string;
+  triggerId: string;
+  createdAt: Date;
+  planId: string | null;
+  planStatus: string | null;
+  planItems: number;
+  counts: StateCounts;
+  exactlyOnce: { numerator: number; denominator: number; asOf: Date | null } | null;
+}
+
+const RUN_STATUSES = ['running', 'completed', 'crashed', 'replaying'];
+const LARGE_PLAN = 50_000;
+
+export async function listRuns(db: Db, filter: RunsFilter): Promise<{ rows: RunRow[]; next: string | null; workflows: string[] }> {
+  const limit = Math.min(Math.max(filter.limit ?? 25, 1), 100);
+  const cursor = decodeCursor(filter.cursor, (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string');
+  const where: Prisma.Sql[] = [Prisma.sql`TRUE`];
+  if (filter.workflow) where.push(Prisma.sql`r.workflow = ${filter.workflow}`);
+  if (filter.status && RUN_STATUSES.includes(filter.status)) where.push(Prisma.sql`r.status = ${filter.status}::"RunStatus"`);
+  const from = filter.from ? new Date(filter.from) : null;
+  const to = filter.to ? new Date(filter.to) : null;
+  if (from && !Number.isNaN(from.getTime())) where.push(Prisma.sql`r.created_at >= ${from}`);
+  if (to && !Number.isNaN(to.getTime())) where.push(Prisma.sql`r.created_at < ${to}`);
+  if (filter.q) where.push(Prisma.sql`e.trigger_id ILIKE ${`%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
+  if (cursor) where.push(Prisma.sql`(r.created_at, r.id) < (${new Date(cursor[0])}, ${cursor[1]}::uuid)`);
+  const rows = await db.$queryRaw<{ id: string; workflow: string; status: string; trigger_id: string; created_at: Date; plan_id: string | null; plan_status: string | null; item_count: number | null }[]>`
+    SELECT r.id, r.workflow, r.status::text, e.trigger_id, r.created_at, p.id AS plan_id, p.status::text AS plan_status, p.item_count
+    FROM run r JOIN event e ON e.id = r.event_id
+    LEFT JOIN LATERAL (SELECT id, status, item_count FROM plan WHERE plan.run_id = r.id AND status <> 'rejected' ORDER BY submitted_at DESC LIMIT 1) p ON TRUE
+    WHERE ${Prisma.join(where, ' AND ')}
+    ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const counts = await stateCountsFor(db, page.map((r) => r.id));
+  const out: RunRow[] = [];
+  for (const r of page) {
+    out.push({
+      id: r.id, workflow: r.workflow, status: r.status, triggerId: r.trigger_id, createdAt: r.created_at,
+      planId: r.plan_id, planStatus: r.plan_status, planItems: r.item_count ?? 0,
+      counts: counts.get(r.id) ?? emptyCounts(),
+      exactlyOnce: r.plan_id && r.plan_status === 'approved' ? await exactlyOnce(db, r.plan_id, r.item_count ?? 0) : null,
+    });
+  }
+  const last = page[page.length - 1];
+  const workflows = (await db.$queryRaw<{ workflow: string }[]>`SELECT DISTINCT workflow FROM run ORDER BY workflow LIMIT 200`).map((w) => w.workflow);
+  return { rows: out, next: rows.length > limit && last ? encodeCursor([last.created_at.toISOString(), last.id]) : null, workflows };
+}
+
+/** Per-state counts of the keys claimed in each run (index effect_key(run_id, state)). */
+export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<string, StateCounts>> {
+  const map = new Map<string, StateCounts>();
+  if (runIds.length === 0) return map;
+  const rows = await db.$queryRaw<{ run_id: string; state: StateName; n: bigint }[]>`
+    SELECT run_id, state::text AS state, count(*) AS n FROM effect_key WHERE run_id = ANY(${runIds}::uuid[]) GROUP BY run_id, state`;
+  for (const r of rows) {
+    const c = map.get(r.run_id) ?? emptyCounts();
+    c[r.state] = Number(r.n);
+    map.set(r.run_id, c);
+  }
+  return map;
+}
+
+/**
+ * P4: approved targets with exactly one done effect (over all epochs) / approved targets. Exact on
+ * every request for plans up to 50,000 items; for larger ones it is recomputed at most once a
+ * minute and the page says "as of".
+ */
+export async function exactlyOnce(db: Db, planId: string, items: number): Promise<{ numerator: number; denominator: number; asOf: Date | null }> {
+  const compute = async () => {
+    const [row] = await db.$queryRaw<{ n: bigint }[]>`
+      SELECT count(*) AS n FROM (
+        SELECT pi.key FROM plan_item pi JOIN effect e ON e.key = pi.key AND e.state = 'done'
+        WHERE pi.plan_id = ${planId}::uuid GROUP BY pi.key HAVING count(*) = 1) x`;
+    return Number(row?.n ?? 0);
+  };
+  if (items <= LARGE_PLAN) return { numerator: await compute(), denominator: items, asOf: null };
+  const { value, at } = await remember(`p4:${planId}`, 60_000, compute);
+  return { numerator: value, denominator: items, asOf: at };
+}

@@ -1,0 +1,45 @@
+// Support queue: every unknown key across runs, oldest first (index effect_key(state, changed_at)),
+// with the latest evidence reconciliation (or the runtime) recorded for its current epoch.
+import type { Db } from '../db/client.ts';
+import { Prisma } from '../db/client.ts';
+import { decodeCursor, encodeCursor } from './common.ts';
+
+export interface UnknownRow {
+  key: string;
+  target: string;
+  tool: string;
+  action: string;
+  runId: string;
+  epoch: number;
+  since: Date;
+  changedBy: string;
+  evidence: unknown;
+  evidenceBy: string | null;
+  evidenceAt: Date | null;
+}
+
+type Raw = { key: string; target: string; tool: string; action: string; run_id: string; current_epoch: number; changed_at: Date; changed_by: string; evidence: unknown; actor_id: string | null; at: Date | null };
+
+export async function supportQueue(db: Db, options: { cursor?: string; limit?: number } = {}) {
+  const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
+  const cursor = decodeCursor(options.cursor, (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string');
+  const after = cursor ? Prisma.sql`AND (k.changed_at, k.key) > (${new Date(cursor[0])}, ${cursor[1]})` : Prisma.empty;
+  const raw = await db.$queryRaw<Raw[]>`
+    SELECT k.key, k.target, k.tool, k.action, k.run_id, k.current_epoch, k.changed_at, k.changed_by, t.evidence, t.actor_id, t.at
+    FROM effect_key k
+    LEFT JOIN LATERAL (SELECT evidence, actor_id, at FROM effect_transition et
+                       WHERE et.key = k.key AND et.epoch = k.current_epoch AND et.evidence IS NOT NULL ORDER BY et.id DESC LIMIT 1) t ON TRUE
+    WHERE k.state = 'unknown' ${after}
+    ORDER BY k.changed_at, k.key LIMIT ${limit + 1}`;
+  const page = raw.slice(0, limit);
+  const last = page[page.length - 1];
+  const total = await db.effectKey.count({ where: { state: 'unknown' } });
+  return {
+    total,
+    rows: page.map((r): UnknownRow => ({
+      key: r.key, target: r.target, tool: r.tool, action: r.action, runId: r.run_id, epoch: r.current_epoch, since: r.changed_at,
+      changedBy: r.changed_by, evidence: r.evidence, evidenceBy: r.actor_id, evidenceAt: r.at,
+    })),
+    next: raw.length > limit && last ? encodeCursor([last.changed_at.toISOString(), last.key]) : null,
+  };
+}

@@ -1,0 +1,52 @@
+// A target (one effect key): every epoch, every attempt with its raw provider response, every
+// transition with who, when and why, and the audit entries about it.
+import type { Db } from '../db/client.ts';
+
+function prettyBody(bytes: Uint8Array | null): { text: string | null; pretty: string | null; base64: string | null; size: number } {
+  if (!bytes) return { text: null, pretty: null, base64: null, size: 0 };
+  const buf = Buffer.from(bytes);
+  const text = buf.toString('utf8');
+  const isText = !text.includes('\uFFFD');
+  let pretty: string | null = null;
+  if (isText) {
+    try {
+      pretty = JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      pretty = null;
+    }
+  }
+  return { text: isText ? text : null, pretty, base64: isText ? null : buf.toString('base64'), size: buf.length };
+}
+
+export async function targetDetail(db: Db, key: string) {
+  const head = await db.effectKey.findUnique({ where: { key } });
+  if (!head) return null;
+  const [effects, attempts, transitions, planItems, audit] = await Promise.all([
+    db.effect.findMany({ where: { key }, orderBy: { epoch: 'desc' } }),
+    db.attempt.findMany({ where: { key }, orderBy: [{ epoch: 'desc' }, { startedAt: 'asc' }] }),
+    db.effectTransition.findMany({ where: { key }, orderBy: [{ epoch: 'desc' }, { id: 'asc' }] }),
+    db.planItem.findMany({ where: { key }, select: { planId: true, runId: true }, take: 20 }),
+    db.auditEntry.findMany({ where: { subjectType: 'effect', subjectId: key }, orderBy: { id: 'desc' }, take: 100 }),
+  ]);
+  const userIds = [...new Set(transitions.filter((t) => t.actorKind === 'user').map((t) => t.actorId))];
+  const users = new Map((await db.user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true, role: true } })).map((u) => [u.id, u]));
+  return {
+    head,
+    epochs: effects.map((e) => ({
+      ...e,
+      id: String(e.id),
+      attempts: attempts.filter((a) => a.epoch === e.epoch).map((a) => ({
+        id: a.id, startedAt: a.startedAt, respondedAt: a.respondedAt, status: a.responseStatus,
+        headers: (a.responseHeaders as [string, string][] | null) ?? null, body: prettyBody(a.responseBody),
+      })),
+      transitions: transitions.filter((t) => t.epoch === e.epoch).map((t) => ({
+        id: String(t.id), from: t.fromState, to: t.toState, actorKind: t.actorKind,
+        actor: t.actorKind === 'user' ? (users.get(t.actorId)?.email ?? t.actorId) : t.actorId,
+        role: t.actorKind === 'user' ? (users.get(t.actorId)?.role ?? null) : null,
+        reason: t.reason, evidence: t.evidence, at: t.at,
+      })),
+    })),
+    planItems,
+    audit: audit.map((a) => ({ ...a, id: String(a.id) })),
+  };
+}

@@ -1,0 +1,101 @@
+// Self-contained browser-test environment: an embedded PostgreSQL on a free port, migrated, with
+// the app login role; demo data written through the lib commands; then `next build` (only when the
+// sources are newer than the last build) and `next start` on a free port as the app role.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { freePort, startEmbeddedPostgres } from '../../lib/db/embedded.ts';
+import { ensureAppLogin, withCredentials } from '../../lib/db/roles.ts';
+import { applyMigrations } from '../../lib/db/schema-engine.ts';
+
+export const STATE_FILE = path.join(tmpdir(), 'effect-ledger-e2e-state.json');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name === 'generated' || entry.name === 'node_modules') continue;
+      newest = Math.max(newest, newestMtime(p));
+    } else newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+function needsBuild(): boolean {
+  const id = path.resolve('.next/BUILD_ID');
+  if (!existsSync(id)) return true;
+  const built = statSync(id).mtimeMs;
+  return ['app', 'components', 'lib'].some((d) => existsSync(d) && newestMtime(path.resolve(d)) > built);
+}
+
+async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`next start exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url, { redirect: 'manual' });
+      if (res.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+export default async function globalSetup() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ledger-e2e-'));
+  chmodSync(dir, 0o755);
+  const server = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: await freePort(), password: 'e2e', persistent: false, fsync: false });
+  const admin = new pg.Client({ connectionString: server.ownerUrl() });
+  await admin.connect();
+  await admin.query('CREATE DATABASE console_e2e');
+  await admin.end();
+  const ownerUrl = server.ownerUrl('console_e2e');
+  await applyMigrations(ownerUrl);
+  await ensureAppLogin(ownerUrl, 'ledger_e2e_app', 'ledger-e2e-app');
+  const appUrl = withCredentials(ownerUrl, 'ledger_e2e_app', 'ledger-e2e-app');
+
+  const secret = randomBytes(32).toString('base64url');
+  process.env.NEXTAUTH_SECRET = secret;
+  process.env.DATABASE_URL = appUrl;
+  process.env.LEDGER_DATA_DIR = dir;
+  const { createDb } = await import('../../lib/db/client.ts');
+  const { seed } = await import('./seed.ts');
+  const db = createDb(appUrl, 4);
+  const seeded = await seed(db);
+  await db.$disconnect();
+
+  if (needsBuild()) {
+    const build = spawnSync('npx', ['next', 'build'], { stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+    if (build.status !== 0) throw new Error('next build failed');
+  }
+  const port = await freePort();
+  const baseURL = `http://127.0.0.1:${port}`;
+  const child = spawn('npx', ['next', 'start', '-p', String(port), '-H', '127.0.0.1'], {
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: appUrl, NEXTAUTH_SECRET: secret, NEXTAUTH_URL: baseURL, LEDGER_DATA_DIR: dir, NEXT_TELEMETRY_DISABLED: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  child.stdout?.on('data', (d) => process.env.E2E_DEBUG && process.stdout.write(d));
+  child.stderr?.on('data', (d) => process.stderr.write(d));
+  await waitForHttp(`${baseURL}/sign-in`, child);
+  process.env.E2E_BASE_URL = baseURL;
+  writeFileSync(STATE_FILE, JSON.stringify({ baseURL, secret, appUrl, ownerUrl, dataDir: dir, seeded }));
+
+  return async () => {
+    if (child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}

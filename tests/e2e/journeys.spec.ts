@@ -1,0 +1,112 @@
+// One journey per persona from issue 4, in a real Chromium against `next start`.
+import { readFileSync } from 'node:fs';
+import { expect, test } from './fixtures.ts';
+import { PASSWORD, USERS } from './seed.ts';
+
+test.describe.configure({ mode: 'serial' });
+
+test('Z4: sign-in through the form, and a wrong password is refused with a clear message', async ({ page }) => {
+  await page.goto('/runs');
+  await expect(page).toHaveURL(/\/sign-in/);
+  await page.getByLabel('Email').fill(USERS.auditor);
+  await page.getByLabel('Password').fill('not-the-password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('alert')).toContainText('Email or password is not right');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/runs/);
+  await expect(page.getByTestId('current-role')).toHaveText('auditor');
+});
+
+test('P1/P2/S5 operator: approves a submitted plan, then revokes a key with a reason', async ({ page, signInAs }) => {
+  await signInAs('operatorA');
+  await page.goto('/plans');
+  await page.getByRole('link', { name: /spring_campaign/ }).first().click();
+  await expect(page.getByTestId('plan-count')).toHaveText('6');
+  await page.getByTestId('approve-plan').click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Note').fill('Recipients match the campaign segment');
+  await dialog.getByRole('button', { name: 'Approve' }).click();
+  await expect(dialog.getByRole('status')).toContainText('Plan approved and frozen');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByText('This plan is approved')).toBeVisible();
+
+  await page.getByRole('link', { name: /^[0-9a-f]{8}$/ }).first().click();
+  const row = page.getByTestId('target-row').filter({ hasText: 'ana@example.com' });
+  await expect(row).toHaveAttribute('data-state', 'done');
+  await row.getByRole('link', { name: 'ana@example.com' }).click();
+  await page.getByTestId('revoke').click();
+  const revoke = page.getByRole('dialog');
+  await revoke.getByRole('button', { name: 'Revoke' }).click();
+  await expect(revoke.getByRole('alert')).toBeVisible(); // reason is required
+  await revoke.getByLabel('Reason (required)').fill('Customer unsubscribed before the send');
+  await revoke.getByRole('button', { name: 'Revoke' }).click();
+  await expect(revoke.getByRole('status')).toContainText('Revoked');
+  await revoke.getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByTestId('current-state')).toContainText('Revoked');
+  await expect(page.getByTestId('transition').last()).toContainText('Customer unsubscribed before the send');
+});
+
+test('S4 support: resolves an unknown from the queue as sent, with a receipt', async ({ page, signInAs, e2e }) => {
+  await signInAs('support');
+  await page.goto('/support');
+  const row = page.getByTestId('unknown-row').filter({ hasText: e2e.seeded.unknownTarget });
+  await expect(row).toContainText('miss after settle window');
+  await row.getByTestId('resolve-sent').click();
+  const dialog = page.getByRole('dialog').filter({ hasText: 'Resolve as sent' });
+  await dialog.getByLabel('Receipt or evidence reference (required)').fill('msg_found_in_provider_log_4411');
+  await dialog.getByLabel('Reason (required)').fill('Provider dashboard shows it delivered at 10:02');
+  await dialog.getByRole('button', { name: 'Mark as sent' }).click();
+  await expect(dialog.getByRole('status')).toContainText('Resolved as sent');
+  await page.goto('/support');
+  await expect(page.getByTestId('unknown-row').filter({ hasText: e2e.seeded.unknownTarget })).toHaveCount(0);
+});
+
+test('Z3 four-eyes: one operator requests an epoch bump, the same operator cannot approve it, another one does', async ({ page, signInAs, e2e }) => {
+  await signInAs('operatorA');
+  await page.goto(`/runs/${e2e.seeded.liveRunId}?q=${encodeURIComponent(e2e.seeded.bumpTarget)}`);
+  await page.getByRole('link', { name: e2e.seeded.bumpTarget }).click();
+  await page.getByTestId('bump').click();
+  const dialog = page.getByRole('dialog').filter({ hasText: 'Bump the epoch' });
+  await dialog.getByLabel('Reason (required)').fill('Customer asked for the receipt again');
+  await dialog.getByRole('button', { name: 'Request bump' }).click();
+  await expect(dialog.getByRole('status')).toContainText('awaits another operator');
+
+  await page.goto('/approvals');
+  const request = page.getByTestId('approval-row').filter({ hasText: 'Customer asked for the receipt again' });
+  await expect(request).toHaveAttribute('data-status', 'open');
+  await expect(request.getByTestId('approve-request')).toHaveCount(0);
+  await expect(request).toContainText('another operator must approve it');
+
+  await signInAs('operatorB');
+  await page.goto('/approvals');
+  await request.getByTestId('approve-request').click();
+  const approve = page.getByRole('dialog').filter({ hasText: 'Approve the bump' });
+  await approve.getByRole('button', { name: 'Approve and bump' }).click();
+  await expect(approve.getByRole('status')).toContainText('1 bumped');
+  await page.goto(`/runs/${e2e.seeded.liveRunId}?q=${encodeURIComponent(e2e.seeded.bumpTarget)}`);
+  const row = page.getByTestId('target-row').filter({ hasText: e2e.seeded.bumpTarget });
+  await expect(row).toHaveAttribute('data-state', 'pending');
+  await expect(row).toContainText('oscar.operator@example.com');
+});
+
+test('A5/A2 auditor: filters the trail, sees the chain verified, downloads the CSV and finds the row', async ({ page, signInAs }) => {
+  await signInAs('auditor');
+  await page.goto('/audit');
+  await expect(page.getByTestId('chain-badge')).toHaveAttribute('data-ok', 'true');
+  await page.getByLabel('Action (prefix)').fill('plan.approve');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page).toHaveURL(/action=plan.approve/);
+  const rows = page.getByTestId('audit-row');
+  await expect(rows.first()).toContainText('plan.approve');
+  await expect(rows.filter({ hasText: 'oscar.operator@example.com' })).toHaveCount(1);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-csv').click()]);
+  const csv = readFileSync((await download.path())!, 'utf8');
+  const lines = csv.trim().split('\r\n');
+  expect(lines[0]).toContain('actorLabel');
+  const row = lines.find((l) => l.includes('oscar.operator@example.com'));
+  expect(row).toBeDefined();
+  expect(row).toContain('"plan.approve"');
+  expect(row).toContain('list checked against the CRM export');
+  expect(lines.slice(1).every((l) => l.includes('"plan.approve"'))).toBe(true);
+});

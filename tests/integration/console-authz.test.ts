@@ -1,0 +1,193 @@
+// Authorization matrix (Z1, Z2, A4, Z4): every mutating console server action and route handler is
+// called directly (not through the UI) as each role and with no session. Only the roles the
+// permission table allows get through; every refusal is on the audit trail. A disabled user's, or
+// a re-roled user's, next request is refused. Failed sign-ins are rate limited.
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { makeRun, makeTool, suffix } from '../helpers/factories.ts';
+import { resetEnvCache } from '../../lib/env.ts';
+import type { Role } from '../../lib/db/generated/enums.ts';
+
+let t: TestDatabase;
+type Actions = typeof import('../../app/actions/ledger.ts') & typeof import('../../app/actions/admin.ts');
+let actions: Actions;
+let auth: {
+  runWithRequest: typeof import('../../lib/auth/request.ts').runWithRequest;
+  mintSessionToken: typeof import('../../lib/auth/session.ts').mintSessionToken;
+  insertUser: typeof import('../../lib/auth/users.ts').insertUser;
+  can: typeof import('../../lib/auth/permissions.ts').can;
+};
+let ledger: typeof import('../../lib/ledger/index.ts');
+const users = {} as Record<Role | 'operator2', { id: string; email: string; sessionVersion: number }>;
+const system = { kind: 'system' as const, id: 'test', label: 'test setup' };
+
+beforeAll(async () => {
+  t = await createTestDatabase({ poolSize: 10 });
+  process.env.DATABASE_URL = t.appUrl;
+  process.env.NEXTAUTH_SECRET = 'console-authz-test-secret';
+  resetEnvCache();
+  actions = { ...(await import('../../app/actions/ledger.ts')), ...(await import('../../app/actions/admin.ts')) };
+  const [request, session, usersMod, perms] = await Promise.all([
+    import('../../lib/auth/request.ts'), import('../../lib/auth/session.ts'), import('../../lib/auth/users.ts'), import('../../lib/auth/permissions.ts'),
+  ]);
+  auth = { runWithRequest: request.runWithRequest, mintSessionToken: session.mintSessionToken, insertUser: usersMod.insertUser, can: perms.can };
+  ledger = await import('../../lib/ledger/index.ts');
+  for (const role of ['admin', 'operator', 'support', 'auditor', 'operator2'] as const) {
+    const u = await auth.insertUser(t.db, { email: `${role}-${suffix()}@example.com`, name: role, role: role === 'operator2' ? 'operator' : role, password: 'a-long-enough-password' }, system);
+    users[role] = { id: u.id, email: u.email, sessionVersion: u.sessionVersion };
+  }
+});
+
+async function as<T>(who: Role | 'operator2' | 'none', fn: () => Promise<T>, extra: { origin?: string } = {}): Promise<T> {
+  const cookie = who === 'none' ? null : `next-auth.session-token=${await auth.mintSessionToken(users[who])}`;
+  return auth.runWithRequest(
+    { cookie, ip: '203.0.113.9', userAgent: 'vitest', requestId: randomUUID(), origin: extra.origin ?? null, host: 'console.test', secFetchSite: extra.origin ? null : 'same-origin' },
+    fn,
+  );
+}
+
+/** A done effect in a run with an approved plan, fresh per call. */
+async function doneKey(state: 'done' | 'unknown' = 'done') {
+  const tool = await makeTool(t.db);
+  const run = await makeRun(t.db);
+  const runtime = { kind: 'runtime' as const, id: 'rt', label: 'rt', workflows: ['*'] };
+  const c = await ledger.claimEffect({ db: t.db, actor: runtime }, { runId: run.runId, tool: tool.name, action: 'receipt', recordId: 'r1', target: `x-${suffix()}@example.com` });
+  if (!c.claimed) throw new Error('claim lost');
+  if (state === 'done') await ledger.completeEffect({ db: t.db, actor: runtime }, { key: c.key, receipt: 'msg_1' });
+  else await ledger.markUnknown({ db: t.db, actor: { kind: 'reconciler', id: 'rec', label: 'rec' } }, { key: c.key });
+  return c.key;
+}
+
+async function submittedPlan() {
+  const tool = await makeTool(t.db);
+  const run = await makeRun(t.db);
+  return ledger.submitPlan({ db: t.db, actor: system }, { runId: run.runId, items: [{ tool: tool.name, action: 'receipt', recordId: 'r', target: `p-${suffix()}@example.com` }] });
+}
+
+async function openBumpRequest() {
+  const key = await doneKey();
+  const { requestBump } = await import('../../lib/approvals/bump.ts');
+  const r = await requestBump({ db: t.db, actor: { kind: 'user', id: users.operator2.id, label: users.operator2.email, role: 'operator' } }, { keys: [key], reason: 'resend' });
+  if (r.mode !== 'requested') throw new Error('expected a four-eyes request');
+  return r;
+}
+
+const MATRIX: { name: string; permission: Parameters<typeof auth.can>[1]; call: () => Promise<{ ok: boolean; code?: string; error?: string }> }[] = [
+  { name: 'approvePlanAction', permission: 'plan.approve', call: async () => { const p = await submittedPlan(); return actions.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash }); } },
+  { name: 'revokeAction', permission: 'effect.revoke', call: async () => actions.revokeAction({ keys: [await doneKey()], reason: 'customer asked' }) },
+  { name: 'resolveUnknownAction', permission: 'effect.resolve', call: async () => actions.resolveUnknownAction({ key: await doneKey('unknown'), outcome: 'sent', receipt: 'msg_9', reason: 'seen in provider log' }) },
+  { name: 'requestBumpAction', permission: 'effect.bump.request', call: async () => actions.requestBumpAction({ keys: [await doneKey()], reason: 'resend' }) },
+  { name: 'decideBumpAction', permission: 'effect.bump.approve', call: async () => { const r = await openBumpRequest(); return actions.decideBumpAction({ requestId: r.requestId, setHash: r.setHash, decision: 'approve' }); } },
+  { name: 'createUserAction', permission: 'users.manage', call: () => actions.createUserAction({ email: `new-${suffix()}@example.com`, name: 'New', role: 'support', password: 'another-long-password' }) },
+  { name: 'updateUserAction', permission: 'users.manage', call: async () => { const u = await auth.insertUser(t.db, { email: `u-${suffix()}@example.com`, name: 'U', role: 'support', password: 'a-long-enough-password' }, system); return actions.updateUserAction({ userId: u.id, role: 'auditor', reason: 'moved team' }); } },
+  { name: 'createRuntimeKeyAction', permission: 'runtime_keys.manage', call: () => actions.createRuntimeKeyAction({ name: `k-${suffix()}`, workflows: '*' }) },
+  { name: 'revokeRuntimeKeyAction', permission: 'runtime_keys.manage', call: async () => { const k = await t.db.runtimeKey.create({ data: { name: 'k', prefix: suffix() + suffix(), secretHash: randomUUID(), workflows: ['*'] } }); return actions.revokeRuntimeKeyAction({ keyId: k.id, reason: 'rotated' }); } },
+  { name: 'saveToolAction', permission: 'tools.manage', call: () => actions.saveToolAction({ name: `tool_${suffix()}`, actions: 'a', targetType: 'email', provider: 'sandbox', generatedInputs: 'subject' }) },
+];
+
+// The permission table is imported lazily (after DATABASE_URL is set); the static copy here must agree.
+const TABLE: Record<Role, string[]> = {
+  admin: ['users.manage', 'runtime_keys.manage', 'tools.manage'],
+  operator: ['plan.approve', 'effect.revoke', 'effect.bump.request', 'effect.bump.approve'],
+  support: ['effect.resolve'],
+  auditor: [],
+};
+function auth_can(role: Role, permission: string) {
+  return TABLE[role].includes(permission);
+}
+
+describe('Z2: every console server action, called directly as each role', () => {
+  for (const entry of MATRIX) {
+    for (const who of ['admin', 'operator', 'support', 'auditor', 'none'] as const) {
+      const allowed = who !== 'none' && auth_can(who, entry.permission);
+      it(`Z1/Z2/A4: ${entry.name} as ${who} is ${allowed ? 'allowed' : 'refused and audited'}`, async () => {
+        const before = await refusedCount(entry.permission, who);
+        const result = await as(who, entry.call);
+        if (allowed) {
+          expect(result, JSON.stringify(result)).toMatchObject({ ok: true });
+          expect(await refusedCount(entry.permission, who)).toBe(before);
+        } else {
+          expect(result).toMatchObject({ ok: false, code: who === 'none' ? 'unauthenticated' : 'forbidden' });
+          expect(await refusedCount(entry.permission, who)).toBe(before + 1);
+        }
+      });
+    }
+  }
+});
+
+async function refusedCount(permission: string, who: Role | 'none') {
+  const label = who === 'none' ? 'no session' : users[who].email;
+  const [row] = (await t.owner<{ n: string }>(`SELECT count(*) AS n FROM audit_entry WHERE outcome = 'refused' AND action = $1 AND actor_label = $2`, [permission, label])).rows;
+  return Number(row!.n);
+}
+
+describe('Z1: the static matrix above is the product permission table', () => {
+  it('Z1: the permission table grants exactly these mutating permissions', () => {
+    for (const role of ['admin', 'operator', 'support', 'auditor'] as const) {
+      for (const p of MATRIX.map((m) => m.permission)) expect(auth.can(role, p), `${role} ${p}`).toBe(auth_can(role, p));
+    }
+  });
+});
+
+describe('Z4: sessions are checked against the database on every request', () => {
+  it('Z4: a disabled user\'s next request is refused (and audited), whatever token they hold', async () => {
+    const op = await auth.insertUser(t.db, { email: `op-${suffix()}@example.com`, name: 'op', role: 'operator', password: 'a-long-enough-password' }, system);
+    users.operator = { id: op.id, email: op.email, sessionVersion: op.sessionVersion };
+    const token = await auth.mintSessionToken(users.operator);
+    const call = () => auth.runWithRequest({ cookie: `next-auth.session-token=${token}`, ip: null, userAgent: null, requestId: randomUUID(), origin: null, host: null, secFetchSite: null }, async () => actions.revokeAction({ keys: [await doneKey()], reason: 'x' }));
+    expect(await call()).toMatchObject({ ok: true });
+    const disabled = await as('admin', () => actions.updateUserAction({ userId: op.id, disabled: true, reason: 'left the company' }));
+    expect(disabled).toMatchObject({ ok: true });
+    const before = await refusedCount('effect.revoke', 'operator');
+    expect(await call()).toMatchObject({ ok: false, code: 'unauthenticated' });
+    expect(await refusedCount('effect.revoke', 'operator')).toBe(before + 1);
+  });
+
+  it('Z4: a role change revokes the session at once', async () => {
+    const sup = await auth.insertUser(t.db, { email: `sup-${suffix()}@example.com`, name: 'sup', role: 'support', password: 'a-long-enough-password' }, system);
+    const token = await auth.mintSessionToken({ id: sup.id, email: sup.email, sessionVersion: sup.sessionVersion });
+    expect(await as('admin', () => actions.updateUserAction({ userId: sup.id, role: 'operator', reason: 'promoted' }))).toMatchObject({ ok: true });
+    const result = await auth.runWithRequest({ cookie: `next-auth.session-token=${token}`, ip: null, userAgent: null, requestId: randomUUID(), origin: null, host: null, secFetchSite: null }, async () => actions.revokeAction({ keys: [await doneKey()], reason: 'x' }));
+    expect(result).toMatchObject({ ok: false, code: 'unauthenticated' });
+  });
+
+  it('Z4: failed sign-ins are rate limited per account (a correct password is refused while locked)', async () => {
+    const { authOptions } = await import('../../lib/auth/options.ts');
+    const email = `rl-${suffix()}@example.com`;
+    await auth.insertUser(t.db, { email, name: 'rl', role: 'auditor', password: 'the-right-password' }, system);
+    const provider = authOptions().providers[0] as unknown as { options: { authorize: (c: Record<string, string>, req: unknown) => Promise<unknown> } };
+    const attempt = (password: string, ip = '198.51.100.7') => provider.options.authorize({ email, password }, { headers: { 'x-forwarded-for': ip } });
+    await expect(attempt('the-right-password')).resolves.toMatchObject({ email });
+    for (let i = 0; i < 5; i++) await expect(attempt('wrong')).rejects.toThrow('not right');
+    await expect(attempt('the-right-password', '198.51.100.8')).rejects.toThrow('Too many failed sign-ins for this account');
+  });
+});
+
+describe('cross-site requests and route handlers', () => {
+  it('Z2: a cross-site call to a server action is refused even for a permitted role, and audited', async () => {
+    const before = await refusedCount('effect.revoke', 'operator2' as Role);
+    const result = await as('operator2', async () => actions.revokeAction({ keys: [await doneKey()], reason: 'x' }), { origin: 'https://evil.example' });
+    expect(result).toMatchObject({ ok: false, code: 'forbidden' });
+    expect(result.ok ? '' : result.error).toContain('cross-site');
+    expect(await refusedCount('effect.revoke', 'operator2' as Role)).toBe(before + 1);
+  });
+
+  it('A5/Z1: the audit export route handler streams CSV to an auditor, refuses an operator (403) and no session (401)', async () => {
+    const { GET } = await import('../../app/api/console/audit/export/route.ts');
+    const request = async (who: Role | 'none', format = 'csv') => {
+      const headers = new Headers({ host: 'console.test' });
+      if (who !== 'none') headers.set('cookie', `next-auth.session-token=${await auth.mintSessionToken(users[who])}`);
+      return GET(new Request(`http://console.test/api/console/audit/export?format=${format}&action=user.`, { headers }), undefined as never);
+    };
+    const ok = await request('auditor');
+    expect(ok.status).toBe(200);
+    const text = await ok.text();
+    expect(text.split('\r\n')[0]).toContain('actorLabel');
+    expect(text).toContain('"user.create"');
+    const jsonl = await (await request('admin', 'jsonl')).text();
+    expect(JSON.parse(jsonl.trim().split('\n')[0]!).action).toMatch(/^user\./);
+    expect((await request('operator2' as Role)).status).toBe(403);
+    expect((await request('none')).status).toBe(401);
+  });
+});
