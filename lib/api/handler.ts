@@ -56,6 +56,18 @@ async function readJson(request: Request): Promise<unknown> {
   }
 }
 
+/** PostgreSQL text cannot hold NUL: refuse it at the door, naming the field, instead of failing deep inside. */
+export function findNul(value: unknown, path: string[] = []): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path.join('.') || 'body' : null;
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const hit = findNul(k, [...path, k]) ?? findNul(v, [...path, k]);
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
 function shape(spec: RouteSpec<z.ZodType | undefined>, result: OpResult): OpResult {
   const body = jsonSafe(result.body);
   const schema = spec.responses?.[result.status];
@@ -82,7 +94,9 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
       let body: unknown = undefined;
       if (request.method === 'POST') {
         const raw = await readJson(request);
-        body = spec.body ? parseInput(spec.body, raw ?? {}) : undefined;
+        const nul = findNul(raw);
+        if (nul) throw invalid(nul, `${nul}: contains a NUL character`);
+        body = spec.body ? parseInput(spec.body, raw === undefined ? {} : raw) : undefined;
         const key = parseIdempotencyKey(request);
         const run = async () => {
           try {
