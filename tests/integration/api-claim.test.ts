@@ -49,8 +49,8 @@ describe('POST /api/v1/effects/claim', () => {
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 200)).toHaveLength(49);
-    const [{ n }] = await t.owner<{ n: string }>("SELECT count(*) AS n FROM attempt WHERE key LIKE '%parallel%'").then((r) => r.rows);
-    expect(Number(n)).toBe(1);
+    const { rows } = await t.owner<{ n: string }>("SELECT count(*) AS n FROM attempt WHERE key LIKE '%parallel%'");
+    expect(Number(rows[0]!.n)).toBe(1);
   });
 
   it('R1, S2: record the raw response, report done with receipt; read the run back with its state', async () => {
