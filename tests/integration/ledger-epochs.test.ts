@@ -85,6 +85,21 @@ describe('E2: only done, revoked or stuck can be superseded', () => {
   });
 });
 
+describe('E2: concurrent bumps', () => {
+  it('E2: 10 operators bumping one done key at once: exactly one new epoch, the others are refused (20 trials)', async () => {
+    const tool = (await makeTool(t.db)).name;
+    const runId = (await makeRun(t.db)).runId;
+    for (let trial = 0; trial < 20; trial++) {
+      const e = await makeEffect(t.db, 'done', { tool, runId });
+      const results = await Promise.allSettled(Array.from({ length: 10 }, () => bumpEpoch({ db: t.db, actor: operator() }, { key: e.key, reason: 'resend' })));
+      const ok = results.filter((r) => r.status === 'fulfilled');
+      expect(ok).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'conflict' });
+      expect(await t.db.effect.count({ where: { key: e.key } })).toBe(2);
+    }
+  });
+});
+
 describe('E3: a bump comes from a human operator or a registered, model-independent policy', () => {
   it('E3: support, auditor, admin, runtime, executor and reconciler may not bump: refused, audited, nothing changed', async () => {
     const e = await makeEffect(t.db, 'done');

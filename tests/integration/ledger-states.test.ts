@@ -158,3 +158,28 @@ describe('S6: stuck', () => {
     expect(await markStuck({ db: t.db, actor: executorActor() }, { key: e.key, evidence: { status: 410 } })).toMatchObject({ state: 'stuck' });
   });
 });
+
+describe('Z6 in the ledger core: a runtime acts only on effects of its own workflows', () => {
+  it('S2/S5: a runtime scoped to another workflow cannot complete, fail, mark or revoke the effect: refused, audited, nothing changed', async () => {
+    const e = await makeEffect(t.db, 'pending');
+    const run = await t.db.run.findUniqueOrThrow({ where: { id: e.runId } });
+    const stranger = runtimeActor(['some_other_workflow']);
+    const before = await snapshot(t.db);
+    const attempts = [
+      () => completeEffect({ db: t.db, actor: stranger }, { key: e.key, receipt: 'forged' }),
+      () => markStuck({ db: t.db, actor: stranger }, { key: e.key, evidence: { x: 1 } }),
+      () => revokeEffect({ db: t.db, actor: stranger }, { key: e.key, reason: 'deleted' }),
+      () => transitionEffect({ db: t.db, actor: stranger }, { key: e.key, to: 'unknown', action: 'effect.mark_unknown' }),
+    ];
+    for (const attempt of attempts) {
+      const error = await refusal(attempt());
+      expect(error.code).toBe('forbidden');
+      expect(error.message).toMatch(/not scoped/);
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+    expect(await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}`, actorId: stranger.id } })).toBe(attempts.length);
+    // A runtime scoped to the run's workflow may.
+    const own = runtimeActor([run.workflow]);
+    expect(await completeEffect({ db: t.db, actor: own }, { key: e.key, receipt: 'msg-own' })).toMatchObject({ state: 'done' });
+  });
+});

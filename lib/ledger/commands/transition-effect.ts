@@ -59,6 +59,17 @@ export async function transitionEffect(
     await auditRefusal(db, { chain: `effect:${req.key}`, actor, action: req.action, subjectType: 'effect', subjectId: req.key, after: req.to, reason: req.reason, why, request: ctx.request });
     throw forbidden(why);
   }
+  if (actor.kind === 'runtime' && !actor.workflows.includes('*')) {
+    // Z6: a runtime key reports only effects of its own workflows (the claim checks the run; here
+    // the key names the trigger, whose event belongs to exactly one workflow).
+    const [owner] = await db.$queryRaw<{ workflow: string }[]>`
+      SELECT ev.workflow FROM effect_key k JOIN event ev ON ev.trigger_id = k.trigger_id WHERE k.key = ${req.key}`;
+    if (owner && !actor.workflows.includes(owner.workflow)) {
+      const why = `runtime key "${actor.label}" is not scoped to workflow "${owner.workflow}"`;
+      await auditRefusal(db, { chain: `effect:${req.key}`, actor, action: req.action, subjectType: 'effect', subjectId: req.key, after: req.to, reason: req.reason, why, request: ctx.request });
+      throw forbidden(why, { workflow: owner.workflow });
+    }
+  }
   const needs = requirements(req.to, party);
   const reason = req.reason?.trim() || null;
   const receipt = req.receipt?.trim() || null;
