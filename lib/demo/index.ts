@@ -1,0 +1,2 @@
+export * from './campaign.ts';
+export * from './seed.ts';
