@@ -34,6 +34,7 @@ export function ActionDialog({
   action,
   baseInput,
   success,
+  successMessage,
   disabled,
   testId,
 }: {
@@ -51,6 +52,8 @@ export function ActionDialog({
   action: (input: unknown) => Promise<Result>;
   baseInput: Record<string, unknown>;
   success?: (data: unknown) => string;
+  /** For server components, which cannot pass a function. */
+  successMessage?: string;
   disabled?: boolean;
   testId?: string;
 }) {
@@ -81,7 +84,7 @@ export function ActionDialog({
     try {
       const result = await action(values);
       if (result.ok) {
-        setDone(success ? success(result.data) : 'Done.');
+        setDone(success ? success(result.data) : (successMessage ?? 'Done.'));
         router.refresh();
       } else {
         setError({ message: result.error, field: result.field });

@@ -3,15 +3,13 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from './fixtures.ts';
 import { PASSWORD, USERS } from './seed.ts';
 
-test.describe.configure({ mode: 'serial' });
-
 test('Z4: sign-in through the form, and a wrong password is refused with a clear message', async ({ page }) => {
   await page.goto('/runs');
   await expect(page).toHaveURL(/\/sign-in/);
   await page.getByLabel('Email').fill(USERS.auditor);
   await page.getByLabel('Password').fill('not-the-password');
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('alert')).toContainText('Email or password is not right');
+  await expect(page.getByText('Email or password is not right.')).toBeVisible();
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page).toHaveURL(/\/runs/);

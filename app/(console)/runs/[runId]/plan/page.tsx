@@ -51,7 +51,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
               <ActionDialog trigger="Approve plan" triggerVariant="primary" triggerSize="md" testId="approve-plan" title="Approve and freeze this plan"
                 preview={<span>{plan.itemCount.toLocaleString('en-US')} targets · hash <span className="mono text-xs">{plan.itemsHash.slice(0, 16)}…</span></span>}
                 fields={[{ name: 'reason', label: 'Note', type: 'textarea', hint: 'Optional: what you checked.' }]}
-                submitLabel="Approve" action={approvePlanAction} baseInput={{ planId: plan.id, itemsHash: plan.itemsHash }} success={() => 'Plan approved and frozen.'} />
+                submitLabel="Approve" action={approvePlanAction} baseInput={{ planId: plan.id, itemsHash: plan.itemsHash }} successMessage="Plan approved and frozen." />
             </div>
           )}
         </Card>

@@ -1,0 +1,109 @@
+// Console read models on a run with 1,000,000 plan items (issue 4): the first page, a deep keyset
+// page (the 900,000th item onwards) and the per-state counts, timed server-side (the read-model call
+// the page makes, on the app role's connection), p50 / p95 over repeated calls.
+// The data is bulk-loaded with set-based SQL as the owner (plan items go in before the plan is
+// approved, as the freeze trigger requires; effects start pending and then move, as the transition
+// guard requires), because a million claims through the API would measure the claim path instead.
+import pg from 'pg';
+import { createDb } from '../../lib/db/client.ts';
+import { runTable } from '../../lib/read-models/run-detail.ts';
+import { stateCountsFor } from '../../lib/read-models/runs.ts';
+import { encodeCursor } from '../../lib/read-models/common.ts';
+
+const ITEMS = 1_000_000;
+const REPEAT = 40;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function time(repeat: number, fn: () => Promise<unknown>): Promise<{ p50: number; p95: number }> {
+  await fn(); // warm the plan cache and the buffer cache once
+  const samples: number[] = [];
+  for (let i = 0; i < repeat; i++) {
+    const start = performance.now();
+    await fn();
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
+}
+
+export async function loadMillionItemRun(ownerUrl: string, items = ITEMS): Promise<{ runId: string; planId: string }> {
+  const owner = new pg.Client({ connectionString: ownerUrl });
+  await owner.connect();
+  try {
+    const tag = `bench_${Date.now().toString(36)}`;
+    await owner.query('BEGIN');
+    const ev = await owner.query<{ id: string }>(`INSERT INTO event (id, trigger_id, workflow) VALUES (gen_random_uuid(), $1, 'bench_console') RETURNING id`, [`evt_${tag}`]);
+    const run = await owner.query<{ id: string }>(
+      `INSERT INTO run (id, workflow, event_id, created_by_kind, created_by) VALUES (gen_random_uuid(), 'bench_console', $1, 'system', 'bench') RETURNING id`, [ev.rows[0]!.id]);
+    const runId = run.rows[0]!.id;
+    const plan = await owner.query<{ id: string }>(
+      `INSERT INTO plan (id, run_id, author_kind, author_id, author_label, item_count, items_hash) VALUES (gen_random_uuid(), $1, 'system', 'bench', 'bench', $2, repeat('0', 64)) RETURNING id`, [runId, items]);
+    const planId = plan.rows[0]!.id;
+    await owner.query(
+      `INSERT INTO plan_item (plan_id, run_id, key, tool, action, record_id, target, target_type)
+       SELECT $1, $2, $3 || ':' || g, 'send_email', 'campaign_welcome', 'rec_' || g, 'user' || lpad(g::text, 7, '0') || '@example.com', 'email'
+       FROM generate_series(1, $4) g`, [planId, runId, tag, items]);
+    await owner.query(`UPDATE plan SET status = 'approved', approved_at = now() WHERE id = $1`, [planId]);
+    // 90% of the targets have an effect: mostly done, some pending, unknown, failed, revoked.
+    await owner.query(
+      `INSERT INTO effect_key (key, tool, action, record_id, target, target_type, trigger_id, run_id, current_epoch, state, changed_by)
+       SELECT $1 || ':' || g, 'send_email', 'campaign_welcome', 'rec_' || g, 'user' || lpad(g::text, 7, '0') || '@example.com', 'email', $2, $3, 1,
+              (CASE WHEN g % 100 < 80 THEN 'done' WHEN g % 100 < 85 THEN 'pending' WHEN g % 100 < 87 THEN 'unknown' WHEN g % 100 < 89 THEN 'failed' ELSE 'revoked' END)::"EffectState",
+              'bench'
+       FROM generate_series(1, $4) g WHERE g % 10 <> 0`, [tag, `evt_${tag}`, runId, items]);
+    await owner.query(
+      `INSERT INTO effect (key, epoch, state, run_id, idempotency_key, changed_by_kind, changed_by)
+       SELECT key, 1, 'pending', run_id, key || '#1', 'system', 'bench' FROM effect_key WHERE run_id = $1`, [runId]);
+    await owner.query(
+      `UPDATE effect e SET state = k.state, receipt = CASE WHEN k.state = 'done' THEN 'msg_' || k.record_id END
+       FROM effect_key k WHERE k.key = e.key AND e.epoch = 1 AND k.run_id = $1 AND k.state <> 'pending'`, [runId]);
+    await owner.query('COMMIT');
+    await owner.query('VACUUM ANALYZE plan_item');
+    await owner.query('VACUUM ANALYZE effect_key');
+    await owner.query('VACUUM ANALYZE effect');
+    return { runId, planId };
+  } catch (error) {
+    await owner.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    await owner.end();
+  }
+}
+
+export async function benchConsole(opts: { ownerUrl: string; appUrl: string }): Promise<Record<string, number>> {
+  const loadStart = performance.now();
+  const { runId, planId } = await loadMillionItemRun(opts.ownerUrl);
+  const loadMs = performance.now() - loadStart;
+  const db = createDb(opts.appUrl, 4);
+  try {
+    // The cursor a person reaches after paging to the 900,000th target.
+    const [deep] = await db.$queryRaw<{ target: string; id: bigint }[]>`
+      SELECT target, id FROM plan_item WHERE run_id = ${runId}::uuid ORDER BY target, id OFFSET 899999 LIMIT 1`;
+    const deepCursor = encodeCursor([deep!.target, String(deep!.id)]);
+    const first = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50 }));
+    const deepPage = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50, cursor: deepCursor }));
+    const deepDesc = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50, sort: '-target', cursor: deepCursor }));
+    const unknownFilter = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50, state: 'unknown' }));
+    const search = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50, q: 'user0731' }));
+    const counts = await time(REPEAT, () => stateCountsFor(db, [runId]));
+    return {
+      'plan items': ITEMS,
+      'bulk load (s)': loadMs / 1000,
+      'first page p50 ms': first.p50,
+      'first page p95 ms': first.p95,
+      'deep keyset page (900,000th item) p50 ms': deepPage.p50,
+      'deep keyset page (900,000th item) p95 ms': deepPage.p95,
+      'deep page, descending p95 ms': deepDesc.p95,
+      'filter state=unknown, first page p95 ms': unknownFilter.p95,
+      'target prefix search p95 ms': search.p95,
+      'per-state counts p50 ms': counts.p50,
+      'per-state counts p95 ms': counts.p95,
+      'deep / first page p50 ratio': deepPage.p50 / first.p50,
+    };
+  } finally {
+    await db.$disconnect();
+  }
+}
