@@ -192,6 +192,46 @@ describe('A1: every state change writes its audit entry, with who, what, why, wh
   });
 });
 
+describe('A4: refused attempts at a mutating action are recorded too', () => {
+  it('A4: refused run creation, plan submission, plan approval and out-of-scope claims each leave one refused entry and change nothing else', async () => {
+    const tool = await makeTool(t.db);
+    const run = await makeRun(t.db, 'wf_a4');
+    const stranger = runtimeActor(['wf_other']);
+    const items = [{ tool: tool.name, action: 'receipt', recordId: 'a4', target: 'a4@example.com' }];
+    const plan = await submitPlan({ db: t.db, actor: runtimeActor() }, { runId: run.runId, items });
+    const operator = userActor('operator');
+    await approvePlan({ db: t.db, actor: operator }, { planId: plan.planId, itemsHash: plan.itemsHash });
+    const cases: [string, string, Actor, string][] = [
+      ['run.create by support', 'refused:workflow:wf_a4', userActor('support'), 'forbidden'],
+      ['run.create out of scope', 'refused:workflow:wf_a4', stranger, 'forbidden'],
+      ['plan.submit by an auditor', `refused:run:${run.runId}`, userActor('auditor'), 'forbidden'],
+      ['plan.submit out of scope', `refused:run:${run.runId}`, stranger, 'forbidden'],
+      ['plan.approve twice', `refused:run:${run.runId}`, userActor('operator'), 'conflict'],
+      ['effect.claim out of scope', `refused:run:${run.runId}`, stranger, 'forbidden'],
+    ];
+    const commands: Record<string, (actor: Actor) => Promise<unknown>> = {
+      'run.create by support': (actor) => createRun({ db: t.db, actor }, { workflow: 'wf_a4', triggerId: 'evt-a4' }),
+      'run.create out of scope': (actor) => createRun({ db: t.db, actor }, { workflow: 'wf_a4', triggerId: 'evt-a4' }),
+      'plan.submit by an auditor': (actor) => submitPlan({ db: t.db, actor }, { runId: run.runId, items }),
+      'plan.submit out of scope': (actor) => submitPlan({ db: t.db, actor }, { runId: run.runId, items }),
+      'plan.approve twice': (actor) => approvePlan({ db: t.db, actor }, { planId: plan.planId, itemsHash: plan.itemsHash }),
+      'effect.claim out of scope': (actor) => claimEffect({ db: t.db, actor }, { runId: run.runId, ...items[0]! }),
+    };
+    for (const [name, chain, actor, code] of cases) {
+      const before = await snapshot(t.db);
+      const refusedBefore = await t.db.auditEntry.count({ where: { chain } });
+      const error = await commands[name]!(actor).then(() => null, (e: unknown) => e);
+      expect(error, name).toMatchObject({ code });
+      expect(await snapshot(t.db), name).toEqual(before);
+      const entries = await t.db.auditEntry.findMany({ where: { chain, seq: { gt: refusedBefore } } });
+      expect(entries, name).toHaveLength(1);
+      expect(entries[0], name).toMatchObject({ outcome: 'refused', actorId: actor.id });
+      expect((entries[0]!.detail as { why?: string }).why, name).toBeTruthy();
+    }
+    expect((await verifyAuditTrail(t.db)).ok).toBe(true);
+  });
+});
+
 describe('A2: append-only, hash chained', () => {
   it('A2: as the app role, UPDATE, DELETE and TRUNCATE on audit_entry fail; chain heads cannot be written', async () => {
     await makeEffect(t.db, 'done');

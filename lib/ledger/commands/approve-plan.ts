@@ -3,7 +3,7 @@
 // confirms the hash of the set they reviewed, so a plan changed under them is not approved.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../../audit/append.ts';
-import { conflict, forbidden, notFound } from '../errors.ts';
+import { conflict, forbidden, LedgerError, notFound } from '../errors.ts';
 import { parseInput } from '../validate.ts';
 import { itemsHash } from './submit-plan.ts';
 import type { CommandContext } from './common.ts';
@@ -19,19 +19,26 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
   const { db, actor } = ctx;
   const plan = await db.plan.findUnique({ where: { id: input.planId } });
   if (!plan) throw notFound(`plan ${input.planId} does not exist`, { field: 'planId' });
+  const record = (why: string) =>
+    auditRefusal(db, { chain: `run:${plan.runId}`, actor, action: 'plan.approve', subjectType: 'plan', subjectId: plan.id, runId: plan.runId, before: plan.status, after: 'approved', why, request: ctx.request });
   const refuse = async (why: string) => {
-    await auditRefusal(db, { chain: `run:${plan.runId}`, actor, action: 'plan.approve', subjectType: 'plan', subjectId: plan.id, runId: plan.runId, why, request: ctx.request });
+    await record(why);
     return forbidden(why);
   };
+  // A4: refused approvals (wrong party, wrong state, a set other than the reviewed one) are recorded.
+  const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
+    await record(why);
+    return conflict(why, extra);
+  };
   if (actor.kind !== 'user' || actor.role !== 'operator') throw await refuse('only an operator approves plans');
-  if (plan.status !== 'submitted') throw conflict(`plan ${plan.id} is ${plan.status}, not awaiting approval`);
-  if (plan.itemsHash !== input.itemsHash) throw conflict('the plan changed since it was reviewed: review it again', { itemsHash: plan.itemsHash });
+  if (plan.status !== 'submitted') throw await refuseConflict(`plan ${plan.id} is ${plan.status}, not awaiting approval`);
+  if (plan.itemsHash !== input.itemsHash) throw await refuseConflict('the plan changed since it was reviewed: review it again', { itemsHash: plan.itemsHash });
   const tools = await db.planItem.findMany({ where: { planId: plan.id }, distinct: ['tool'], select: { tool: true } });
   const strict = await db.toolDefinition.count({ where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true } });
   if (strict > 0 && plan.authorKind === 'user' && plan.authorId === actor.id) {
     throw await refuse('the approver of this plan must not be its author (P2)');
   }
-  return db.$transaction(async (tx) => {
+  const approving = db.$transaction(async (tx) => {
     const updated = await tx.plan.updateMany({
       where: { id: plan.id, status: 'submitted', itemsHash: input.itemsHash },
       data: { status: 'approved', approvedById: actor.id, approvedAt: new Date() },
@@ -57,4 +64,11 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
     const approved = await tx.plan.findUniqueOrThrow({ where: { id: plan.id } });
     return { planId: approved.id, status: approved.status, approvedById: approved.approvedById, approvedAt: approved.approvedAt, itemCount: approved.itemCount };
   }, { timeout: 600_000 });
+  try {
+    return await approving;
+  } catch (error) {
+    // Refused inside the transaction (rolled back): record the refusal outside it.
+    if (error instanceof LedgerError && error.code === 'conflict') await record(error.message);
+    throw error;
+  }
 }

@@ -1,8 +1,7 @@
 // A run of a workflow for one trigger occurrence. The event row is the stable root of every key.
 import { z } from 'zod';
-import { appendAudit } from '../../audit/append.ts';
+import { appendAudit, auditRefusal } from '../../audit/append.ts';
 import { forbidden } from '../errors.ts';
-import { assertWorkflowInScope } from '../scope.ts';
 import { parseInput } from '../validate.ts';
 import type { CommandContext } from './common.ts';
 
@@ -15,8 +14,14 @@ export const createRunInput = z.strictObject({
 export async function createRun(ctx: CommandContext, raw: unknown) {
   const input = parseInput(createRunInput, raw);
   const { actor } = ctx;
-  if (actor.kind !== 'runtime' && actor.kind !== 'system') throw forbidden('runs are created by agent runtimes');
-  assertWorkflowInScope(actor, input.workflow);
+  const refusal = actor.kind !== 'runtime' && actor.kind !== 'system' ? 'runs are created by agent runtimes'
+    : actor.kind === 'runtime' && !actor.workflows.includes('*') && !actor.workflows.includes(input.workflow)
+      ? `runtime key "${actor.label}" is not scoped to workflow "${input.workflow}"` : null;
+  if (refusal) {
+    // A4: the refused attempt is recorded on the workflow's refused chain (there is no run yet).
+    await auditRefusal(ctx.db, { chain: `workflow:${input.workflow}`, actor, action: 'run.create', subjectType: 'workflow', subjectId: input.workflow, why: refusal, detail: { triggerId: input.triggerId }, request: ctx.request });
+    throw forbidden(refusal, { workflow: input.workflow });
+  }
   const run = await ctx.db.$transaction(async (tx) => {
     const event = await tx.event.upsert({
       where: { triggerId: input.triggerId },

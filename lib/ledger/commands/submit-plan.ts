@@ -2,11 +2,10 @@
 // items are reported one by one and nothing is written for a plan with any invalid item.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { appendAudit } from '../../audit/append.ts';
+import { appendAudit, auditRefusal } from '../../audit/append.ts';
 import { getRun, getTool, type ToolInfo } from '../catalog.ts';
 import { conflict, forbidden, invalid, LedgerError } from '../errors.ts';
 import { deriveKey } from '../keys.ts';
-import { assertWorkflowInScope } from '../scope.ts';
 import { parseInput } from '../validate.ts';
 import type { CommandContext } from './common.ts';
 
@@ -40,11 +39,17 @@ export function itemsHash(keys: readonly string[]): string {
 export async function submitPlan(ctx: CommandContext, raw: unknown) {
   const input = parseInput(submitPlanInput, raw);
   const { db, actor } = ctx;
+  const refuse = async (why: string, workflow?: string) => {
+    await auditRefusal(db, { chain: `run:${input.runId}`, actor, action: 'plan.submit', subjectType: 'run', subjectId: input.runId, runId: input.runId, why, detail: { items: input.items.length }, request: ctx.request });
+    return forbidden(why, workflow ? { workflow } : {});
+  };
   if (actor.kind !== 'runtime' && !(actor.kind === 'user' && actor.role === 'operator') && actor.kind !== 'system') {
-    throw forbidden('plans are submitted by agent runtimes or operators');
+    throw await refuse('plans are submitted by agent runtimes or operators');
   }
   const run = await getRun(db, input.runId);
-  assertWorkflowInScope(actor, run.workflow);
+  if (actor.kind === 'runtime' && !actor.workflows.includes('*') && !actor.workflows.includes(run.workflow)) {
+    throw await refuse(`runtime key "${actor.label}" is not scoped to workflow "${run.workflow}"`, run.workflow);
+  }
 
   const tools = new Map<string, ToolInfo | null>();
   const problems: PlanItemProblem[] = [];
