@@ -108,3 +108,40 @@ test('A5/A2 auditor: filters the trail, sees the chain verified, downloads the C
   expect(row).toContain('list checked against the CRM export');
   expect(lines.slice(1).every((l) => l.includes('"plan.approve"'))).toBe(true);
 });
+
+test('Z4 admin: adds a user, who signs in; once disabled, their very next request is refused', async ({ page, signInAs, browser, e2e }) => {
+  await signInAs('admin');
+  await page.goto('/admin/users');
+  await page.getByTestId('add-user').click();
+  const add = page.getByRole('dialog').filter({ hasText: 'Add a user' });
+  await add.getByLabel('Email (required)').fill('temp.support@example.com');
+  await add.getByLabel('Name (required)').fill('Temp Support');
+  await add.getByLabel('Role').selectOption('support');
+  await add.getByLabel('Initial password (required)').fill('short');
+  await add.getByRole('button', { name: 'Create user' }).click();
+  await expect(add.getByText('password: at least 12 characters')).toBeVisible();
+  await add.getByLabel('Initial password (required)').fill('a-temporary-password');
+  await add.getByRole('button', { name: 'Create user' }).click();
+  await expect(add.getByRole('status')).toContainText('Created temp.support@example.com');
+  await add.getByRole('button', { name: 'Close' }).click();
+
+  const other = await browser.newContext({ baseURL: e2e.baseURL });
+  const theirs = await other.newPage();
+  await theirs.goto('/sign-in');
+  await theirs.getByLabel('Email').fill('temp.support@example.com');
+  await theirs.getByLabel('Password').fill('a-temporary-password');
+  await theirs.getByRole('button', { name: 'Sign in' }).click();
+  await expect(theirs.getByTestId('current-role')).toHaveText('support');
+
+  await page.reload();
+  await page.getByTestId('toggle-temp.support@example.com').click();
+  const disable = page.getByRole('dialog').filter({ hasText: 'Disable temp.support@example.com' });
+  await disable.getByLabel('Reason (required)').fill('Contract ended');
+  await disable.getByRole('button', { name: 'Disable' }).click();
+  await expect(disable.getByRole('status')).toContainText('Disabled');
+
+  await theirs.goto('/support');
+  await expect(theirs).toHaveURL(/\/sign-in\?reason=disabled/);
+  await expect(theirs.getByText('This account is disabled')).toBeVisible();
+  await other.close();
+});

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { requireUser } from '../../../lib/auth/page.ts';
 import { db } from '../../../lib/db/client.ts';
 import { submittedPlans } from '../../../lib/read-models/admin.ts';
 import { Card, EmptyState, PageHeader } from '../../../components/ui/card.tsx';
@@ -8,6 +9,7 @@ import { Time } from '../../../components/time.tsx';
 export const metadata: Metadata = { title: 'Plans to approve' };
 
 export default async function PlansPage() {
+  await requireUser();
   const plans = await submittedPlans(db());
   return (
     <>

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { requireUser } from '../../../lib/auth/page.ts';
 import { db } from '../../../lib/db/client.ts';
 import { listRuns } from '../../../lib/read-models/runs.ts';
 import { Badge } from '../../../components/ui/badge.tsx';
@@ -14,7 +15,7 @@ export const metadata: Metadata = { title: 'Runs' };
 const STATUS_TONE = { running: 'blue', completed: 'green', crashed: 'red', replaying: 'amber' } as const;
 
 export default async function RunsPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const sp = await searchParams;
+  const [sp] = await Promise.all([searchParams, requireUser()]);
   const filter = { workflow: one(sp, 'workflow'), status: one(sp, 'status'), from: one(sp, 'from'), to: one(sp, 'to'), q: one(sp, 'q'), cursor: one(sp, 'cursor') };
   const { rows, next, workflows } = await listRuns(db(), filter);
   const filtered = Boolean(filter.workflow || filter.status || filter.from || filter.to || filter.q);
