@@ -53,17 +53,17 @@ export async function withIdempotency(
     const [prior] = await db.$queryRaw<{ id: bigint; request_hash: string; response_status: number | null; response_body: unknown; stale: boolean }[]>`
       SELECT id, request_hash, response_status, response_body, created_at < now() - make_interval(secs => ${STALE_SECONDS}) AS stale
         FROM idempotency_record WHERE scope = ${scope} AND key = ${key}`;
-    if (!prior) throw conflict('a request with this Idempotency-Key is in progress; retry it');
+    if (!prior) throw conflict('a request with this Idempotency-Key is in progress; retry it', { idempotency: 'in_progress' });
     if (prior.request_hash !== hash) {
       throw invalid('Idempotency-Key', 'this Idempotency-Key was already used with a different request: use a new key for a new request');
     }
     if (prior.response_status !== null) return { status: prior.response_status, body: prior.response_body, replayed: true };
-    if (!prior.stale) throw conflict('a request with this Idempotency-Key is still in progress; retry it later');
+    if (!prior.stale) throw conflict('a request with this Idempotency-Key is still in progress; retry it later', { idempotency: 'in_progress' });
     const taken = await db.$queryRaw<{ id: bigint }[]>`
       UPDATE idempotency_record SET created_at = now()
        WHERE id = ${prior.id} AND response_status IS NULL AND created_at < now() - make_interval(secs => ${STALE_SECONDS})
       RETURNING id`;
-    if (!taken[0]) throw conflict('a request with this Idempotency-Key is still in progress; retry it later');
+    if (!taken[0]) throw conflict('a request with this Idempotency-Key is still in progress; retry it later', { idempotency: 'in_progress' });
     id = taken[0].id;
   }
   let result: StoredResponse;

@@ -40,8 +40,14 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       } catch {
         json = null;
       }
-      if (response.ok || accept.includes(response.status)) return { status: response.status, body: json as T };
       const err = (json as { error?: { code?: string; message?: string; field?: string; details?: Record<string, unknown> } } | null)?.error;
+      // Our own earlier attempt is still running on the server (a lost answer, retried): wait for it.
+      if (response.status === 409 && err?.details?.idempotency === 'in_progress' && attempt < retries) {
+        lastError = new LedgerApiError(409, 'conflict', err.message ?? 'in progress', undefined, err.details);
+        await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+        continue;
+      }
+      if (response.ok || accept.includes(response.status)) return { status: response.status, body: json as T };
       throw new LedgerApiError(response.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${response.status}`, err?.field, err?.details);
     }
     throw lastError;

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { makeRun, makeTool } from '../helpers/factories.ts';
+import { makeRun, makeTool, userActor } from '../helpers/factories.ts';
+import { approvePlan, createRun } from '../../lib/ledger/index.ts';
 import { makeKey, post, useApiDb } from './api-support.ts';
 
 let t: TestDatabase;
@@ -86,5 +87,19 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
     expect(body.error.field).toBe('items.1.target');
     expect(body.error.details.items.map((i: { field: string }) => i.field)).toEqual(['items.1.target', 'items.2.action']);
     expect(await t.db.plan.count({ where: { runId: run.runId } })).toBe(0);
+  });
+
+  it('P3, F6: a retried run of the same event that submitted no plan of its own is shown against the event\'s approved plan', async () => {
+    const { run } = await runWithPlan(['k@example.com', 'l@example.com']);
+    const plan = await t.db.plan.findFirstOrThrow({ where: { runId: run.runId } });
+    await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.id, itemsHash: plan.itemsHash });
+    const first = await claim(run.runId, { tool: toolName, action: 'campaign_welcome', recordId: 'rec-0', target: 'k@example.com' });
+    await post('/effects/outcome', { key: first.key, epoch: 1, outcome: 'done', receipt: 'msg_k' }, { token });
+    const retried = await createRun({ db: t.db, actor: { kind: 'system', id: 'test', label: 'test' } }, { workflow: run.workflow, triggerId: run.triggerId });
+    const res = await post(`/runs/${retried.runId}/replay`, {}, { token });
+    expect(res.status).toBe(202);
+    const body = await res.json();
+    expect(body.proceed.map((x: { target: string }) => x.target)).toEqual(['l@example.com']);
+    expect(body.skip.map((x: { target: string; state: string }) => `${x.target}:${x.state}`)).toEqual(['k@example.com:done']);
   });
 });

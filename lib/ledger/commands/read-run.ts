@@ -52,9 +52,12 @@ export async function readRun(ctx: { db: DbOrTx }, raw: unknown, options: { limi
   const { db } = ctx;
   const info = await getRun(db, input.runId);
   const run = await db.run.findUniqueOrThrow({ where: { id: info.id } });
+  // This run's approved plan, else its latest plan, else (a retried run of the same event that did
+  // not submit its own) the event's latest approved plan.
   const plan =
     (await db.plan.findFirst({ where: { runId: run.id, status: 'approved' }, orderBy: { submittedAt: 'desc' } })) ??
-    (await db.plan.findFirst({ where: { runId: run.id }, orderBy: { submittedAt: 'desc' } }));
+    (await db.plan.findFirst({ where: { runId: run.id }, orderBy: { submittedAt: 'desc' } })) ??
+    (await db.plan.findFirst({ where: { run: { eventId: run.eventId }, status: 'approved' }, orderBy: { submittedAt: 'desc' } }));
   const planId = plan?.id ?? null;
   const limit = Math.min(options.limit ?? RUN_TARGET_LIMIT, RUN_TARGET_LIMIT);
   const rows = await db.$queryRaw<Row[]>`
