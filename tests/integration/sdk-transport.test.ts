@@ -1,0 +1,59 @@
+// The HTTP transport's retry path (Z5) and the live conformance check (K4).
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkConformance, createLedger, defineTool, httpTransport } from '../../lib/sdk/index.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { makeTool } from '../helpers/factories.ts';
+import { BASE, makeKey, routeFetch, useApiDb } from './api-support.ts';
+
+let t: TestDatabase;
+let token: string;
+let toolName: string;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  useApiDb(t.db);
+  token = (await makeKey(t.db)).token;
+  toolName = (await makeTool(t.db)).name;
+});
+
+describe('HTTP transport', () => {
+  it('Z5: when the answer to a claim is lost, the transport retries with the same Idempotency-Key and gets the first answer: one claim, one attempt', async () => {
+    const seen: string[] = [];
+    let dropped = 0;
+    const lossy: typeof fetch = async (input, init) => {
+      const response = await routeFetch(input, init);
+      const key = new Headers(init?.headers).get('idempotency-key');
+      if (key) seen.push(key);
+      if (String(input).endsWith('/effects/claim') && dropped === 0) {
+        dropped += 1;
+        throw new TypeError('fetch failed: connection reset'); // the server did the work; the answer is lost
+      }
+      return response;
+    };
+    const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: lossy }));
+    const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
+    const result = await ledger.effect({ run: run.runId, tool: toolName, action: 'campaign_welcome', record: 'r1', target: 'lossy@example.com' },
+      async () => ({ status: 201, headers: [], body: new TextEncoder().encode('{"id":"m-1"}') }));
+    expect(result).toMatchObject({ status: 'done', receipt: 'm-1' });
+    expect(dropped).toBe(1);
+    const claimKeys = seen.slice(1, 3);
+    expect(claimKeys[0]).toBe(claimKeys[1]);
+    expect(await t.db.attempt.count({ where: { key: result.key } })).toBe(1);
+  });
+
+  it('K4: the live conformance check claims every variant against the ledger: key and epoch do not move', async () => {
+    const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: routeFetch }));
+    const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
+    const tool = defineTool<{ customerId: string; email: string; subject: string; body: string }>({
+      name: toolName, action: 'campaign_welcome', targetType: 'email', generated: ['subject', 'body'], identity: (a) => ({ record: a.customerId, target: a.email }),
+    });
+    const report = await checkConformance(tool, {
+      sample: { customerId: 'c-9', email: 'Live@Example.com', subject: 'Hello', body: 'World' },
+      live: { transport: ledger.transport, runId: run.runId },
+    });
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(await t.db.effect.count({ where: { runId: run.runId } })).toBe(1);
+  });
+});
