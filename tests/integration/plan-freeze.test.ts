@@ -1,5 +1,6 @@
 // P1: an approved plan is frozen by the database; P2: approval records who and when, and the
 // approver is not the author where the tool asks for it.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { approvePlan, LedgerError, submitPlan, type Actor } from '../../lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
@@ -80,6 +81,51 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
     const error = await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LedgerError);
     expect((error as LedgerError).code).toBe('conflict');
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
+  it('P1: an item edit still uncommitted when the approval starts is never frozen under the reviewed hash', async () => {
+    const plan = await submitted(runtimeActor());
+    // A second app-role session edits an item of the submitted plan and holds its transaction open.
+    const editor = new pg.Client({ connectionString: t.appUrl });
+    await editor.connect();
+    try {
+      await editor.query('BEGIN');
+      const [{ pid }] = (await editor.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+      await editor.query(`UPDATE plan_item SET target = 'attacker@example.com', key = key || 'x' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`, [plan.planId]);
+      let settled = false;
+      const approval = approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash }).then(
+        (value) => ({ value }), (error: unknown) => ({ error })).finally(() => { settled = true; });
+      // Wait (no sleep) until the approval either finished or is blocked behind the editor's lock.
+      for (;;) {
+        if (settled) break;
+        const waiting = await t.owner(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND $1 = ANY (pg_blocking_pids(pid))`, [pid]);
+        if (waiting.rows[0]!.n > 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const commit = await editor.query('COMMIT').then(() => 'committed', (e: Error) => e.message);
+      const outcome = await approval;
+      const status = (await t.db.plan.findUniqueOrThrow({ where: { id: plan.planId } })).status;
+      const targets = (await t.db.planItem.findMany({ where: { planId: plan.planId } })).map((i) => i.target);
+      // Either the edit lost (refused: the plan was frozen first) or the approval lost (the set changed).
+      if (status === 'approved') {
+        expect(commit).not.toBe('committed');
+        expect(targets).not.toContain('attacker@example.com');
+      } else {
+        expect(outcome).toMatchObject({ error: { code: 'conflict' } });
+      }
+    } finally {
+      await editor.end();
+    }
+  });
+
+  it('P1: an item whose target was edited without its key is not approved either', async () => {
+    const plan = await submitted(runtimeActor());
+    await t.db.$executeRawUnsafe(`UPDATE plan_item SET target = 'attacker@example.com' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`, plan.planId);
+    const before = await snapshot(t.db);
+    const error = await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'conflict' });
+    expect((error as Error).message).toMatch(/no longer matches its key/);
     expect(await snapshot(t.db)).toEqual(before);
   });
 

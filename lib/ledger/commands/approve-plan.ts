@@ -6,6 +6,8 @@ import { appendAudit, auditRefusal } from '../../audit/append.ts';
 import { conflict, forbidden, LedgerError, notFound } from '../errors.ts';
 import { parseInput } from '../validate.ts';
 import { itemsHash } from './submit-plan.ts';
+import { getRun } from '../catalog.ts';
+import { deriveKey } from '../keys.ts';
 import type { CommandContext } from './common.ts';
 
 export const approvePlanInput = z.strictObject({
@@ -47,10 +49,27 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
     // Bind the approval to the items themselves, not only to the hash stored at submission: an item
     // changed after review (by any path) must not be frozen under the reviewed hash. Read after the
     // plan row is locked by the update above; paged so a large plan never builds one huge value.
+    // Each item's fields must still derive its key, so a target edited without its key is caught too.
+    const { triggerId } = await getRun(tx, plan.runId);
     const keys: string[] = [];
     for (let after = -1n; ; ) {
-      const page = await tx.planItem.findMany({ where: { planId: plan.id, id: { gt: after } }, orderBy: { id: 'asc' }, select: { id: true, key: true }, take: 50_000 });
-      for (const item of page) keys.push(item.key);
+      const page = await tx.planItem.findMany({
+        where: { planId: plan.id, id: { gt: after } }, orderBy: { id: 'asc' }, take: 50_000,
+        select: { id: true, key: true, tool: true, action: true, recordId: true, target: true, targetType: true },
+      });
+      for (const item of page) {
+        const derived = (() => {
+          try {
+            return deriveKey({ triggerId, tool: item.tool, action: item.action, recordId: item.recordId, targetType: item.targetType, target: item.target });
+          } catch {
+            return null;
+          }
+        })();
+        if (!derived || derived.key !== item.key || derived.target !== item.target) {
+          throw conflict(`plan item ${item.id} no longer matches its key: review the plan again`, { itemId: String(item.id) });
+        }
+        keys.push(item.key);
+      }
       if (page.length < 50_000) break;
       after = page[page.length - 1]!.id;
     }
