@@ -9,6 +9,7 @@ import { checkReplay, claimEffect, completeEffect, createRun, failEffect, markSt
 import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import type { z } from 'zod';
+import { attemptParams, runParams } from './params.ts';
 import { attemptResponseBody, claimBody, createRunBody, deletionBody, outcomeBody, replayBody, submitPlanBody } from './schemas.ts';
 
 export interface OpContext {
@@ -35,6 +36,7 @@ async function refuseScope(ctx: OpContext, action: string, chain: string, subjec
 }
 
 export async function authorizeRun(ctx: OpContext, runId: string, action: string): Promise<RunInfo> {
+  parseInput(runParams, { runId });
   const run = await getRun(ctx.db, runId);
   if (!inScope(ctx.actor, run.workflow)) await refuseScope(ctx, action, `run:${run.id}`, 'run', run.id, run.workflow, run.id);
   return run;
@@ -123,7 +125,8 @@ export async function opDeletion(ctx: OpContext, body: z.input<typeof deletionBo
 
 export async function opAttemptResponse(ctx: OpContext, attemptId: string, body: z.input<typeof attemptResponseBody>): Promise<OpResult> {
   const input = parseInput(attemptResponseBody, body);
-  const attempt = await ctx.db.attempt.findUnique({ where: { id: attemptId }, select: { runId: true } }).catch(() => null);
+  parseInput(attemptParams, { attemptId });
+  const attempt = await ctx.db.attempt.findUnique({ where: { id: attemptId }, select: { runId: true } });
   if (!attempt) throw notFound(`attempt ${attemptId} does not exist`, { field: 'attemptId' });
   await authorizeRun(ctx, attempt.runId, 'attempt.record_response');
   const bytes = Buffer.from(input.bodyBase64, 'base64');

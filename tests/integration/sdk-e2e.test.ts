@@ -147,7 +147,7 @@ describe('SDK end to end against the sandbox', () => {
     expect(again).toMatchObject({ status: 'done', receipt: 'x-1' });
   });
 
-  it('the direct transport gives the same answers as HTTP (same operations, authorization and shapes)', async () => {
+  it('Z6: the direct transport gives the same answers as HTTP (same operations, authorization and shapes)', async () => {
     const direct = createLedger(directTransport({ db: t.db, actor: runtimeActor(['welcome']) }));
     const triggerId = `evt-${randomUUID()}`;
     const run = await direct.createRun({ workflow: 'welcome', triggerId });
@@ -159,6 +159,7 @@ describe('SDK end to end against the sandbox', () => {
     const outsider = createLedger(directTransport({ db: t.db, actor: runtimeActor(['other']) }));
     await expect(outsider.readRun(run.runId)).rejects.toMatchObject({ status: 403, code: 'forbidden' });
     await expect(direct.createRun({ workflow: '', triggerId: 'x' })).rejects.toMatchObject({ status: 422, field: 'workflow' });
+    await expect(direct.readRun('not-a-uuid')).rejects.toMatchObject({ status: 422, field: 'runId' });
   });
 
   it('V1, V2: reporting a deletion through the SDK revokes the key and returns the deterministic successor id, the same on a repeated report', async () => {
