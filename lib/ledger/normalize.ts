@@ -25,9 +25,17 @@ export function normalizeTarget(type: TargetType, raw: unknown, field = 'target'
 const LOCAL_PART = /^[^\s@<>()[\]\\,;:"\u0000-\u001f\u007f]+$/u;
 const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
-/** Full case folding is approximated by upper- then lower-casing (ß -> SS -> ss, ς -> Σ -> σ). */
+/** Full case folding, approximated by lower-, upper- then lower-casing (ß -> SS -> ss, ς -> Σ -> σ)
+ *  and repeated with NFC until nothing changes: one pass is not canonical (ẞ gave ß, which a second
+ *  pass turned into ss), so two spellings of one address gave two keys. */
 function caseFold(s: string): string {
-  return s.toUpperCase().toLowerCase();
+  let current = s.normalize('NFC');
+  for (let i = 0; i < 8; i++) {
+    const next = current.normalize('NFD').toLowerCase().toUpperCase().toLowerCase().normalize('NFC');
+    if (next === current) return current;
+    current = next;
+  }
+  return current;
 }
 
 export function normalizeEmail(raw: string, field = 'target'): string {
@@ -78,6 +86,8 @@ export function normalizeUrl(raw: string, field = 'target'): string {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(field, `${field}: only http and https URLs are accepted`);
   if (url.username || url.password) throw invalid(field, `${field}: URLs with credentials are refused`);
   if (!url.hostname) throw invalid(field, `${field}: the URL has no host`);
+  // "example.com." and "example.com" are one host: drop the root dot.
+  if (url.hostname.endsWith('.') && url.hostname.length > 1) url.hostname = url.hostname.slice(0, -1);
   // WHATWG accepts hosts such as "a.com,https" (two URLs pasted as one): require a DNS name or an IP.
   if (!url.hostname.startsWith('[') && !url.hostname.split('.').every((l) => /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/.test(l))) {
     throw invalid(field, `${field}: "${url.hostname}" is not a valid host name`);

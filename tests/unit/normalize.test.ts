@@ -18,6 +18,8 @@ describe('K3: email', () => {
     ['Anna@Example.COM', 'anna@example.com', 'case fold'],
     ['STRASSE@example.com', 'strasse@example.com', 'case fold'],
     ['straße@example.com', 'strasse@example.com', 'full case folding: ß -> ss'],
+    ['STRAẞE@example.com', 'strasse@example.com', 'capital sharp s: ẞ -> ss, like ß'],
+    ['ﬀ@example.com', 'ff@example.com', 'ligature folds'],
     ['ΣΑΣ@example.com', 'σας@example.com', 'Greek sigma'],
     ['cafe\u0301@example.com', 'caf\u00e9@example.com', 'Unicode NFC'],
     ['caf\u00e9@example.com', 'caf\u00e9@example.com', 'already NFC'],
@@ -33,6 +35,38 @@ describe('K3: email', () => {
     // Idempotent: the normal form is its own normal form.
     expect(normalizeEmail(expected)).toBe(expected);
   });
+
+  it('K3: property: 20,000 generated addresses: the normal form is idempotent and the same for NFC, NFD, lower- and upper-case spellings', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const letters = ['a', 'Z', 'ß', 'ẞ', 'İ', 'ı', 'ς', 'Σ', 'σ', 'ǅ', 'ǆ', 'Ǆ', 'ﬀ', 'ſ', 'K', 'Å', 'Å', 'é', 'ΐ', 'ŉ', 'Ω', 'ω', 'Ω', '.', '+', '-', '_', '中', 'ﬅ', 'ᾳ', 'ᾼ', 'ϐ', 'ϑ', 'ϕ', 'ϵ', 'ẛ', 'ῼ', 'Ż', 'i'];
+    const marks = ['e\u0301', '\u0345', '\u0307', 'ǰ', '😀'];
+    const domains = ['example.com', 'BÜCHER.de', 'straße.de', 'ΣΑΣ.gr', 'İstanbul.tr', 'ẞ.de'];
+    const problems: string[] = [];
+    let accepted = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const withMarks = i % 2 === 1;
+      const pool = withMarks ? [...letters, ...marks] : letters;
+      const local = Array.from({ length: 1 + Math.floor(random() * 5) }, () => pool[Math.floor(random() * pool.length)]).join('');
+      const raw = `${local}@${domains[Math.floor(random() * domains.length)]}`;
+      let normal: string;
+      try {
+        normal = normalizeEmail(raw);
+      } catch {
+        continue;
+      }
+      accepted++;
+      // Upper-casing text with combining marks can move a mark to another letter (a different
+      // address), so that spelling is only compared for mark-free addresses.
+      const spellings = [normal, raw.toLowerCase(), raw.normalize('NFD'), raw.normalize('NFC'), ...(withMarks ? [] : [raw.toUpperCase()])];
+      for (const spelling of spellings) {
+        const again = normalizeEmail(spelling);
+        if (again !== normal) problems.push(`${JSON.stringify(raw)} as ${JSON.stringify(spelling)}: ${normal} vs ${again}`);
+      }
+    }
+    expect(problems.slice(0, 5)).toEqual([]);
+    expect(accepted).toBeGreaterThan(2_000);
+  }, 30_000);
 
   it('K3: spellings of one address give one key', () => {
     const key = (target: string) => deriveKey({ triggerId: 'e', tool: 't', action: 'a', recordId: 'r', targetType: 'email', target }).key;
@@ -113,6 +147,7 @@ describe('K3: URL', () => {
     ['  https://example.com/a  ', 'https://example.com/a', 'trim'],
     ['http://[::1]:8080/hook', 'http://[::1]:8080/hook', 'IPv6 host'],
     ['http://192.168.0.1/hook', 'http://192.168.0.1/hook', 'IPv4 host'],
+    ['https://Example.com./x', 'https://example.com/x', 'root dot of the host dropped'],
   ])('K3: %j -> %j (%s)', (raw, expected) => {
     expect(normalizeUrl(raw)).toBe(expected);
     expect(normalizeTarget('url', raw)).toBe(expected);
