@@ -1,7 +1,8 @@
 // The SDK: `ledger.effect(spec, call)` claims the effect (skipping when someone else holds or
 // settled it), calls with the provider idempotency key (R2), stores the raw response before anything
 // parses it (R1), classifies it, follows "already existed" pointers (R3) and reports done, failed,
-// unknown or stuck. A thrown or timed-out call is unknown, never failed, unless the provider said no.
+// unknown or stuck. A thrown or timed-out call is unknown, never failed, unless the provider said no
+// (ProviderRejected) or the provider client proves nothing was sent (error.providerSent === 'no').
 import type { Classification, Provider, RawResponse } from '../providers/types.ts';
 import type { ToolDefinition } from './tools.ts';
 import type { ClaimResponse, CreateRunRequest, DeletionRequest, PlanItem, Transport } from './types.ts';
@@ -134,6 +135,10 @@ export class Ledger {
       raw = await toRaw(await Promise.race([call({ idempotencyKey: claim.idempotencyKey, key, epoch, attemptId, signal: controller.signal }), timeout]));
     } catch (error) {
       if (error instanceof ProviderRejected) return report({ status: 'failed', key, epoch, evidence: { ...error.evidence, ...errorEvidence(error) } });
+      // A provider client that can prove nothing left (connection refused) frees the key (S3).
+      if ((error as { providerSent?: string } | null)?.providerSent === 'no') {
+        return report({ status: 'failed', key, epoch, evidence: { ...errorEvidence(error), providerSent: 'no' } });
+      }
       return report({ status: 'unknown', key, epoch, evidence: { ...errorEvidence(error), timedOut: error instanceof CallTimeout } });
     } finally {
       clearTimeout(timer);

@@ -6,6 +6,8 @@ import { SandboxProvider, startSandbox, type Sandbox } from '../../lib/providers
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool } from '../helpers/factories.ts';
 import { BASE, makeKey, routeFetch, useApiDb } from './api-support.ts';
+import { ProviderRegistry } from '../../lib/providers/registry.ts';
+import '../../lib/providers/sandbox/register.ts';
 
 let t: TestDatabase;
 let sandbox: Sandbox;
@@ -148,5 +150,22 @@ describe('sandbox provider failure modes', () => {
     expect(b.status).toBe('done');
     if (b.status === 'done') expect(await provider.lookup(b.receipt)).toMatchObject({ found: true, state: 'failed' });
     expect(sandbox.deliveriesTo('bounce@example.com')).toHaveLength(0);
+  });
+
+  it('S3, S4: a refused connection proves nothing was sent and frees the key (failed); the registry builds the sandbox from configuration', async () => {
+    const down = await startSandbox();
+    const url = down.url;
+    await down.stop();
+    const { runId } = await makeRun(t.db);
+    const refused = await ledger.send(new SandboxProvider(url), spec(runId, 'down@example.com'), { subject: 's', body: 'b' });
+    expect(refused.status).toBe('failed');
+    if (refused.status === 'failed') expect(refused.evidence.providerSent).toBe('no');
+    const registry = new ProviderRegistry({ mail: { type: 'sandbox', url: sandbox.url } });
+    const fromRegistry = registry.get('mail');
+    expect(fromRegistry).toBeInstanceOf(SandboxProvider);
+    expect(fromRegistry.name).toBe('mail');
+    const retried = await ledger.send(fromRegistry, spec(runId, 'down@example.com'), { subject: 's', body: 'b' });
+    expect(retried.status).toBe('done');
+    expect(sandbox.deliveriesTo('down@example.com')).toHaveLength(1);
   });
 });

@@ -20,21 +20,33 @@ function parse(raw: RawResponse): Record<string, unknown> | null {
 
 const evidenceOf = (raw: RawResponse, body: unknown) => ({ status: raw.status, body: body ?? new TextDecoder().decode(raw.body).slice(0, 2000) });
 
+/** A call that ended without a response: 'no' when provably nothing was sent (connection refused),
+ *  'maybe' otherwise. Same shape as lib/providers/registry.ts callFailure, so executors treat it alike. */
+function callFailure(sent: 'no' | 'maybe', message: string, detail: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), { providerSent: sent, detail });
+}
+
 export class SandboxProvider implements Provider {
-  readonly name = 'sandbox';
   readonly supportsIdempotencyKey = true;
   readonly supportsReceiptLookup = true;
 
-  constructor(readonly baseUrl: string) {}
+  constructor(readonly baseUrl: string, readonly name = 'sandbox') {}
 
   async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
     const { subject, body } = request.payload as { subject?: unknown; body?: unknown };
-    const response = await fetch(`${this.baseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
-      body: JSON.stringify({ to: request.target, subject: String(subject ?? ''), body: String(body ?? '') }),
-      signal,
-    });
+    let response: Response;
+    try {
+      response = await fetch(`${this.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
+        body: JSON.stringify({ to: request.target, subject: String(subject ?? ''), body: String(body ?? '') }),
+        signal,
+      });
+    } catch (error) {
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      if (code === 'ECONNREFUSED') throw callFailure('no', `sandbox at ${this.baseUrl} refused the connection: nothing was sent`, { code });
+      throw callFailure('maybe', `sandbox call ended without a response: ${(error as Error).message}`, { code: code ?? null });
+    }
     return toRaw(response);
   }
 
