@@ -6,6 +6,7 @@ import {
   completeEffect,
   LedgerError,
   registerEpochPolicy,
+  revokeEffect,
   type Actor,
   type ClaimEffectResult,
 } from '../../lib/ledger/index.ts';
@@ -97,6 +98,52 @@ describe('E2: concurrent bumps', () => {
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'conflict' });
       expect(await t.db.effect.count({ where: { key: e.key } })).toBe(2);
     }
+  });
+});
+
+describe('E2: bumps racing transitions and re-claims never deadlock', () => {
+  it('E2: a bump racing a revoke of the same epoch (100 trials): both settle with a result or a LedgerError, never a database error', async () => {
+    const tool = (await makeTool(t.db)).name;
+    const runId = (await makeRun(t.db)).runId;
+    const problems: string[] = [];
+    for (let trial = 0; trial < 100; trial++) {
+      const e = await makeEffect(t.db, 'done', { tool, runId });
+      const results = await Promise.allSettled([
+        revokeEffect({ db: t.db, actor: operator() }, { key: e.key, reason: 'withdrawn' }),
+        bumpEpoch({ db: t.db, actor: operator() }, { key: e.key, reason: 'resend' }),
+        revokeEffect({ db: t.db, actor: e.runtime }, { key: e.key, reason: 'deleted through the API' }),
+      ]);
+      for (const r of results) if (r.status === 'rejected' && !(r.reason instanceof LedgerError)) problems.push(String(r.reason));
+    }
+    expect(problems.slice(0, 3)).toEqual([]);
+  }, 60_000);
+
+  it('E2: bump attempts racing re-claims of a failed key (40 trials): exactly one claim wins, no database errors', async () => {
+    const tool = (await makeTool(t.db)).name;
+    const runId = (await makeRun(t.db)).runId;
+    const problems: string[] = [];
+    for (let trial = 0; trial < 40; trial++) {
+      const e = await makeEffect(t.db, 'failed', { tool, runId });
+      const claims = Array.from({ length: 10 }, () => claimEffect({ db: t.db, actor: e.runtime }, e.input));
+      const bumps = Array.from({ length: 3 }, () => bumpEpoch({ db: t.db, actor: operator() }, { key: e.key, reason: 'resend' }));
+      const results = await Promise.allSettled([...claims, ...bumps]);
+      for (const r of results) if (r.status === 'rejected' && !(r.reason instanceof LedgerError)) problems.push(String(r.reason));
+      const won = results.slice(0, 10).filter((r) => r.status === 'fulfilled' && (r.value as ClaimEffectResult).claimed).length;
+      if (won !== 1) problems.push(`trial ${trial}: ${won} claim winners`);
+    }
+    expect(problems.slice(0, 3)).toEqual([]);
+  }, 60_000);
+
+  it('E1: after all the races, every key head agrees with its current epoch (state, and the epoch row exists)', async () => {
+    const [row] = (await t.db.$queryRaw<{ mismatched: bigint; keys: bigint }[]>`
+      SELECT count(*) FILTER (WHERE e.id IS NULL OR e.state <> k.state) AS mismatched, count(*) AS keys
+      FROM effect_key k LEFT JOIN effect e ON e.key = k.key AND e.epoch = k.current_epoch`) as [{ mismatched: bigint; keys: bigint }];
+    expect(Number(row.keys)).toBeGreaterThan(100);
+    expect(Number(row.mismatched)).toBe(0);
+    const [gaps] = (await t.db.$queryRaw<{ n: bigint }[]>`
+      SELECT count(*) AS n FROM effect_key k WHERE (SELECT count(*) FROM effect e WHERE e.key = k.key) <> k.current_epoch
+         OR (SELECT max(epoch) FROM effect e WHERE e.key = k.key) <> k.current_epoch`) as [{ n: bigint }];
+    expect(Number(gaps.n)).toBe(0);
   });
 });
 

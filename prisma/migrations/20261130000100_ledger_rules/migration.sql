@@ -401,14 +401,22 @@ DECLARE
   v_row effect%ROWTYPE;
   v_problem text;
   v_new bigint;
+  v_epoch integer;
 BEGIN
-  SELECT * INTO v_head FROM effect_key k WHERE k.key = p_key FOR UPDATE;
+  -- Lock order: the effect row, then the key head, as ledger_claim and ledger_transition do
+  -- (head first here deadlocked against a revoke or a re-claim of the same epoch). The epoch is
+  -- read unlocked, then re-checked under both locks: a bump that won meanwhile makes this stale.
+  SELECT k.current_epoch INTO v_epoch FROM effect_key k WHERE k.key = p_key;
   IF NOT FOUND THEN
     RETURN;
   END IF;
-  SELECT * INTO v_row FROM effect e WHERE e.key = p_key AND e.epoch = v_head.current_epoch FOR UPDATE;
+  SELECT * INTO v_row FROM effect e WHERE e.key = p_key AND e.epoch = v_epoch FOR UPDATE;
+  SELECT * INTO v_head FROM effect_key k WHERE k.key = p_key FOR UPDATE;
 
-  IF p_expected_epoch IS NOT NULL AND p_expected_epoch <> v_head.current_epoch THEN
+  IF v_head.current_epoch <> v_epoch THEN
+    SELECT * INTO v_row FROM effect e WHERE e.key = p_key AND e.epoch = v_head.current_epoch;
+    v_problem := 'stale epoch: the key is at epoch ' || v_head.current_epoch;
+  ELSIF p_expected_epoch IS NOT NULL AND p_expected_epoch <> v_head.current_epoch THEN
     v_problem := 'stale epoch: the key is at epoch ' || v_head.current_epoch;
   ELSIF v_row.state NOT IN ('done', 'revoked', 'stuck') THEN
     v_problem := 'only done, revoked or stuck can be superseded; this epoch is ' || v_row.state;
