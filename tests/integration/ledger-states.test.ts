@@ -1,17 +1,21 @@
 // S2 done needs a receipt, S5 revocation only by an explicit action, S6 stuck.
 import { describe, expect, it } from 'vitest';
 import {
+  bumpEpoch,
   claimEffect,
   completeEffect,
+  failEffect,
   LedgerError,
   markStuck,
+  markUnknown,
+  providerIdempotencyKey,
   resolveUnknown,
   revokeEffect,
   transitionEffect,
   type Actor,
 } from '../../lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { makeEffect, reconcilerActor, runtimeActor, snapshot, userActor, executorActor, policyActor } from '../helpers/factories.ts';
+import { makeEffect, makeTool, reconcilerActor, runtimeActor, snapshot, userActor, executorActor, policyActor } from '../helpers/factories.ts';
 
 const t = await createTestDatabase({ poolSize: 10 });
 
@@ -181,5 +185,44 @@ describe('Z6 in the ledger core: a runtime acts only on effects of its own workf
     // A runtime scoped to the run's workflow may.
     const own = runtimeActor([run.workflow]);
     expect(await completeEffect({ db: t.db, actor: own }, { key: e.key, receipt: 'msg-own' })).toMatchObject({ state: 'done' });
+  });
+});
+
+describe('S7 under concurrency: one transition wins, the others are refused', () => {
+  it('S2/S3/S4: 20 concurrent reports of one pending effect (complete, fail, unknown, stuck), 30 trials: exactly one applies', async () => {
+    const tool = (await makeTool(t.db)).name;
+    const runId = (await makeEffect(t.db, 'pending')).runId;
+    const problems: string[] = [];
+    for (let trial = 0; trial < 30; trial++) {
+      const e = await makeEffect(t.db, 'pending', { tool, runId });
+      const ctx = { db: t.db, actor: e.runtime };
+      const reports = Array.from({ length: 20 }, (_, i) =>
+        i % 4 === 0 ? completeEffect(ctx, { key: e.key, receipt: `msg-${i}` })
+          : i % 4 === 1 ? failEffect(ctx, { key: e.key, evidence: { i } })
+            : i % 4 === 2 ? markUnknown(ctx, { key: e.key })
+              : markStuck(ctx, { key: e.key, evidence: { i } }));
+      const results = await Promise.allSettled(reports);
+      const applied = results.filter((r) => r.status === 'fulfilled');
+      const refusedCodes = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as LedgerError).code ?? String(r.reason)] : []));
+      if (applied.length !== 1) problems.push(`trial ${trial}: ${applied.length} applied`);
+      if (refusedCodes.some((c) => c !== 'invalid_transition')) problems.push(`trial ${trial}: ${refusedCodes.join(',')}`);
+      const row = await t.db.effect.findFirstOrThrow({ where: { key: e.key } });
+      const winner = (applied[0] as PromiseFulfilledResult<{ state: string; receipt: string | null }> | undefined)?.value;
+      if (winner && (row.state !== winner.state || row.receipt !== winner.receipt)) problems.push(`trial ${trial}: row ${row.state}/${row.receipt} vs winner ${winner.state}/${winner.receipt}`);
+      const transitions = await t.db.effectTransition.count({ where: { key: e.key } });
+      if (transitions !== 2) problems.push(`trial ${trial}: ${transitions} transition rows`);
+      const refusedAudit = await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}` } });
+      if (refusedAudit !== 19) problems.push(`trial ${trial}: ${refusedAudit} refused audit entries`);
+    }
+    expect(problems.slice(0, 5)).toEqual([]);
+  });
+
+  it('R2: the provider idempotency key of each (key, epoch) is the same in the database and in lib/', async () => {
+    const e = await makeEffect(t.db, 'done');
+    await bumpEpoch({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'resend' });
+    const claim = await claimEffect({ db: t.db, actor: e.runtime }, e.input);
+    expect(claim.claimed && claim.idempotencyKey).toBe(providerIdempotencyKey(e.key, 2));
+    const rows = await t.db.effect.findMany({ where: { key: e.key }, orderBy: { epoch: 'asc' } });
+    expect(rows.map((r) => r.idempotencyKey)).toEqual([providerIdempotencyKey(e.key, 1), providerIdempotencyKey(e.key, 2)]);
   });
 });
