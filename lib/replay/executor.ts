@@ -23,6 +23,8 @@ export interface ExecutorDeps {
   db: Db;
   providers: ProviderRegistry;
   limiter?: RateLimiter;
+  /** Items of one chunk sent at the same time (each still claims on its own). */
+  itemConcurrency?: number;
   /** Content of a replayed message; defaults to a neutral text naming the action and record. */
   payload?: (item: { tool: string; action: string; recordId: string; target: string }) => Record<string, unknown>;
   log?: (line: string) => void;
@@ -102,13 +104,16 @@ export async function runChunk(deps: ExecutorDeps, chunk: ReplayChunk): Promise<
   const ids = await db.$queryRaw<{ id: bigint }[]>`
     SELECT id FROM replay_item WHERE replay_id = ${replay.id}::uuid AND id BETWEEN ${BigInt(chunk.fromId)} AND ${BigInt(chunk.toId)} AND outcome IS NULL ORDER BY id`;
   let processed = 0;
-  for (const [i, { id }] of ids.entries()) {
-    if (i % 5 === 0 && i > 0) {
+  const parallel = Math.max(1, deps.itemConcurrency ?? 4);
+  for (let i = 0; i < ids.length; i += parallel) {
+    if (i > 0) {
       const now = await db.replay.findUnique({ where: { id: replay.id }, select: { status: true } });
       if (now?.status !== 'running') return { processed, stoppedBy: now?.status ?? 'missing' };
     }
-    await processItem(deps, replay.id, replay.runId, actor, id);
-    processed++;
+    const results = await Promise.allSettled(ids.slice(i, i + parallel).map(({ id }) => processItem(deps, replay.id, replay.runId, actor, id)));
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
+    processed += results.length;
   }
   await completeIfDone(db, replay.id, replay.runId, actor);
   return { processed };
@@ -182,6 +187,7 @@ async function processItem(deps: ExecutorDeps, replayId: string, runId: string, 
         return setOutcome(db, replayId, itemId, 'sent', `receipt ${verdict.receipt}`);
       case 'failed':
         await failEffect(ref, { key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId, evidence: verdict.evidence });
+        if (verdict.evidence.unavailable === true) throw new RetryChunk(`provider ${tool.provider} unavailable (${raw.status})`);
         return setOutcome(db, replayId, itemId, 'failed', `rejected: ${JSON.stringify(verdict.evidence).slice(0, 500)}`);
       case 'stuck':
         await markStuck(ref, { key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId, evidence: verdict.evidence });

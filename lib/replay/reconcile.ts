@@ -11,6 +11,7 @@
 import type { Db } from '../db/client.ts';
 import { completeEffect, getTool, LedgerError, markUnknown, type Actor } from '../ledger/index.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
+import { setOutcome } from './executor.ts';
 
 export const reconcilerActor: Actor = { kind: 'reconciler', id: 'reconciler', label: 'reconciler' };
 
@@ -93,6 +94,7 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
       evidence: { reconciler: 'lease expired', receipt, lookup: provider.supportsReceiptLookup ? 'no receipt to look up' : `provider ${provider.name} offers no receipt lookup`, sentAt: since.toISOString() },
     });
     result.unknown++;
+    await settleInterrupted(db, row.key, 'unknown', 'lease expired with no receipt lookup: unknown, for support');
     return;
   }
 
@@ -106,6 +108,7 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
   if (found.found && found.state !== 'failed') {
     await completeEffect(ref, { key: row.key, epoch: row.epoch, receipt: found.receipt, evidence: { reconciler: 'receipt found', state: found.state, lookupStatus: found.raw.status } });
     result.done++;
+    await settleInterrupted(db, row.key, 'sent', `receipt ${found.receipt} found by the reconciler`);
     return;
   }
   if (!settled) {
@@ -121,4 +124,11 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
     },
   });
   result.unknown++;
+  await settleInterrupted(db, row.key, 'unknown', 'lookup miss after the settle window: unknown, for support');
+}
+
+/** A replay item left 'interrupted' by a crashed handler takes the reconciler's verdict. */
+async function settleInterrupted(db: Db, key: string, outcome: 'sent' | 'unknown', note: string): Promise<void> {
+  const items = await db.replayItem.findMany({ where: { key, outcome: 'interrupted' }, select: { id: true, replayId: true } });
+  for (const i of items) await setOutcome(db, i.replayId, i.id, outcome, note);
 }

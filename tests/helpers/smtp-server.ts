@@ -68,9 +68,14 @@ export async function startTestSmtpServer(options: { port?: number } = {}): Prom
       },
     });
   let smtp = make();
+  // A client killed mid-session resets its socket; that is the client's problem, not the server's.
+  const quiet = (server: SMTPServer) => server.on('error', () => undefined);
+  quiet(smtp);
   const listen = (port: number) =>
     new Promise<number>((resolve, reject) => {
       smtp.once('error', reject);
+      // A real relay answers at once; without this, Nagle + delayed ACK add ~40 ms to every reply.
+      smtp.server.on('connection', (socket: import('node:net').Socket) => socket.setNoDelay(true));
       smtp.listen(port, '127.0.0.1', () => resolve((smtp.server.address() as AddressInfo).port));
     });
   const port = await listen(options.port ?? 0);
@@ -107,6 +112,7 @@ export async function startTestSmtpServer(options: { port?: number } = {}): Prom
     },
     async acceptConnections() {
       smtp = make();
+      quiet(smtp);
       await listen(port);
     },
     get lookupFails() {

@@ -4,8 +4,9 @@
 // still leaves a receipt the reconciler can look up (C1). SMTP itself has no read-only lookup: when
 // the mail service offers one (most hosted relays do: a message-status API by Message-ID), set
 // `lookupUrl`; without it supportsReceiptLookup is false and the reconciler says so in its evidence.
+import { connect } from 'node:net';
 import nodemailer from 'nodemailer';
-import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
 import { callFailure, type ProviderSettingsBase } from '../registry.ts';
 
@@ -20,6 +21,7 @@ export interface SmtpSettings extends ProviderSettingsBase {
   from: string;
   /** Right-hand side of generated Message-IDs. */
   messageIdDomain?: string;
+  /** Unused since sends use one connection each (kept so existing configuration still parses). */
   maxConnections?: number;
   /** Seconds before a silent server counts as a timeout (an ambiguous outcome once DATA started). */
   timeoutSeconds?: number;
@@ -46,7 +48,7 @@ export class SmtpProvider implements Provider {
   readonly name: string;
   readonly supportsIdempotencyKey = true;
   readonly supportsReceiptLookup: boolean;
-  private readonly transport: nodemailer.Transporter<SMTPPool.SentMessageInfo>;
+  private readonly transport: nodemailer.Transporter<SMTPTransport.SentMessageInfo>;
   private readonly domain: string;
 
   constructor(name: string, readonly settings: SmtpSettings) {
@@ -55,18 +57,31 @@ export class SmtpProvider implements Provider {
     this.domain = settings.messageIdDomain ?? settings.from.split('@')[1] ?? 'effect-ledger.local';
     const timeout = (settings.timeoutSeconds ?? 30) * 1000;
     this.transport = nodemailer.createTransport({
-      pool: true,
+      // One connection per message, no pool: nodemailer's pool re-sends a message by itself after a
+      // connection drops mid-send (a second delivery the ledger never hears of) and can hang while a
+      // server refuses connections. Per-message connections keep every outcome with its caller.
+      pool: false,
       host: settings.host,
       port: settings.port,
       secure: settings.secure ?? false,
       ignoreTLS: settings.ignoreTLS ?? false,
-      maxConnections: settings.maxConnections ?? 4,
-      maxMessages: Infinity,
       connectionTimeout: timeout,
       greetingTimeout: timeout,
       socketTimeout: timeout,
       auth: settings.auth,
-    } satisfies SMTPPool.Options);
+      // Our own socket with Nagle off: the message body goes out in several writes, and Nagle plus
+      // the server's delayed ACK would add ~40 ms to every message. Connection errors keep their
+      // syscall ('connect'), which is how send() knows nothing left this process.
+      getSocket: (_options: unknown, callback: (err: Error | null, socketOptions?: { connection: import('node:net').Socket }) => void) => {
+        const socket = connect({ host: settings.host, port: settings.port, noDelay: true });
+        const onError = (err: Error) => callback(err);
+        socket.once('error', onError);
+        socket.once('connect', () => {
+          socket.off('error', onError);
+          callback(null, { connection: socket });
+        });
+      },
+    } as SMTPTransport.Options);
   }
 
   /** The receipt's Message-ID part is known before the call (C1 after a crash). */
@@ -117,7 +132,9 @@ export class SmtpProvider implements Provider {
       return { outcome: 'done', receipt: queueId ? `${messageId} queue=${queueId}` : messageId };
     }
     // 4xx: transient refusal, 5xx: permanent. Either way the server did not take the message (S3).
-    return { outcome: 'failed', evidence: { smtpStatus: response.status, reply, permanent: response.status >= 500 } };
+    // 421: the service is closing the channel (shutting down, overloaded): nothing about this message,
+    // so the caller should retry later rather than report the target as failed.
+    return { outcome: 'failed', evidence: { smtpStatus: response.status, reply, permanent: response.status >= 500, ...(response.status === 421 ? { unavailable: true } : {}) } };
   }
 
   async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
