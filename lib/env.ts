@@ -10,6 +10,8 @@ const schema = z.object({
   /** Where the embedded PostgreSQL keeps its data and generated credentials. */
   LEDGER_DATA_DIR: z.string().default('.data'),
   PORT: z.coerce.number().int().positive().default(3000),
+  /** The demo sandbox provider started by `npm start`. */
+  SANDBOX_PORT: z.coerce.number().int().positive().default(4010),
   NEXTAUTH_URL: z.string().optional(),
   NEXTAUTH_SECRET: z.string().optional(),
   OIDC_ISSUER: z.string().optional(),

@@ -1,22 +1,56 @@
-// Demo data for an empty database: tool definitions, the first admin, demo users per role, and the
-// crashed 100-recipient campaign (through the SDK against the sandbox provider).
+// Demo data for an empty database: the first admin (one-time password), one demo person per role
+// (two operators, so four-eyes approvals can be tried), and the crashed 100-recipient welcome
+// campaign run by the demo agent through the SDK against the sandbox provider.
+import type { Actor } from '../lib/ledger/actor.ts';
 import { createDb } from '../lib/db/client.ts';
+import { ensureFirstAdmin } from '../lib/auth/bootstrap.ts';
+import { generatePassword } from '../lib/auth/password.ts';
+import { insertUser } from '../lib/auth/users.ts';
+import { seedDemoCampaign } from '../lib/demo/seed.ts';
 
 export interface SeedOptions {
   appUrl: string;
-  ownerUrl: string;
+  /** The running sandbox provider the demo agent sends through (receipts stay look-up-able). */
+  sandboxUrl?: string;
   log: (line: string) => void;
 }
 
-/** Returns the first admin's one-time credentials when it created them. */
-export async function seedIfEmpty(options: SeedOptions): Promise<{ email: string; password: string } | null> {
+export interface SeedResult {
+  admin: { email: string; password: string } | null;
+  demoPassword: string | null;
+  demoUsers: { email: string; role: string }[];
+}
+
+const DEMO_PEOPLE = [
+  { email: 'olivia.operator@demo.test', name: 'Olivia (operator)', role: 'operator' },
+  { email: 'omar.operator@demo.test', name: 'Omar (operator)', role: 'operator' },
+  { email: 'sam.support@demo.test', name: 'Sam (support)', role: 'support' },
+  { email: 'ada.auditor@demo.test', name: 'Ada (auditor)', role: 'auditor' },
+] as const;
+
+const SEED: Actor = { kind: 'system', id: 'seed', label: 'demo seed' };
+
+export async function seedIfEmpty(options: SeedOptions): Promise<SeedResult> {
   const db = createDb(options.appUrl, 4);
   try {
-    const users = await db.user.count();
-    const runs = await db.run.count();
-    if (users > 0 || runs > 0) return null;
-    options.log('empty database: seeding demo data');
-    return null;
+    const admin = await ensureFirstAdmin(db);
+    if ((await db.run.count()) > 0 || (await db.user.count()) > 1) return { admin, demoPassword: null, demoUsers: [] };
+    options.log('empty database: seeding demo people and the crashed welcome campaign');
+    const demoPassword = generatePassword();
+    const users = [];
+    for (const person of DEMO_PEOPLE) {
+      users.push(await db.$transaction((tx) => insertUser(tx, { ...person, password: demoPassword }, SEED)));
+    }
+    const olivia = users[0]!;
+    const result = await seedDemoCampaign({
+      db,
+      approver: { kind: 'user', id: olivia.id, label: olivia.email, role: 'operator' },
+      sandboxUrl: options.sandboxUrl,
+      log: (line) => options.log(`demo agent: ${line}`),
+    });
+    const o = result.outcomes;
+    options.log(`demo run ${result.runId}: ${o.done} done, ${o.failed} failed, ${o.unknown} unknown, ${result.notStarted} never started (the agent "crashed" at recipient ${result.crashedAt?.index ?? '?'})`);
+    return { admin, demoPassword, demoUsers: DEMO_PEOPLE.map((p) => ({ email: p.email, role: p.role })) };
   } finally {
     await db.$disconnect();
   }

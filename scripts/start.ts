@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from 'node:path';
 import { env } from '../lib/env.ts';
 import { provisionDatabase } from '../lib/db/provision.ts';
+import { startSandbox } from '../lib/providers/sandbox/server.ts';
 import { seedIfEmpty } from './seed.ts';
 
 const say = (line: string) => console.log(`[start] ${line}`);
@@ -47,10 +48,12 @@ async function main() {
   const database = await provisionDatabase({ log: say });
   const children: ChildProcess[] = [];
   let stopping = false;
+  let sandboxStop: (() => Promise<void>) | undefined;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     for (const child of children) child.kill('SIGTERM');
+    await sandboxStop?.().catch(() => {});
     await database.stop().catch(() => {});
     process.exit(code);
   };
@@ -67,7 +70,11 @@ async function main() {
       NEXTAUTH_URL: env().NEXTAUTH_URL ?? `http://localhost:${port}`,
       PORT: String(port),
     };
-    const signIn = await seedIfEmpty({ appUrl: database.appUrl, ownerUrl: database.ownerUrl, log: say });
+    // The demo's email provider: a real HTTP service that keeps what it delivered while we run.
+    const sandbox = await startSandbox({ port: env().SANDBOX_PORT, host: '127.0.0.1' });
+    (childEnv as Record<string, string>).LEDGER_PROVIDERS ??= JSON.stringify({ sandbox: { type: 'sandbox', url: sandbox.url } });
+    sandboxStop = () => sandbox.stop();
+    const seeded = await seedIfEmpty({ appUrl: database.appUrl, sandboxUrl: sandbox.url, log: say });
 
     if (!dev && needsBuild()) {
       say('building the console (first start, or sources changed)...');
@@ -85,8 +92,11 @@ async function main() {
 
     say('');
     say(`Effect Ledger console: http://localhost:${port}`);
-    if (signIn) say(`Sign in as ${signIn.email} with the one-time password ${signIn.password} (shown once; change it after signing in).`);
+    if (seeded.admin) say(`Sign in as ${seeded.admin.email} with the one-time password ${seeded.admin.password} (shown once).`);
     else say('Sign in with the admin account created on the first start (npm run user:create adds users).');
+    if (seeded.demoPassword) {
+      say(`Demo people (password ${seeded.demoPassword}, shown once): ${seeded.demoUsers.map((u) => `${u.email} (${u.role})`).join(', ')}`);
+    }
     say('Stop with Ctrl+C (the embedded PostgreSQL stops with it; its data stays in .data/).');
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
