@@ -4,6 +4,7 @@
 import { createDb } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
+import '../lib/providers/sandbox/register.ts'; // provider type sandbox
 import { installJobEngine, startReplayWorker } from '../lib/replay/index.ts';
 
 async function main() {

@@ -37,10 +37,10 @@ export function executorActor(replayId: string): Actor {
 /** Thrown to fail the chunk job so pg-boss retries it later (the provider is unreachable). */
 export class RetryChunk extends Error {}
 
-const defaultPayload = (i: { action: string; recordId: string }) => ({
-  subject: `${i.action.replace(/_/g, ' ')}`,
-  text: `This message was sent again by an operator's replay (${i.action}, record ${i.recordId}).`,
-});
+const defaultPayload = (i: { action: string; recordId: string }) => {
+  const text = `This message was sent again by an operator's replay (${i.action}, record ${i.recordId}).`;
+  return { subject: `${i.action.replace(/_/g, ' ')}`, text, body: text };
+};
 
 interface ItemRow {
   id: bigint;
