@@ -196,7 +196,7 @@ export class Ledger {
   }
 
   /** Runs a registered tool: identity comes from the tool definition, generated inputs never reach the key. */
-  tool<A extends Record<string, unknown>>(tool: ToolDefinition<A>, run: string, args: A, call: (ctx: CallContext & { args: A }) => Promise<RawResponse | Response>, options?: EffectOptions) {
+  tool<A extends object>(tool: ToolDefinition<A>, run: string, args: A, call: (ctx: CallContext & { args: A }) => Promise<RawResponse | Response>, options?: EffectOptions) {
     const id = tool.identity(args);
     return this.effect({ run, tool: tool.name, action: tool.action, record: id.record, target: id.target }, (ctx) => call({ ...ctx, args }), options);
   }

@@ -35,7 +35,7 @@ export function variantsOf(value: unknown): { label: string; value: unknown }[] 
   ];
 }
 
-export interface ConformanceOptions<A extends Record<string, unknown>> {
+export interface ConformanceOptions<A extends object> {
   /** A realistic set of arguments. */
   sample: A;
   /** Stands in for the trigger identity. */
@@ -44,7 +44,7 @@ export interface ConformanceOptions<A extends Record<string, unknown>> {
   live?: { transport: Transport; runId: string };
 }
 
-export async function checkConformance<A extends Record<string, unknown>>(tool: ToolDefinition<A>, options: ConformanceOptions<A>): Promise<ConformanceReport> {
+export async function checkConformance<A extends object>(tool: ToolDefinition<A>, options: ConformanceOptions<A>): Promise<ConformanceReport> {
   const triggerId = options.triggerId ?? 'conformance-trigger';
   const problems: ConformanceProblem[] = [];
   const keyOf = (args: A, input: string, variant: string): string | null => {

@@ -3,7 +3,7 @@
 // and the one target. Generated inputs must never influence it; checkConformance proves that.
 import type { TargetType } from '../ledger/normalize.ts';
 
-export interface ToolDefinition<A extends Record<string, unknown> = Record<string, unknown>> {
+export interface ToolDefinition<A extends object = Record<string, unknown>> {
   /** The tool name as registered in the console. */
   name: string;
   /** The action tag as registered. */
@@ -15,7 +15,7 @@ export interface ToolDefinition<A extends Record<string, unknown> = Record<strin
   identity(args: A): { record: string; target: string };
 }
 
-export function defineTool<A extends Record<string, unknown>>(definition: ToolDefinition<A>): ToolDefinition<A> {
+export function defineTool<A extends object>(definition: ToolDefinition<A>): ToolDefinition<A> {
   if (!definition.name || !definition.action) throw new Error('a tool needs a name and an action tag');
   return Object.freeze({ ...definition, generated: [...definition.generated] });
 }

@@ -40,7 +40,7 @@ function dying(inner: Transport, dead: () => boolean): Transport {
   return Object.fromEntries(Object.entries(inner).map(([k, f]) => [k, wrap(f as never)])) as unknown as Transport;
 }
 
-interface Customer extends Record<string, unknown> {
+interface Customer {
   customerId: string;
   email: string;
   subject: string;
