@@ -48,5 +48,16 @@ export async function seedDemoCampaign(options: SeedDemoOptions): Promise<DemoCa
         }
       : undefined,
   });
+  if (result.crashedAt) {
+    // What the runtime's supervisor records when its process died mid-run (demo: simulated).
+    await db.$transaction(async (tx) => {
+      await tx.run.update({ where: { id: result.runId }, data: { status: 'crashed', updatedAt: new Date() } });
+      await appendAudit(tx, {
+        chain: `run:${result.runId}`, actor: SYSTEM, action: 'run.crashed', subjectType: 'run', subjectId: result.runId, runId: result.runId,
+        before: 'running', after: 'crashed', reason: 'demo: the agent process died after the provider call for one recipient',
+        detail: { crashedAt: result.crashedAt, notStarted: result.notStarted },
+      });
+    });
+  }
   return { ...result, runtimeKey: { id: key.id, token: key.token } };
 }

@@ -32,6 +32,7 @@ describe('demo campaign', () => {
     const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: result.runtimeKey.token, fetch: routeFetch }));
     const view = await ledger.readRun(result.runId);
     expect(view.plan).toMatchObject({ status: 'approved', itemCount: 100 });
+    expect(view.run.status).toBe('crashed');
     expect(view.counts).toMatchObject({ total: 100, done: 37, failed: 1, unknown: 1, pending: 1, not_started: 60 });
     expect(view.headline).toMatchObject({ done: 37, approved: 100 });
     expect(view.targets[0]).toMatchObject({ target: 'anna.schmidt@example.com', state: 'done' });
