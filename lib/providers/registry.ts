@@ -14,6 +14,8 @@ export interface ProviderSettingsBase {
   rateLimitPerSecond?: number;
   /** Overrides the tool's settle window (C2) for keys sent through this provider. */
   settleWindowSeconds?: number;
+  /** The executor aborts a send after this long (default 30): an ambiguous outcome (S4). */
+  sendTimeoutSeconds?: number;
 }
 
 /** Whether anything may have left this process when a call failed without a response. */
@@ -43,6 +45,7 @@ export type RegisteredProvider = Provider & ReceiptHinting & { close?(): void | 
 const base = {
   rateLimitPerSecond: z.number().positive().optional(),
   settleWindowSeconds: z.number().int().nonnegative().optional(),
+  sendTimeoutSeconds: z.number().positive().optional(),
 };
 const smtpSchema = z.strictObject({
   ...base,

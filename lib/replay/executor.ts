@@ -167,7 +167,8 @@ async function processItem(deps: ExecutorDeps, replayId: string, runId: string, 
   const payload = (deps.payload ?? defaultPayload)({ tool: item.tool, action: item.action, recordId: item.record_id, target: claim.target });
   let raw: RawResponse;
   try {
-    raw = await provider.send({ key: claim.key, epoch: claim.epoch, idempotencyKey: claim.idempotencyKey, target: claim.target, payload });
+    const timeout = (deps.providers.has(tool.provider) ? deps.providers.settings(tool.provider).sendTimeoutSeconds : undefined) ?? 30;
+    raw = await provider.send({ key: claim.key, epoch: claim.epoch, idempotencyKey: claim.idempotencyKey, target: claim.target, payload }, AbortSignal.timeout(timeout * 1000));
   } catch (error) {
     if (isCallFailure(error) && error.providerSent === 'no') {
       await failEffect({ db, actor }, { key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId, evidence: { error: error.message, ...error.detail, sent: 'no' } });
