@@ -56,4 +56,20 @@ describe('HTTP transport', () => {
     expect(report.ok).toBe(true);
     expect(await t.db.effect.count({ where: { runId: run.runId } })).toBe(1);
   });
+
+  it('R1: the raw response is stored before the caller\'s parser sees it: a parser that throws leaves the bytes stored and the effect unknown', async () => {
+    const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: routeFetch }));
+    const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
+    const bytes = new Uint8Array([0xff, 0x00, 0x7b, 0x22, 0xfe]);
+    let parsed = false;
+    const result = await ledger.effect({ run: run.runId, tool: toolName, action: 'campaign_welcome', record: 'r-raw', target: 'raw@example.com' },
+      async () => ({ status: 200, headers: [['X-Weird', 'a'], ['x-weird', 'b']], body: bytes }),
+      { classify: () => { parsed = true; throw new SyntaxError('unexpected byte'); } });
+    expect(parsed).toBe(true);
+    expect(result.status).toBe('unknown');
+    const attempt = await t.db.attempt.findFirstOrThrow({ where: { key: result.key } });
+    expect([...attempt.responseBody!]).toEqual([...bytes]);
+    expect(attempt.responseHeaders).toEqual([['X-Weird', 'a'], ['x-weird', 'b']]);
+    expect(attempt.responseStatus).toBe(200);
+  });
 });
