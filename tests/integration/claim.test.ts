@@ -109,6 +109,17 @@ describe('claim', () => {
     expect(tooLong).toMatchObject({ code: 'validation' });
   });
 
+  it('S1: the database refuses to make a held claim claimable again (awaiting_claim), even as raw SQL', async () => {
+    const e = await makeEffect(t.db, 'pending');
+    const before = await snapshot(t.db);
+    const error = await t.db.$executeRawUnsafe(`UPDATE effect SET awaiting_claim = true WHERE key = $1`, e.key).then(() => null, (x: unknown) => x);
+    expect(String(error)).toMatch(/held by a claim/);
+    const owner = await t.owner(`UPDATE effect SET awaiting_claim = true WHERE key = $1`, [e.key]).then(() => null, (x: { code?: string }) => x);
+    expect(owner?.code).toBe('EL002');
+    expect(await snapshot(t.db)).toEqual(before);
+    expect(await claimEffect({ db: t.db, actor: runtimeActor() }, e.input)).toMatchObject({ claimed: false, state: 'pending' });
+  });
+
   it('S3: failed frees the key: 50 concurrent re-claimers after a failure, 200 trials: exactly one winner, no exceptions', async () => {
     const tool = await makeTool(t.db);
     const run = await makeRun(t.db);

@@ -194,6 +194,12 @@ BEGIN
     RAISE EXCEPTION 'the key and epoch of an effect never change' USING ERRCODE = 'EL002';
   END IF;
   IF NEW.state = OLD.state THEN
+    -- A held claim (pending, in flight) never becomes claimable again by a flag: that would let a
+    -- second claimer win the same epoch (S1). Only a transition to pending or a new epoch sets it.
+    IF NEW.state = 'pending' AND NEW.awaiting_claim AND NOT OLD.awaiting_claim THEN
+      RAISE EXCEPTION 'effect %#% is held by a claim: it cannot be made claimable again', NEW.key, NEW.epoch
+        USING ERRCODE = 'EL002';
+    END IF;
     RETURN NEW;
   END IF;
   IF NOT (
