@@ -48,7 +48,10 @@ export function normalizeEmail(raw: string, field = 'target'): string {
   if (!LOCAL_PART.test(local) || local.startsWith('.') || local.endsWith('.') || local.includes('..')) {
     throw invalid(field, `${field}: the part before @ contains characters an address cannot have`);
   }
-  const domain = domainToASCII(caseFold(domainInput));
+  // The domain is mapped by UTS #46 as IDNA2008 registries do (non-transitional, what WHATWG URL
+  // uses), not by full case folding: straße.de and strasse.de are two registrable domains, and
+  // folding ß to ss made two different mailboxes one key.
+  const domain = domainToASCII(domainInput);
   if (!domain) throw invalid(field, `${field}: the domain "${domainInput}" is not a valid domain name`);
   const labels = domain.split('.');
   if (labels.length < 2 || !labels.every((l) => DOMAIN_LABEL.test(l)) || domain.length > 253) {
@@ -61,7 +64,8 @@ export function normalizeEmail(raw: string, field = 'target'): string {
 
 /** E.164: "+" then 8 to 15 digits, no leading zero in the country code. */
 export function normalizePhone(raw: string, field = 'target'): string {
-  let value = raw.trim().normalize('NFKC').replace(/[\s\-.()\u00a0]/g, '');
+  // "+49 (0) 151 ..." writes the national trunk prefix in brackets: it is not dialled internationally.
+  let value = raw.trim().normalize('NFKC').replace(/^(\+\d{1,3})[\s\u00a0]*\(0\)/, '$1').replace(/[\s\-.()\u00a0]/g, '');
   if (value.startsWith('00')) value = `+${value.slice(2)}`;
   if (!value.startsWith('+')) {
     throw invalid(field, `${field}: a phone number needs its country code in international format, e.g. +4915112345678`);

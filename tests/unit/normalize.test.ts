@@ -28,6 +28,8 @@ describe('K3: email', () => {
     ['user@xn--bcher-kva.de', 'user@xn--bcher-kva.de', 'punycode already'],
     ['user@例え.jp', 'user@xn--r8jz45g.jp', 'IDN (Japanese)'],
     ['user@example.com.', 'user@example.com', 'trailing root dot'],
+    ['user@straße.de', 'user@xn--strae-oqa.de', 'IDNA2008: ß in a domain is kept (a different domain from strasse.de)'],
+    ['user@STRASSE.de', 'user@strasse.de', 'ASCII domain lower-cased'],
     ['first.last+tag@sub.example.co.uk', 'first.last+tag@sub.example.co.uk', 'plus and dots kept'],
   ])('K3: %j -> %j (%s)', (raw, expected) => {
     expect(normalizeEmail(raw)).toBe(expected);
@@ -36,7 +38,7 @@ describe('K3: email', () => {
     expect(normalizeEmail(expected)).toBe(expected);
   });
 
-  it('K3: property: 20,000 generated addresses: the normal form is idempotent and the same for NFC, NFD, lower- and upper-case spellings', () => {
+  it('K3: property: 20,000 generated addresses: the normal form is idempotent and the same for NFC, NFD, lower- and upper-case local parts', () => {
     let seed = 7;
     const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
     const letters = ['a', 'Z', 'ß', 'ẞ', 'İ', 'ı', 'ς', 'Σ', 'σ', 'ǅ', 'ǆ', 'Ǆ', 'ﬀ', 'ſ', 'K', 'Å', 'Å', 'é', 'ΐ', 'ŉ', 'Ω', 'ω', 'Ω', '.', '+', '-', '_', '中', 'ﬅ', 'ᾳ', 'ᾼ', 'ϐ', 'ϑ', 'ϕ', 'ϵ', 'ẛ', 'ῼ', 'Ż', 'i'];
@@ -48,7 +50,8 @@ describe('K3: email', () => {
       const withMarks = i % 2 === 1;
       const pool = withMarks ? [...letters, ...marks] : letters;
       const local = Array.from({ length: 1 + Math.floor(random() * 5) }, () => pool[Math.floor(random() * pool.length)]).join('');
-      const raw = `${local}@${domains[Math.floor(random() * domains.length)]}`;
+      const domain = domains[Math.floor(random() * domains.length)]!;
+      const raw = `${local}@${domain}`;
       let normal: string;
       try {
         normal = normalizeEmail(raw);
@@ -58,7 +61,8 @@ describe('K3: email', () => {
       accepted++;
       // Upper-casing text with combining marks can move a mark to another letter (a different
       // address), so that spelling is only compared for mark-free addresses.
-      const spellings = [normal, raw.toLowerCase(), raw.normalize('NFD'), raw.normalize('NFC'), ...(withMarks ? [] : [raw.toUpperCase()])];
+      // Case variants touch the local part only: upper-casing "straße.de" names another domain.
+      const spellings = [normal, `${local.toLowerCase()}@${domain}`, raw.normalize('NFD'), raw.normalize('NFC'), ...(withMarks ? [] : [`${local.toUpperCase()}@${domain}`])];
       for (const spelling of spellings) {
         const again = normalizeEmail(spelling);
         if (again !== normal) problems.push(`${JSON.stringify(raw)} as ${JSON.stringify(spelling)}: ${normal} vs ${again}`);
@@ -67,6 +71,11 @@ describe('K3: email', () => {
     expect(problems.slice(0, 5)).toEqual([]);
     expect(accepted).toBeGreaterThan(2_000);
   }, 30_000);
+
+  it('K3: two different registrable domains never share a key (straße.de vs strasse.de)', () => {
+    expect(normalizeEmail('anna@straße.de')).not.toBe(normalizeEmail('anna@strasse.de'));
+    expect(normalizeEmail('anna@ΣΑΣ.gr')).not.toBe(normalizeEmail('anna@σας.gr'));
+  });
 
   it('K3: spellings of one address give one key', () => {
     const key = (target: string) => deriveKey({ triggerId: 'e', tool: 't', action: 'a', recordId: 'r', targetType: 'email', target }).key;
@@ -109,6 +118,8 @@ describe('K3: phone', () => {
     ['  +44 20 7946 0958 ', '+442079460958'],
     ['\uff0b\uff14\uff19\uff11\uff15\uff11\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18', '+4915112345678'],
     ['+4915112345678', '+4915112345678'],
+    ['+49 (0) 151 12345678', '+4915112345678'],
+    ['+44 (0)20 7946 0958', '+442079460958'],
   ])('K3: %j -> %j (E.164)', (raw, expected) => {
     expect(normalizePhone(raw)).toBe(expected);
     expect(normalizeTarget('phone', raw)).toBe(expected);
