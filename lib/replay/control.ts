@@ -51,11 +51,21 @@ async function move(ctx: ControlCtx, replayId: string, action: string, from: Rep
   });
 }
 
+/** After the commit: queue the chunks. If the job engine is unreachable the replay is still running
+ *  and the worker's sweep queues its remaining items; the caller learns it from `queued: false`. */
+async function enqueueAfterCommit(ctx: ControlCtx, replayId: string): Promise<{ chunks: number; queued: boolean }> {
+  try {
+    return { chunks: await enqueueRemaining(ctx.db, await jobsOf(ctx), replayId), queued: true };
+  } catch (error) {
+    console.error(`replay ${replayId}: could not queue chunks now (${(error as Error).message}); the worker's sweep will`);
+    return { chunks: 0, queued: false };
+  }
+}
+
 export async function startReplay(ctx: ControlCtx, raw: unknown) {
   const input = parseInput(replayControlInput, raw);
   const result = await move(ctx, input.replayId, 'replay.start', ['approved'], 'running', input.reason ?? null);
-  const chunks = await enqueueRemaining(ctx.db, await jobsOf(ctx), input.replayId);
-  return { ...result, chunks };
+  return { ...result, ...(await enqueueAfterCommit(ctx, input.replayId)) };
 }
 
 export async function pauseReplay(ctx: ControlCtx, raw: unknown) {
@@ -66,8 +76,7 @@ export async function pauseReplay(ctx: ControlCtx, raw: unknown) {
 export async function resumeReplay(ctx: ControlCtx, raw: unknown) {
   const input = parseInput(replayControlInput, raw);
   const result = await move(ctx, input.replayId, 'replay.resume', ['paused'], 'running', input.reason ?? null);
-  const chunks = await enqueueRemaining(ctx.db, await jobsOf(ctx), input.replayId);
-  return { ...result, chunks };
+  return { ...result, ...(await enqueueAfterCommit(ctx, input.replayId)) };
 }
 
 export async function cancelReplay(ctx: ControlCtx, raw: unknown) {

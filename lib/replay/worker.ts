@@ -37,9 +37,29 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   const log = options.log ?? (() => undefined);
   const concurrency = options.concurrency ?? 4;
   const boss = await startBoss(options.appUrl, { work: true, max: concurrency + 2 });
-  const locks = new pg.Client({ connectionString: options.appUrl, application_name: 'replay-worker-locks' });
-  await locks.connect();
-  locks.on('error', (e) => log(`lock connection: ${e.message}`));
+  // The lock connection is replaced when it breaks (a database restart): locks held on the old one
+  // are gone with it, so the rescue may re-run those chunks, which the ledger makes harmless.
+  let lockClient: Promise<pg.Client> | undefined;
+  const locks = {
+    async query(sql: string, params: unknown[]) {
+      lockClient ??= (async () => {
+        const c = new pg.Client({ connectionString: options.appUrl, application_name: 'replay-worker-locks' });
+        c.on('error', (e) => {
+          log(`lock connection: ${e.message}`);
+          lockClient = undefined;
+        });
+        await c.connect();
+        return c;
+      })().catch((e: unknown) => {
+        lockClient = undefined;
+        throw e;
+      });
+      return (await lockClient).query(sql, params);
+    },
+    async end() {
+      if (lockClient) await (await lockClient).end();
+    },
+  };
   const deps: ExecutorDeps = {
     db: options.db,
     providers: options.providers,
