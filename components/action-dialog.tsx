@@ -84,8 +84,9 @@ export function ActionDialog({
     try {
       const result = await action(values);
       if (result.ok) {
+        // The page refreshes when the dialog closes: refreshing now could unmount the dialog (its
+        // button may vanish with the new state) before the person reads the outcome.
         setDone(success ? success(result.data) : (successMessage ?? 'Done.'));
-        router.refresh();
       } else {
         setError({ message: result.error, field: result.field });
       }
@@ -104,7 +105,7 @@ export function ActionDialog({
       <Button type="button" variant={triggerVariant} size={triggerSize} disabled={disabled} data-testid={testId} onClick={() => { setError(null); setDone(null); ref.current?.showModal(); }}>
         {trigger}
       </Button>
-      <dialog ref={ref} aria-labelledby={`${id}-title`} className="m-auto w-full max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl">
+      <dialog ref={ref} aria-labelledby={`${id}-title`} onClose={() => { if (done) router.refresh(); }} className="m-auto w-full max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl">
         <form onSubmit={onSubmit} className="flex max-h-[85vh] flex-col">
           <div className="border-b border-zinc-100 px-5 py-4">
             <h2 id={`${id}-title`} className="text-base font-semibold">{title}</h2>
@@ -122,7 +123,7 @@ export function ActionDialog({
                   return (
                     <Field key={f.name} label={f.label + (f.required ? ' (required)' : '')} htmlFor={fid} error={err} hint={f.hint}>
                       {f.type === 'textarea' ? (
-                        <textarea id={fid} name={f.name} required={f.required} rows={3} defaultValue={f.defaultValue} placeholder={f.placeholder} aria-invalid={Boolean(err)} className={inputClass} />
+                        <textarea id={fid} name={f.name} aria-required={f.required} rows={3} defaultValue={f.defaultValue} placeholder={f.placeholder} aria-invalid={Boolean(err)} className={inputClass} />
                       ) : f.type === 'select' ? (
                         <select id={fid} name={f.name} defaultValue={f.defaultValue} aria-invalid={Boolean(err)} className={inputClass}>
                           {f.options?.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
@@ -130,7 +131,7 @@ export function ActionDialog({
                       ) : f.type === 'checkbox' ? (
                         <input id={fid} name={f.name} type="checkbox" defaultChecked={f.defaultValue === 'true'} className="h-4 w-4" />
                       ) : (
-                        <input id={fid} name={f.name} type={f.type ?? 'text'} required={f.required} defaultValue={f.defaultValue} placeholder={f.placeholder} aria-invalid={Boolean(err)} className={inputClass} />
+                        <input id={fid} name={f.name} type={f.type ?? 'text'} aria-required={f.required} defaultValue={f.defaultValue} placeholder={f.placeholder} aria-invalid={Boolean(err)} className={inputClass} />
                       )}
                     </Field>
                   );

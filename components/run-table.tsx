@@ -3,7 +3,7 @@
 // the keyset pagination, sorting and filtering; page, sort and filters live in the URL.
 import Link from 'next/link';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { createColumnHelper, rowSelectionFeature, rowSortingFeature, tableFeatures, useTable, type RowSelectionState, type SortingState } from '@tanstack/react-table';
 import { requestBumpAction, revokeAction } from '../app/actions/ledger.ts';
 import { ActionDialog } from './action-dialog.tsx';
@@ -69,6 +69,8 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
   const pathname = usePathname();
   const params = useSearchParams();
   const [selection, setSelection] = useState<RowSelectionState>({});
+  // New rows from the server (after a decision, or another page): start with nothing selected.
+  useEffect(() => setSelection({}), [rows]);
   const sort = params.get('sort') === '-target' ? '-target' : 'target';
   const sorting: SortingState = [{ id: 'target', desc: sort === '-target' }];
   const view = params.get('view') ?? 'plan';
@@ -139,7 +141,7 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
               preview={<PreviewList rows={revocable} skipped={selected.length - revocable.length} to="revoked" />}
               fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]} confirmCount={revocable.length >= 20 ? revocable.length : undefined}
               submitLabel="Revoke" submitVariant="danger" action={revokeAction} baseInput={{ keys: revocable.map((r) => r.key) }}
-              success={(d) => { const r = d as { revoked: number; failed: unknown[] }; setSelection({}); return `${r.revoked} revoked${r.failed.length ? `, ${r.failed.length} refused (state changed)` : ''}.`; }} />
+              success={(d) => { const r = d as { revoked: number; failed: unknown[] }; return `${r.revoked} revoked${r.failed.length ? `, ${r.failed.length} refused (state changed)` : ''}.`; }} />
           )}
           {canBump && (
             <ActionDialog trigger={`Bump epoch ${bumpable.length}`} disabled={bumpable.length === 0} title={`Bump the epoch of ${bumpable.length} target(s)`}
@@ -147,7 +149,7 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
               preview={<PreviewList rows={bumpable} skipped={selected.length - bumpable.length} to="new epoch" />}
               fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]} confirmCount={bumpable.length >= 20 ? bumpable.length : undefined}
               submitLabel="Request bump" action={requestBumpAction} baseInput={{ keys: bumpable.map((r) => r.key) }}
-              success={(d) => { const r = d as { mode: string; count?: number; bumped?: number }; setSelection({}); return r.mode === 'requested' ? `Requested: ${r.count} key(s) await another operator's approval on the Four-eyes page.` : `${r.bumped} bumped.`; }} />
+              success={(d) => { const r = d as { mode: string; count?: number; bumped?: number }; return r.mode === 'requested' ? `Requested: ${r.count} key(s) await another operator's approval on the Four-eyes page.` : `${r.bumped} bumped.`; }} />
           )}
         </div>
       )}

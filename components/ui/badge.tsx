@@ -14,7 +14,7 @@ export const STATE_STYLE: Record<string, { label: string; badge: string; bar: st
 export function StateBadge({ state }: { state: string | null }) {
   const s = STATE_STYLE[state ?? 'none'] ?? STATE_STYLE.none!;
   return (
-    <span title={s.hint} data-state={state ?? 'none'} className={cn('inline-flex items-center gap-1 rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset', s.badge)}>
+    <span title={s.hint} data-state={state ?? 'none'} className={cn('inline-flex items-center gap-1 whitespace-nowrap rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset', s.badge)}>
       <span aria-hidden className={cn('h-1.5 w-1.5 rounded-full', s.bar)} />
       {s.label}
     </span>

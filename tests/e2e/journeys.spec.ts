@@ -30,9 +30,9 @@ test('P1/P2/S5 operator: approves a submitted plan, then revokes a key with a re
   await expect(page.getByText('This plan is approved')).toBeVisible();
 
   await page.getByRole('link', { name: /^[0-9a-f]{8}$/ }).first().click();
-  const row = page.getByTestId('target-row').filter({ hasText: 'ana@example.com' });
+  const row = page.getByTestId('target-row').filter({ has: page.getByRole('link', { name: 'ana@example.com', exact: true }) });
   await expect(row).toHaveAttribute('data-state', 'done');
-  await row.getByRole('link', { name: 'ana@example.com' }).click();
+  await row.getByRole('link', { name: 'ana@example.com', exact: true }).click();
   await page.getByTestId('revoke').click();
   const revoke = page.getByRole('dialog');
   await revoke.getByRole('button', { name: 'Revoke' }).click();

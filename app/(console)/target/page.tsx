@@ -49,7 +49,7 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
             {e.transitions.map((t) => (
               <li key={t.id} className="rounded-md border border-zinc-100 px-3 py-2 text-sm" data-testid="transition">
                 <div className="flex flex-wrap items-center gap-2">
-                  <StateBadge state={t.from ?? 'none'} /> → <StateBadge state={t.to} />
+                  {t.from ? <StateBadge state={t.from} /> : <span className="text-xs text-zinc-500">{t.evidence && typeof t.evidence === 'object' && 'supersedes' in t.evidence ? `new epoch (supersedes ${String((t.evidence as { supersedes: unknown }).supersedes)})` : 'first claim'}</span>} → <StateBadge state={t.to} />
                   <span className="text-zinc-600">by <b>{t.actor}</b>{t.role ? ` (${t.role})` : ` (${t.actorKind})`}</span>
                   <span className="text-xs text-zinc-500"><Time value={t.at} /></span>
                 </div>
