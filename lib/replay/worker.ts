@@ -40,8 +40,15 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   // The lock connection is replaced when it breaks (a database restart): locks held on the old one
   // are gone with it, so the rescue may re-run those chunks, which the ledger makes harmless.
   let lockClient: Promise<pg.Client> | undefined;
+  let lockQueue: Promise<unknown> = Promise.resolve();
   const locks = {
-    async query(sql: string, params: unknown[]) {
+    // One query at a time on the connection (pg 9 drops implicit queueing).
+    query(sql: string, params: unknown[]) {
+      const next = lockQueue.then(() => locks.run(sql, params));
+      lockQueue = next.catch(() => undefined);
+      return next;
+    },
+    async run(sql: string, params: unknown[]) {
       lockClient ??= (async () => {
         const c = new pg.Client({ connectionString: options.appUrl, application_name: 'replay-worker-locks' });
         c.on('error', (e) => {
@@ -71,7 +78,12 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   let stopping = false;
   const handle = async ([job]: PgBoss.Job<ReplayChunk>[]) => {
     if (!job) return;
-    await locks.query('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK_CLASS, job.id]);
+    const got = await locks.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [LOCK_CLASS, job.id]);
+    if (!got.rows[0]?.ok) {
+      // A live worker still runs this chunk (pg-boss handed it out again after its expiry): leave it to it.
+      log(`chunk job ${job.id} is still held by a live worker; not running it twice`);
+      return;
+    }
     try {
       const r = await runChunk(deps, job.data);
       log(`chunk ${job.data.fromId}-${job.data.toId} of ${job.data.replayId}: ${r.processed} processed${r.stoppedBy ? `, stopped: ${r.stoppedBy}` : ''}`);
