@@ -226,3 +226,19 @@ describe('S7 under concurrency: one transition wins, the others are refused', ()
     expect(rows.map((r) => r.idempotencyKey)).toEqual([providerIdempotencyKey(e.key, 1), providerIdempotencyKey(e.key, 2)]);
   });
 });
+
+describe('S4: the reconciler completes with a receipt it found', () => {
+  it('S4: a receipt found by the reconciler completes the pending claim', async () => {
+    const e = await makeEffect(t.db, 'pending');
+    expect(await completeEffect({ db: t.db, actor: reconcilerActor() }, { key: e.key, receipt: 'msg-found' })).toMatchObject({ state: 'done' });
+  });
+
+  it('S7: a refusal names its reason when the state alone does not explain it (awaiting its claim)', async () => {
+    const e = await makeEffect(t.db, 'awaiting');
+    const error = await refusal(completeEffect({ db: t.db, actor: e.runtime }, { key: e.key, receipt: 'x' }));
+    expect(error.code).toBe('invalid_transition');
+    expect(error.message).toMatch(/awaiting its claim/);
+    const refused = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `refused:effect:${e.key}` } });
+    expect(refused.detail).toMatchObject({ why: expect.stringMatching(/awaiting its claim/) });
+  });
+});

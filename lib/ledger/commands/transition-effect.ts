@@ -41,6 +41,7 @@ interface Row {
   changed_at: Date;
   receipt: string | null;
   run_id: string;
+  problem: string | null;
 }
 
 function requirements(to: EffectState, party: string): Set<Requirement> {
@@ -82,7 +83,7 @@ export async function transitionEffect(
     throw invalid('receipt', 'done needs a receipt or an evidence reference that can be looked up later');
   }
   const rows = await db.$queryRaw<Row[]>`
-    SELECT ok, epoch, from_state, state, changed_by, changed_at, receipt, run_id
+    SELECT ok, epoch, from_state, state, changed_by, changed_at, receipt, run_id, problem
     FROM ledger_transition(${req.key}, ${req.epoch ?? null}::int, ${req.to}::"EffectState",
       ${sources}::"EffectState"[], ${actor.kind}::"ActorKind", ${actor.id}, ${actor.label}, ${actorRole(actor)},
       ${req.action}, ${reason}, ${receipt}, ${req.evidence ? JSON.stringify(req.evidence) : null}::jsonb,
@@ -90,7 +91,8 @@ export async function transitionEffect(
   const row = rows[0];
   if (!row) throw notFound(`no effect ${req.key}${req.epoch ? ` at epoch ${req.epoch}` : ''}`, { field: 'key' });
   if (!row.ok) {
-    throw new LedgerError('invalid_transition', `cannot move ${req.key} (epoch ${row.epoch}) from ${row.from_state} to ${req.to}`, {
+    const why = row.problem && row.problem !== 'transition not allowed' ? `: ${row.problem}` : '';
+    throw new LedgerError('invalid_transition', `cannot move ${req.key} (epoch ${row.epoch}) from ${row.from_state} to ${req.to}${why}`, {
       state: row.from_state,
       epoch: row.epoch,
       changedBy: row.changed_by,

@@ -333,13 +333,14 @@ CREATE FUNCTION ledger_transition(
   p_request jsonb
 ) RETURNS TABLE (
   ok boolean, epoch integer, from_state "EffectState", state "EffectState",
-  changed_by text, changed_at timestamptz, receipt text, run_id uuid
+  changed_by text, changed_at timestamptz, receipt text, run_id uuid, problem text
 )
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   v_row effect%ROWTYPE;
   v_epoch integer := p_epoch;
+  v_problem text;
 BEGIN
   IF v_epoch IS NULL THEN
     SELECT k.current_epoch INTO v_epoch FROM effect_key k WHERE k.key = p_key;
@@ -349,15 +350,21 @@ BEGIN
     RETURN;
   END IF;
 
-  IF NOT (v_row.state = ANY (p_allowed_from)) OR (v_row.state = 'pending' AND v_row.awaiting_claim AND p_to <> 'revoked') THEN
+  IF NOT (v_row.state = ANY (p_allowed_from)) THEN
+    v_problem := 'transition not allowed';
+  ELSIF v_row.state = 'pending' AND v_row.awaiting_claim AND p_to <> 'revoked' THEN
+    v_problem := 'the effect is awaiting its claim: nobody holds it';
+  END IF;
+
+  IF v_problem IS NOT NULL THEN
     INSERT INTO audit_entry (chain, seq, prev_hash, hash, at, actor_kind, actor_id, actor_label, actor_role,
                              action, subject_type, subject_id, run_id, before_state, after_state, reason,
                              outcome, detail, ip, user_agent, request_id)
     VALUES ('refused:effect:' || p_key, 0, '', '', now(), p_actor_kind, p_actor_id, p_actor_label, p_actor_role,
             p_action, 'effect', p_key, v_row.run_id, v_row.state::text, p_to::text, p_reason, 'refused',
-            jsonb_build_object('epoch', v_epoch, 'why', 'transition not allowed'),
+            jsonb_build_object('epoch', v_epoch, 'why', v_problem),
             p_request->>'ip', p_request->>'userAgent', p_request->>'requestId');
-    RETURN QUERY SELECT false, v_epoch, v_row.state, v_row.state, v_row.changed_by, v_row.changed_at, v_row.receipt, v_row.run_id;
+    RETURN QUERY SELECT false, v_epoch, v_row.state, v_row.state, v_row.changed_by, v_row.changed_at, v_row.receipt, v_row.run_id, v_problem;
     RETURN;
   END IF;
 
@@ -386,7 +393,7 @@ BEGIN
                                                'attemptId', p_attempt_id)),
           p_request->>'ip', p_request->>'userAgent', p_request->>'requestId');
 
-  RETURN QUERY SELECT true, v_epoch, v_row.state, p_to, p_actor_label, now(), coalesce(p_receipt, v_row.receipt), v_row.run_id;
+  RETURN QUERY SELECT true, v_epoch, v_row.state, p_to, p_actor_label, now(), coalesce(p_receipt, v_row.receipt), v_row.run_id, NULL::text;
 END
 $$;
 
