@@ -97,14 +97,16 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
  * every request for plans up to 50,000 items; for larger ones it is recomputed at most once a
  * minute and the page says "as of".
  */
+export async function exactlyOnceNumerator(db: Db, planId: string): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM (
+      SELECT pi.key FROM plan_item pi JOIN effect e ON e.key = pi.key AND e.state = 'done'
+      WHERE pi.plan_id = ${planId}::uuid GROUP BY pi.key HAVING count(*) = 1) x`;
+  return Number(row?.n ?? 0);
+}
+
 export async function exactlyOnce(db: Db, planId: string, items: number): Promise<{ numerator: number; denominator: number; asOf: Date | null }> {
-  const compute = async () => {
-    const [row] = await db.$queryRaw<{ n: bigint }[]>`
-      SELECT count(*) AS n FROM (
-        SELECT pi.key FROM plan_item pi JOIN effect e ON e.key = pi.key AND e.state = 'done'
-        WHERE pi.plan_id = ${planId}::uuid GROUP BY pi.key HAVING count(*) = 1) x`;
-    return Number(row?.n ?? 0);
-  };
+  const compute = () => exactlyOnceNumerator(db, planId);
   if (items <= LARGE_PLAN) return { numerator: await compute(), denominator: items, asOf: null };
   const { value, at } = await remember(`p4:${planId}`, 60_000, compute);
   return { numerator: value, denominator: items, asOf: at };
