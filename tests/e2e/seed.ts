@@ -2,6 +2,7 @@
 // and the console use), so every row carries its audit entries.
 import type { Db } from '../../lib/db/client.ts';
 import { insertUser } from '../../lib/auth/users.ts';
+import { requestBump } from '../../lib/approvals/bump.ts';
 import { claimEffect, completeEffect, createRun, failEffect, markUnknown, approvePlan, recordResponse, submitPlan, type Actor } from '../../lib/ledger/index.ts';
 
 export const PASSWORD = 'correct-horse-battery-staple';
@@ -43,6 +44,10 @@ export async function seed(db: Db): Promise<Seeded> {
   await submitPlan({ db, actor: runtime }, { runId: a.runId, items: aTargets.map((t, i) => ({ tool: 'send_email', action: 'campaign_welcome', recordId: `cust_${100 + i}`, target: t })) });
   for (const [i, t] of aTargets.slice(0, 3).entries()) {
     const c = await claimEffect({ db, actor: runtime }, { runId: a.runId, tool: 'send_email', action: 'campaign_welcome', recordId: `cust_${100 + i}`, target: t });
+    if (c.claimed && i === 2) {
+      // The crash: the call went out, no receipt came back; the reconciler's lookup found nothing yet.
+      await markUnknown({ db, actor: reconciler }, { key: c.key, evidence: { lookup: 'no receipt found', provider: 'sandbox', note: 'process died after the call' } });
+    }
     if (c.claimed && i < 2) {
       await recordResponse({ db, actor: runtime }, { attemptId: c.attemptId, status: 200, headers: [['content-type', 'application/json'], ['x-request-id', `req_${i}`]], body: new TextEncoder().encode(JSON.stringify({ id: `msg_a${i}`, status: 'queued' })) });
       await completeEffect({ db, actor: runtime }, { key: c.key, receipt: `msg_a${i}` });
@@ -77,6 +82,8 @@ export async function seed(db: Db): Promise<Seeded> {
   }
   // Sent but not in the plan.
   await claimEffect({ db, actor: runtime }, { runId: b.runId, tool: 'send_email', action: 'receipt', recordId: 'order_99', target: 'stray@example.com' });
-  void system;
+  // An open four-eyes request, waiting for a second operator.
+  await requestBump({ db, actor: { kind: 'user', id: users.operatorA.id, label: users.operatorA.email, role: 'operator' } }, { keys: [doneKey], reason: 'Receipt template fixed; resend to this customer' });
+  void bumpKey;
   return { users, pendingRunId: a.runId, liveRunId: b.runId, unknownTarget: bTargets[2]!, doneTarget: bTargets[0]!, bumpTarget: bTargets[1]! };
 }
