@@ -155,6 +155,16 @@ describe('forced replay over SMTP', () => {
     expect(pb.sent + pb.skipped).toBe(80);
   });
 
+  it('F5: a start whose job queueing failed after the commit still runs: the worker sweep queues the remaining items', async () => {
+    const c = await makeCampaign(t.db, { not_sent: 5 }, { fourEyesReplay: false });
+    const r = await requestReplay(ctx(), { runId: c.runId, confirmCount: 5, reason: 'engine hiccup' });
+    const started = await startReplay({ db: t.db, actor: opA, jobs: { insert: async () => { throw new Error('job engine unreachable'); } } }, { replayId: r.replayId });
+    expect(started).toMatchObject({ status: 'running', queued: false, chunks: 0 });
+    const done = await finished(r.replayId);
+    expect(done.sent).toBe(5);
+    for (const x of c.targets) expect(smtp.countByRecipient().get(x.target)).toBe(1);
+  });
+
   it('F5: pause stops sending, resume finishes, cancel leaves the rest unsent', async () => {
     const slow = smtpRegistry(smtp, { rateLimitPerSecond: 15 });
     const c = await makeCampaign(t.db, { not_sent: 60 }, { fourEyesReplay: false });
