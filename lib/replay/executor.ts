@@ -132,6 +132,9 @@ async function processItem(deps: ExecutorDeps, replayId: string, runId: string, 
     // This replay claimed the key before (a handler that crashed or ran twice).
     switch (item.view_state) {
       case 'failed':
+        if (item.changed_by !== actor.label) {
+          return setOutcome(db, replayId, itemId, 'skipped', `changed after confirmation: failed by ${item.changed_by} after this replay's attempt (F4)`);
+        }
         break; // our own freed claim (provider unreachable): claim again
       case 'in_flight':
         if (item.changed_by === actor.label) return setOutcome(db, replayId, itemId, 'interrupted', 'claimed by this replay, no outcome recorded: the reconciler decides after the lease (S4)');
