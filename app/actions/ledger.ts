@@ -3,7 +3,7 @@
 // the server with the permission table (lib/auth/guard.ts), delegate to the lib command, which
 // audits in the same transaction as the change. Bulk actions run the same command per key.
 import { z } from 'zod';
-import { decideBump, decideInput, previewBump, requestBump, requestBumpInput } from '../../lib/approvals/bump.ts';
+import { decideBump, decideInput, requestBump, requestBumpInput } from '../../lib/approvals/bump.ts';
 import { consoleAction } from '../../lib/auth/guard.ts';
 import { approvePlan, approvePlanInput, LedgerError, resolveUnknown, resolveUnknownInput, revokeEffect } from '../../lib/ledger/index.ts';
 
@@ -43,9 +43,4 @@ export async function requestBumpAction(input: unknown) {
 
 export async function decideBumpAction(input: unknown) {
   return consoleAction('effect.bump.approve', decideInput, input, (g, i) => decideBump(g, i), (i) => ({ type: 'approval', id: i.requestId }));
-}
-
-/** Read-only: what a bump of these keys would do (the preview before confirming). */
-export async function previewBumpAction(input: unknown) {
-  return consoleAction('effect.bump.request', z.strictObject({ keys }), input, (g, i) => previewBump(g.db, i.keys));
 }

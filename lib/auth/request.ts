@@ -21,6 +21,9 @@ export function runWithRequest<T>(info: RequestInfo, fn: () => Promise<T>): Prom
   return override.run(info, fn);
 }
 
+// The address is the first X-Forwarded-For entry: right behind a reverse proxy that sets it. Next
+// only fills the header when it is absent, so without a proxy a client can choose its own address;
+// the per-account sign-in limit does not depend on it.
 export function requestInfoFromHeaders(h: Headers): RequestInfo {
   const forwarded = h.get('x-forwarded-for')?.split(',')[0]?.trim();
   return {
