@@ -32,6 +32,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 function component(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) throw invalid(name, `${name} is required`);
+  // A blank record id is no resolved record: refuse it rather than key on whitespace.
+  if (value.trim().length === 0) throw invalid(name, `${name} must not be blank`);
   if (value.length > MAX_COMPONENT) throw invalid(name, `${name} is longer than ${MAX_COMPONENT} characters`);
   if (/[\u0000-\u001f\u007f]/.test(value)) throw invalid(name, `${name} contains control characters`);
   if (LONE_SURROGATE.test(value)) throw invalid(name, `${name} is not well-formed Unicode (lone surrogate)`);

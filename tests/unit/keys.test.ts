@@ -13,6 +13,7 @@ import {
   type TargetType,
 } from '../../lib/ledger/index.ts';
 import { parseInput } from '../../lib/ledger/validate.ts';
+import { z } from 'zod';
 
 const base: KeyInput = {
   triggerId: 'evt_1',
@@ -139,7 +140,8 @@ describe('K2: the canonical key is versioned, deterministic and collision-free',
   it('K2: property: 20,000 generated tuples with "/", "%", unicode: distinct tuples never collide, parseKey round-trips', () => {
     const random = prng(20261130);
     const pick = <T,>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
-    const component = () => Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(PIECES)).join('');
+    // Blank components are refused (K1), so a generated component always carries a visible piece.
+    const component = () => Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(PIECES)).join('') + pick(PIECES.filter((p) => p.trim()));
     const keyToTuple = new Map<string, string>();
     const tupleToKey = new Map<string, string>();
     let distinctTuples = 0;
@@ -214,5 +216,22 @@ describe('K2: the canonical key is versioned, deterministic and collision-free',
     expect(['triggerId', 'recordId']).toContain(error.details.field);
     const ok = deriveKey({ ...base, triggerId: '中'.repeat(256) });
     expect(ok.key.length).toBeLessThanOrEqual(MAX_KEY_LENGTH);
+  });
+});
+
+describe('input hygiene', () => {
+  it('K1: a blank record id is refused, never keyed on whitespace', () => {
+    expect(() => deriveKey({ triggerId: 'evt-1', tool: 'send_email', action: 'welcome', recordId: '   ', targetType: 'email', target: 'a@example.com' })).toThrow(/recordId must not be blank/);
+  });
+
+  it('K1: NUL characters in any input field are refused with the field named (PostgreSQL text cannot hold them)', () => {
+    const schema = z.strictObject({ items: z.array(z.strictObject({ target: z.string() })) });
+    try {
+      parseInput(schema, { items: [{ target: 'ok' }, { target: 'bad\u0000' }] });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(LedgerError);
+      expect((error as LedgerError).details.field).toBe('items.1.target');
+    }
   });
 });
