@@ -66,7 +66,9 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
         RECONCILE_INTERVAL_SECONDS: '30',
         LEDGER_PROVIDERS: JSON.stringify({ sandbox: { type: 'sandbox', url: sandbox.url } }),
       });
-      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+      // BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker.
+      const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+      const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'scripts/worker.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
       let peakRss = 0;
       const sampler = setInterval(() => (peakRss = Math.max(peakRss, memoryKb(child.pid!).rss)), 200);
       const t0 = Date.now();
