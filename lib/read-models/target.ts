@@ -30,6 +30,8 @@ export async function targetDetail(db: Db, key: string) {
   ]);
   const userIds = [...new Set(transitions.filter((t) => t.actorKind === 'user').map((t) => t.actorId))];
   const users = new Map((await db.user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true, role: true } })).map((u) => [u.id, u]));
+  const runtimeIds = [...new Set(transitions.filter((t) => t.actorKind === 'runtime' && /^[0-9a-f-]{36}$/i.test(t.actorId)).map((t) => t.actorId))];
+  const runtimes = new Map((await db.runtimeKey.findMany({ where: { id: { in: runtimeIds } }, select: { id: true, name: true } })).map((k) => [k.id, `runtime key ${k.name}`]));
   return {
     head,
     epochs: effects.map((e) => ({
@@ -41,7 +43,7 @@ export async function targetDetail(db: Db, key: string) {
       })),
       transitions: transitions.filter((t) => t.epoch === e.epoch).map((t) => ({
         id: String(t.id), from: t.fromState, to: t.toState, actorKind: t.actorKind,
-        actor: t.actorKind === 'user' ? (users.get(t.actorId)?.email ?? t.actorId) : t.actorId,
+        actor: t.actorKind === 'user' ? (users.get(t.actorId)?.email ?? t.actorId) : (runtimes.get(t.actorId) ?? t.actorId),
         role: t.actorKind === 'user' ? (users.get(t.actorId)?.role ?? null) : null,
         reason: t.reason, evidence: t.evidence, at: t.at,
       })),
