@@ -362,9 +362,6 @@ CREATE INDEX "effect_key_state_changed_at_idx" ON "effect_key"("state", "changed
 CREATE INDEX "effect_state_lease_expires_at_idx" ON "effect"("state", "lease_expires_at");
 
 -- CreateIndex
-CREATE INDEX "effect_run_id_idx" ON "effect"("run_id");
-
--- CreateIndex
 CREATE UNIQUE INDEX "effect_key_epoch_key" ON "effect"("key", "epoch");
 
 -- CreateIndex
