@@ -11,20 +11,10 @@ import { StateBadge, STATE_STYLE } from './ui/badge.tsx';
 import { linkButton } from './ui/button.tsx';
 import { EmptyState, inputClass } from './ui/card.tsx';
 import { cn } from './ui/cn.ts';
+import type { RunTableRow } from '../lib/read-models/run-detail.ts';
 
-export interface Row {
-  id: string;
-  target: string;
-  recordId: string;
-  action: string;
-  tool: string;
-  key: string;
-  epoch: number | null;
-  state: string | null;
-  changedBy: string | null;
-  changedAt: string | null;
-  inPlan: boolean;
-}
+/** A read-model row as it crosses to the client: dates arrive as ISO strings. */
+export type Row = Omit<RunTableRow, 'changedAt'> & { changedAt: string | null };
 
 const features = tableFeatures({ rowSortingFeature, rowSelectionFeature });
 const helper = createColumnHelper<typeof features, Row>();
