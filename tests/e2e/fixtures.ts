@@ -12,6 +12,8 @@ export interface E2EState {
   appUrl: string;
   ownerUrl: string;
   seeded: Seeded;
+  /** The demo's crashed campaign (provider 'sandbox') for the forced-replay journey. */
+  replay: { runId: string; sandboxUrl: string; deliveriesBefore: number };
 }
 
 export function state(): E2EState {

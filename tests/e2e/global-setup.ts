@@ -10,6 +10,7 @@ import pg from 'pg';
 import { freePort, startEmbeddedPostgres } from '../../lib/db/embedded.ts';
 import { ensureAppLogin, withCredentials } from '../../lib/db/roles.ts';
 import { applyMigrations } from '../../lib/db/schema-engine.ts';
+import { startSandbox } from '../../lib/providers/sandbox/server.ts';
 
 export const STATE_FILE = path.join(tmpdir(), 'effect-ledger-e2e-state.json');
 
@@ -66,6 +67,7 @@ export default async function globalSetup() {
   process.env.LEDGER_DATA_DIR = dir;
   const { createDb } = await import('../../lib/db/client.ts');
   const { seed } = await import('./seed.ts');
+  const { seedDemoCampaign } = await import('../../lib/demo/seed.ts');
   const db = createDb(appUrl, 4);
   const seeded = await seed(db);
   await db.$disconnect();
@@ -74,6 +76,34 @@ export default async function globalSetup() {
     const build = spawnSync('npx', ['next', 'build'], { stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
     if (build.status !== 0) throw new Error('next build failed');
   }
+  // Forced replay needs a provider and the worker: the sandbox provider runs in this process (its
+  // /_sandbox/deliveries counts what recipients got), the demo's crashed campaign is sent through it,
+  // and scripts/worker.ts runs as its own process, as `npm start` does.
+  const sandbox = await startSandbox({ host: '127.0.0.1' });
+  const demoDb = createDb(appUrl, 4);
+  const operatorA = seeded.users.operatorA;
+  const demo = await seedDemoCampaign({ db: demoDb, sandboxUrl: sandbox.url, approver: { kind: 'user', id: operatorA.id, label: operatorA.email, role: 'operator' } });
+  await demoDb.$disconnect();
+  const providers = JSON.stringify({ sandbox: { type: 'sandbox', url: sandbox.url } });
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], {
+    env: { ...process.env, DATABASE_URL: appUrl, MIGRATION_DATABASE_URL: ownerUrl, LEDGER_PROVIDERS: providers, RECONCILE_INTERVAL_SECONDS: '3600', LEDGER_DATA_DIR: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the replay worker did not get ready within 60 s')), 60_000);
+    worker.on('exit', (code) => reject(new Error(`the replay worker exited with ${code}`)));
+    worker.stderr?.on('data', (d) => process.stderr.write(d));
+    worker.stdout?.on('data', (d: Buffer) => {
+      if (process.env.E2E_DEBUG) process.stdout.write(d);
+      if (d.toString().includes('ready:')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  const replay = { runId: demo.runId, sandboxUrl: sandbox.url, deliveriesBefore: sandbox.deliveries.length };
+
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
   const child = spawn('npx', ['next', 'start', '-p', String(port), '-H', '127.0.0.1'], {
@@ -85,16 +115,18 @@ export default async function globalSetup() {
   child.stderr?.on('data', (d) => process.stderr.write(d));
   await waitForHttp(`${baseURL}/sign-in`, child);
   process.env.E2E_BASE_URL = baseURL;
-  writeFileSync(STATE_FILE, JSON.stringify({ baseURL, secret, appUrl, ownerUrl, dataDir: dir, seeded }));
+  writeFileSync(STATE_FILE, JSON.stringify({ baseURL, secret, appUrl, ownerUrl, dataDir: dir, seeded, replay }));
 
   return async () => {
-    if (child.pid) {
+    for (const pid of [child.pid, worker.pid]) {
+      if (!pid) continue;
       try {
-        process.kill(-child.pid, 'SIGTERM');
+        process.kill(-pid, 'SIGTERM');
       } catch {
         // already gone
       }
     }
+    await sandbox.stop();
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   };

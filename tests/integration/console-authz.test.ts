@@ -10,7 +10,7 @@ import { resetEnvCache } from '../../lib/env.ts';
 import type { Role } from '../../lib/db/generated/enums.ts';
 
 let t: TestDatabase;
-type Actions = typeof import('../../app/actions/ledger.ts') & typeof import('../../app/actions/admin.ts');
+type Actions = typeof import('../../app/actions/ledger.ts') & typeof import('../../app/actions/admin.ts') & typeof import('../../app/actions/replay.ts');
 let actions: Actions;
 let auth: {
   runWithRequest: typeof import('../../lib/auth/request.ts').runWithRequest;
@@ -27,7 +27,7 @@ beforeAll(async () => {
   process.env.DATABASE_URL = t.appUrl;
   process.env.NEXTAUTH_SECRET = 'console-authz-test-secret';
   resetEnvCache();
-  actions = { ...(await import('../../app/actions/ledger.ts')), ...(await import('../../app/actions/admin.ts')) };
+  actions = { ...(await import('../../app/actions/ledger.ts')), ...(await import('../../app/actions/admin.ts')), ...(await import('../../app/actions/replay.ts')) };
   const [request, session, usersMod, perms] = await Promise.all([
     import('../../lib/auth/request.ts'), import('../../lib/auth/session.ts'), import('../../lib/auth/users.ts'), import('../../lib/auth/permissions.ts'),
   ]);
@@ -73,6 +73,32 @@ async function openBumpRequest() {
   return r;
 }
 
+const noJobs = { insert: async () => undefined };
+const asUser = (who: 'operator' | 'operator2') => ({ kind: 'user' as const, id: users[who].id, label: users[who].email, role: 'operator' as const });
+
+/** A forced replay of a fresh one-target run, requested by operator2 and brought to `status`. */
+async function replayIn(status: 'awaiting_approval' | 'approved' | 'running' | 'paused') {
+  const replay = await import('../../lib/replay/index.ts');
+  const tool = await makeTool(t.db);
+  if (status !== 'awaiting_approval') await t.db.toolDefinition.update({ where: { name: tool.name }, data: { fourEyesReplay: false } });
+  const run = await makeRun(t.db);
+  const plan = await ledger.submitPlan({ db: t.db, actor: system }, { runId: run.runId, items: [{ tool: tool.name, action: 'receipt', recordId: 'r', target: `rp-${suffix()}@example.com` }] });
+  await ledger.approvePlan({ db: t.db, actor: asUser('operator2') }, { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'checked' });
+  const ctx = { db: t.db, actor: asUser('operator2'), jobs: noJobs };
+  const r = await replay.requestReplay(ctx, { runId: run.runId, confirmCount: 1, reason: 'crashed run' });
+  if (status === 'running' || status === 'paused') await replay.startReplay(ctx, { replayId: r.replayId });
+  if (status === 'paused') await replay.pauseReplay(ctx, { replayId: r.replayId });
+  return { ...r, runId: run.runId };
+}
+
+async function approvedRunForReplay() {
+  const tool = await makeTool(t.db);
+  const run = await makeRun(t.db);
+  const plan = await ledger.submitPlan({ db: t.db, actor: system }, { runId: run.runId, items: [{ tool: tool.name, action: 'receipt', recordId: 'r', target: `rq-${suffix()}@example.com` }] });
+  await ledger.approvePlan({ db: t.db, actor: asUser('operator2') }, { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'checked' });
+  return run.runId;
+}
+
 const MATRIX: { name: string; permission: Parameters<typeof auth.can>[1]; call: () => Promise<{ ok: boolean; code?: string; error?: string }> }[] = [
   { name: 'approvePlanAction', permission: 'plan.approve', call: async () => { const p = await submittedPlan(); return actions.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash }); } },
   { name: 'revokeAction', permission: 'effect.revoke', call: async () => actions.revokeAction({ keys: [await doneKey()], reason: 'customer asked' }) },
@@ -83,13 +109,20 @@ const MATRIX: { name: string; permission: Parameters<typeof auth.can>[1]; call: 
   { name: 'updateUserAction', permission: 'users.manage', call: async () => { const u = await auth.insertUser(t.db, { email: `u-${suffix()}@example.com`, name: 'U', role: 'support', password: 'a-long-enough-password' }, system); return actions.updateUserAction({ userId: u.id, role: 'auditor', reason: 'moved team' }); } },
   { name: 'createRuntimeKeyAction', permission: 'runtime_keys.manage', call: () => actions.createRuntimeKeyAction({ name: `k-${suffix()}`, workflows: '*' }) },
   { name: 'revokeRuntimeKeyAction', permission: 'runtime_keys.manage', call: async () => { const k = await t.db.runtimeKey.create({ data: { name: 'k', prefix: suffix() + suffix(), secretHash: randomUUID(), workflows: ['*'] } }); return actions.revokeRuntimeKeyAction({ keyId: k.id, reason: 'rotated' }); } },
+  { name: 'requestReplayAction', permission: 'replay.request', call: async () => actions.requestReplayAction({ runId: await approvedRunForReplay(), confirmCount: 1, reason: 'crashed run' }) },
+  { name: 'approveReplayAction', permission: 'replay.approve', call: async () => { const r = await replayIn('awaiting_approval'); return actions.approveReplayAction({ approvalRequestId: r.approvalRequestId!, setHash: r.setHash }); } },
+  { name: 'rejectReplayAction', permission: 'replay.approve', call: async () => { const r = await replayIn('awaiting_approval'); return actions.rejectReplayAction({ approvalRequestId: r.approvalRequestId!, reason: 'wrong run' }); } },
+  { name: 'startReplayAction', permission: 'replay.control', call: async () => actions.startReplayAction({ replayId: (await replayIn('approved')).replayId }) },
+  { name: 'pauseReplayAction', permission: 'replay.control', call: async () => actions.pauseReplayAction({ replayId: (await replayIn('running')).replayId }) },
+  { name: 'resumeReplayAction', permission: 'replay.control', call: async () => actions.resumeReplayAction({ replayId: (await replayIn('paused')).replayId }) },
+  { name: 'cancelReplayAction', permission: 'replay.control', call: async () => actions.cancelReplayAction({ replayId: (await replayIn('awaiting_approval')).replayId, reason: 'not now' }) },
   { name: 'saveToolAction', permission: 'tools.manage', call: () => actions.saveToolAction({ name: `tool_${suffix()}`, actions: 'a', targetType: 'email', provider: 'sandbox', generatedInputs: 'subject' }) },
 ];
 
 // The permission table is imported lazily (after DATABASE_URL is set); the static copy here must agree.
 const TABLE: Record<Role, string[]> = {
   admin: ['users.manage', 'runtime_keys.manage', 'tools.manage'],
-  operator: ['plan.approve', 'effect.revoke', 'effect.bump.request', 'effect.bump.approve'],
+  operator: ['plan.approve', 'effect.revoke', 'effect.bump.request', 'effect.bump.approve', 'replay.request', 'replay.approve', 'replay.control'],
   support: ['effect.resolve'],
   auditor: [],
 };
@@ -171,6 +204,21 @@ describe('cross-site requests and route handlers', () => {
     expect(result).toMatchObject({ ok: false, code: 'forbidden' });
     expect(result.ok ? '' : result.error).toContain('cross-site');
     expect(await refusedCount('effect.revoke', 'operator2' as Role)).toBe(before + 1);
+  });
+
+  it('F5/Z2: the replay progress route handler answers any signed-in role and refuses no session (401)', async () => {
+    const { GET } = await import('../../app/api/console/replays/[replayId]/progress/route.ts');
+    const r = await replayIn('awaiting_approval');
+    const request = async (who: Role | 'none', replayId = r.replayId) => {
+      const headers = new Headers({ host: 'console.test' });
+      if (who !== 'none') headers.set('cookie', `next-auth.session-token=${await auth.mintSessionToken(users[who])}`);
+      return GET(new Request(`http://console.test/api/console/replays/${replayId}/progress`, { headers }), { params: Promise.resolve({ replayId }) });
+    };
+    const ok = await request('auditor');
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ replayId: r.replayId, status: 'awaiting_approval', total: 1, remaining: 1 });
+    expect((await request('none')).status).toBe(401);
+    expect((await request('support', randomUUID())).status).toBe(404);
   });
 
   it('A5/Z1: the audit export route handler streams CSV to an auditor, refuses an operator (403) and no session (401)', async () => {

@@ -29,7 +29,7 @@ export default async function RunPage({ params, searchParams }: { params: Promis
       <PageHeader
         title={<span>Run <span className="mono">{header.id.slice(0, 8)}</span></span>}
         description={<span>Workflow <b>{header.workflow}</b> · event <span className="mono">{header.triggerId}</span> · created <Time value={header.createdAt} /></span>}
-        actions={plan?.status === 'submitted' ? <Link href={`/runs/${runId}/plan`} className={linkButton('primary')}>Review plan for approval</Link> : null}
+        actions={plan?.status === 'submitted' ? <Link href={`/runs/${runId}/plan`} className={linkButton('primary')}>Review plan for approval</Link> : plan?.status === 'approved' ? <Link href={`/runs/${runId}/replay`} className={linkButton('secondary')} data-testid="force-replay">Force replay</Link> : null}
       />
       <div className="mb-4 grid grid-cols-2 gap-3 lg:grid-cols-4">
         <Stat label="Status" value={<Badge>{header.status}</Badge>} hint={header.toolHistoryComplete ? 'tool history complete' : 'tool history incomplete: replays go through this console (F6)'} />

@@ -1,0 +1,74 @@
+// F1-F5, Z3 in the browser: operator A previews the demo's crashed campaign and requests a forced
+// replay by typing the number of targets; operator B approves and starts it; the progress bar
+// reaches the end (the worker process sends through the sandbox provider); the report's sent count
+// equals what the sandbox delivered during the replay, and no recipient received two.
+import { expect, test } from './fixtures.ts';
+
+interface Delivery { messageId: string; to: string; idempotencyKey: string | null }
+
+async function deliveries(sandboxUrl: string): Promise<Delivery[]> {
+  const res = await fetch(`${sandboxUrl}/_sandbox/deliveries`);
+  expect(res.ok).toBe(true);
+  return ((await res.json()) as { deliveries: Delivery[] }).deliveries;
+}
+
+test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by another, runs to the end and sends each pending target once', async ({ page, signInAs, e2e }) => {
+  test.setTimeout(180_000);
+  const { runId, sandboxUrl, deliveriesBefore } = e2e.replay;
+  expect((await deliveries(sandboxUrl)).length).toBe(deliveriesBefore);
+
+  // Operator A: preview (F1) from the run page.
+  await signInAs('operatorA');
+  await page.goto(`/runs/${runId}`);
+  await page.getByTestId('force-replay').click();
+  await expect(page).toHaveURL(new RegExp(`/runs/${runId}/replay`));
+  const willSend = Number((await page.getByTestId('replay-will-send').textContent())!.replace(/,/g, ''));
+  expect(willSend).toBeGreaterThan(0);
+  const preview = page.getByTestId('replay-preview');
+  await expect(preview.locator('tr[data-will-send="yes"]')).toHaveCount(willSend);
+  // Skipped targets are listed with why (F2): the demo has done, unknown and in-flight ones.
+  await expect(preview.locator('tr[data-state="done"]').first()).toContainText('skipped: done');
+  await expect(preview.locator('tr[data-state="unknown"]').first()).toContainText('support must resolve it');
+
+  // F4: a wrong count is refused in place; the right count plus a reason creates the request (Z3).
+  await page.getByTestId('replay-confirm-count').fill(String(willSend + 1));
+  await page.getByTestId('replay-reason').fill('The campaign agent crashed at recipient 40');
+  await page.getByTestId('replay-request').click();
+  await expect(page.getByText(`type ${willSend}, the number of targets`)).toBeVisible();
+  await page.getByTestId('replay-confirm-count').fill(String(willSend));
+  await page.getByTestId('replay-request').click();
+  const panel = page.getByTestId('replay-panel').first();
+  await expect(panel).toHaveAttribute('data-status', 'awaiting_approval');
+  await expect(panel).toContainText('Your request: another operator must approve it');
+  await expect(panel.getByTestId('replay-approve')).toHaveCount(0);
+  await expect(panel.getByTestId('replay-remaining')).toHaveText(String(willSend));
+
+  // Operator B: finds the request on the approvals page, approves it, starts it.
+  await signInAs('operatorB');
+  await page.goto('/approvals');
+  await page.getByTestId('approval-row').filter({ hasText: 'The campaign agent crashed at recipient 40' }).getByTestId('open-replay').click();
+  await expect(page).toHaveURL(new RegExp(`/runs/${runId}/replay`));
+  await page.getByTestId('replay-panel').first().getByTestId('replay-approve').click();
+  await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'approved');
+  await page.getByTestId('replay-panel').first().getByTestId('replay-start').click();
+
+  // F5: the live bar reaches the end, then the report shows.
+  const bar = page.getByTestId('replay-progress').first();
+  await expect(bar).toHaveAttribute('aria-valuenow', String(willSend), { timeout: 120_000 });
+  await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'completed', { timeout: 30_000 });
+  const report = page.getByTestId('replay-report').first();
+  await expect(report).toBeVisible();
+  const sent = Number(await report.getByTestId('report-sent').textContent());
+  expect(sent).toBeGreaterThan(0);
+
+  // The report matches what the provider delivered during the replay; nobody received two.
+  const all = await deliveries(sandboxUrl);
+  const during = all.slice(deliveriesBefore);
+  expect(during.length).toBe(sent);
+  const perRecipient = new Map<string, number>();
+  for (const d of all) perRecipient.set(d.to, (perRecipient.get(d.to) ?? 0) + 1);
+  expect([...perRecipient.entries()].filter(([, n]) => n > 1)).toEqual([]);
+  const sentTargets = await report.locator('tr[data-outcome="sent"] td:first-child').allTextContents();
+  expect(new Set(sentTargets.map((t) => t.trim().toLowerCase()))).toEqual(new Set(during.map((d) => d.to)));
+  await expect(report.getByTestId('report-eo-after')).not.toHaveText(await report.getByTestId('report-eo-before').textContent() ?? '');
+});
