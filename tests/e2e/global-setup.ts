@@ -84,7 +84,8 @@ export default async function globalSetup() {
   const operatorA = seeded.users.operatorA;
   const demo = await seedDemoCampaign({ db: demoDb, sandboxUrl: sandbox.url, approver: { kind: 'user', id: operatorA.id, label: operatorA.email, role: 'operator' } });
   await demoDb.$disconnect();
-  const providers = JSON.stringify({ sandbox: { type: 'sandbox', url: sandbox.url } });
+  // A rate limit slow enough that the journey can pause a running replay (F5) before it ends.
+  const providers = JSON.stringify({ sandbox: { type: 'sandbox', url: sandbox.url, rateLimitPerSecond: 8 } });
   const worker = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], {
     env: { ...process.env, DATABASE_URL: appUrl, MIGRATION_DATABASE_URL: ownerUrl, LEDGER_PROVIDERS: providers, RECONCILE_INTERVAL_SECONDS: '3600', LEDGER_DATA_DIR: dir },
     stdio: ['ignore', 'pipe', 'pipe'],

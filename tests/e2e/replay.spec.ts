@@ -52,6 +52,16 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'approved');
   await page.getByTestId('replay-panel').first().getByTestId('replay-start').click();
 
+  // F5: pause while it runs (the sandbox is rate limited to 8 sends/s), then resume.
+  const live = page.getByTestId('replay-panel').first();
+  await expect(live).toHaveAttribute('data-status', 'running');
+  await expect.poll(async () => Number(await live.getByTestId('replay-sent').textContent()), { timeout: 30_000 }).toBeGreaterThan(0);
+  await live.getByTestId('replay-pause').click();
+  await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'paused');
+  expect(Number(await page.getByTestId('replay-panel').first().getByTestId('replay-remaining').textContent())).toBeGreaterThan(0);
+  await page.getByTestId('replay-panel').first().getByTestId('replay-resume').click();
+  await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'running');
+
   // F5: the live bar reaches the end, then the report shows.
   const bar = page.getByTestId('replay-progress').first();
   await expect(bar).toHaveAttribute('aria-valuenow', String(willSend), { timeout: 120_000 });
@@ -71,4 +81,34 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   const sentTargets = await report.locator('tr[data-outcome="sent"] td:first-child').allTextContents();
   expect(new Set(sentTargets.map((t) => t.trim().toLowerCase()))).toEqual(new Set(during.map((d) => d.to)));
   await expect(report.getByTestId('report-eo-after')).not.toHaveText(await report.getByTestId('report-eo-before').textContent() ?? '');
+});
+
+test('F5: a requested replay cancelled before approval sends nothing and its report says so', async ({ page, signInAs, e2e }) => {
+  const runId = e2e.seeded.liveRunId;
+  const before = (await deliveries(e2e.replay.sandboxUrl)).length;
+  await signInAs('operatorA');
+  await page.goto(`/runs/${runId}/replay`);
+  const willSend = Number((await page.getByTestId('replay-will-send').textContent())!.replace(/,/g, ''));
+  expect(willSend).toBeGreaterThan(0);
+  await page.getByTestId('replay-confirm-count').fill(String(willSend));
+  await page.getByTestId('replay-reason').fill('Receipts of the failed order batch');
+  await page.getByTestId('replay-request').click();
+  const panel = page.getByTestId('replay-panel').first();
+  await expect(panel).toHaveAttribute('data-status', 'awaiting_approval');
+  await panel.getByTestId('replay-cancel').click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByRole('button', { name: 'Cancel replay' }).click();
+  await expect(dialog.getByRole('alert')).toBeVisible(); // a reason is required
+  await dialog.getByLabel('Reason (required)').fill('Wrong batch; the order system resends these itself');
+  await dialog.getByRole('button', { name: 'Cancel replay' }).click();
+  await expect(dialog.getByRole('status')).toContainText('Cancelled');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'cancelled');
+  const report = page.getByTestId('replay-report').first();
+  await expect(report.getByTestId('report-sent')).toHaveText('0');
+  await expect(report.locator('tr[data-outcome="not_sent_cancelled"]')).toHaveCount(willSend);
+  expect((await deliveries(e2e.replay.sandboxUrl)).length).toBe(before);
+  // The request left the approvals queue with it.
+  await page.goto('/approvals');
+  await expect(page.getByTestId('approval-row').filter({ hasText: 'Receipts of the failed order batch' })).not.toHaveAttribute('data-status', 'open');
 });
