@@ -2,7 +2,15 @@
 // replay by typing the number of targets; operator B approves and starts it; the progress bar
 // reaches the end (the worker process sends through the sandbox provider); the report's sent count
 // equals what the sandbox delivered during the replay, and no recipient received two.
+import path from 'node:path';
+import type { Page, TestInfo } from '@playwright/test';
 import { expect, test } from './fixtures.ts';
+
+/** Like screenshots.spec.ts: into docs/screenshots with UPDATE_SCREENSHOTS=1, else test-results. */
+async function shot(page: Page, info: TestInfo, name: string) {
+  const dir = process.env.UPDATE_SCREENSHOTS ? path.resolve('docs/screenshots') : info.outputPath('screenshots');
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
+}
 
 interface Delivery { messageId: string; to: string; idempotencyKey: string | null }
 
@@ -12,7 +20,7 @@ async function deliveries(sandboxUrl: string): Promise<Delivery[]> {
   return ((await res.json()) as { deliveries: Delivery[] }).deliveries;
 }
 
-test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by another, runs to the end and sends each pending target once', async ({ page, signInAs, e2e }) => {
+test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by another, runs to the end and sends each pending target once', async ({ page, signInAs, e2e }, info) => {
   test.setTimeout(180_000);
   const { runId, sandboxUrl, deliveriesBefore } = e2e.replay;
   expect((await deliveries(sandboxUrl)).length).toBe(deliveriesBefore);
@@ -29,6 +37,7 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   // Skipped targets are listed with why (F2): the demo has done, unknown and in-flight ones.
   await expect(preview.locator('tr[data-state="done"]').first()).toContainText('skipped: done');
   await expect(preview.locator('tr[data-state="unknown"]').first()).toContainText('support must resolve it');
+  await shot(page, info, 'replay-preview');
 
   // F4: a wrong count is refused in place; the right count plus a reason creates the request (Z3).
   await page.getByTestId('replay-confirm-count').fill(String(willSend + 1));
@@ -58,6 +67,7 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   await expect.poll(async () => Number(await live.getByTestId('replay-sent').textContent()), { timeout: 30_000 }).toBeGreaterThan(0);
   await live.getByTestId('replay-pause').click();
   await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'paused');
+  await shot(page, info, 'replay-paused');
   expect(Number(await page.getByTestId('replay-panel').first().getByTestId('replay-remaining').textContent())).toBeGreaterThan(0);
   await page.getByTestId('replay-panel').first().getByTestId('replay-resume').click();
   await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'running');
@@ -68,6 +78,8 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'completed', { timeout: 30_000 });
   const report = page.getByTestId('replay-report').first();
   await expect(report).toBeVisible();
+  await report.locator('details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
+  await shot(page, info, 'replay-report');
   const sent = Number(await report.getByTestId('report-sent').textContent());
   expect(sent).toBeGreaterThan(0);
 

@@ -125,11 +125,11 @@ export default async function ReplayPage({ params, searchParams }: { params: Pro
                 {preview.items.map((i) => (
                   <tr key={i.itemId} data-will-send={i.willSend ? 'yes' : 'no'} data-state={i.state}>
                     <td className="py-1 pr-3"><Link className="mono text-xs underline" href={`/target?key=${encodeURIComponent(i.key)}`}>{i.target}</Link></td>
-                    <td className="mono pr-3 text-xs">{i.recordId}</td>
+                    <td className="mono whitespace-nowrap pr-3 text-xs">{i.recordId}</td>
                     <td className="pr-3"><Badge tone={i.willSend ? 'blue' : 'zinc'}>{STATE_LABEL[i.state] ?? i.state}</Badge></td>
                     <td className="pr-3 tabular-nums">{i.epoch}</td>
                     <td className="pr-3 text-xs">{i.changedBy ?? '—'}</td>
-                    <td className="pr-3 text-xs">{i.changedAt ? <Time value={i.changedAt} /> : '—'}</td>
+                    <td className="whitespace-nowrap pr-3 text-xs">{i.changedAt ? <Time value={i.changedAt} /> : '—'}</td>
                     <td className="text-xs">{i.willSend ? <b>will be sent</b> : <span className="text-zinc-600">skipped: {i.skipReason}</span>}</td>
                   </tr>
                 ))}
