@@ -38,9 +38,10 @@ async function main() {
     );
     console.log(`[bench] claims: ledger ${fmt(c.ledger.perSecond)}/s vs raw ${fmt(c.raw.perSecond)}/s = ${fmt(ratio, 2)}`);
 
-    const consoleFigures = await optional('./console.ts', 'benchConsole', async (m) => (m.benchConsole as (o: object) => Promise<Record<string, number>>)({ ...db }));
+    const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=claims for a quick run
+    const consoleFigures = only && only !== 'console' ? { skipped: `BENCH_ONLY=${only}` } : await optional('./console.ts', 'benchConsole', async (m) => (m.benchConsole as (o: object) => Promise<Record<string, number>>)({ ...db }));
     lines.push('## Console read models (issue 4)', '', ...figureTable(consoleFigures), '');
-    const replayFigures = await optional('./replay.ts', 'benchReplay', async (m) => (m.benchReplay as (o: object) => Promise<Record<string, number>>)({ ...db, sizes: replaySizes() }));
+    const replayFigures = only && only !== 'replay' ? { skipped: `BENCH_ONLY=${only}` } : await optional('./replay.ts', 'benchReplay', async (m) => (m.benchReplay as (o: object) => Promise<Record<string, number>>)({ ...db, sizes: replaySizes() }));
     lines.push('## Forced replay (issue 5)', '', ...figureTable(replayFigures), '');
   } finally {
     await db.stop();
