@@ -19,13 +19,15 @@ export async function approvalsPage(db: Db) {
   const users = new Map((await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((u) => [u.id, u.email]));
   const now = Date.now();
   return requests.map((r) => {
-    const items = (r.payload as { items?: { key: string; epoch: number }[] }).items ?? [];
+    // Bump requests carry their (key, epoch) items; replay requests carry only the frozen count.
+    const payload = r.payload as { items?: { key: string; epoch: number }[]; count?: number };
+    const items = payload.items ?? [];
     return {
       id: r.id, kind: r.kind, runId: r.runId, reason: r.reason, setHash: r.setHash, requestedAt: r.requestedAt, expiresAt: r.expiresAt,
       status: r.status === 'open' && r.expiresAt.getTime() <= now ? 'expired' : r.status,
       requestedById: r.requestedById, requestedBy: users.get(r.requestedById) ?? r.requestedById,
       decidedBy: r.decidedById ? (users.get(r.decidedById) ?? r.decidedById) : null, decidedAt: r.decidedAt,
-      count: items.length, items: items.slice(0, 200),
+      count: payload.count ?? items.length, items: items.slice(0, 200),
     };
   });
 }

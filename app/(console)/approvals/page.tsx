@@ -31,7 +31,7 @@ export default async function ApprovalsPage() {
                   <div className="text-sm">
                     <div className="flex items-center gap-2">
                       <Badge tone={TONE[r.status as keyof typeof TONE] ?? 'zinc'}>{r.status}</Badge>
-                      {r.kind === 'replay' ? <b>Forced replay</b> : <b>Epoch bump of {r.count} key(s)</b>}
+                      {r.kind === 'replay' ? <b>Forced replay of {r.count} target(s)</b> : <b>Epoch bump of {r.count} key(s)</b>}
                       {r.runId && <Link href={`/runs/${r.runId}`} className="mono text-xs text-blue-700 underline">run {r.runId.slice(0, 8)}</Link>}
                     </div>
                     <div className="mt-1 text-xs text-zinc-600">Requested by {r.requestedBy} at <Time value={r.requestedAt} /> · expires <Time value={r.expiresAt} />{r.decidedBy ? <> · decided by {r.decidedBy} at <Time value={r.decidedAt} /></> : null}</div>
