@@ -12,9 +12,9 @@ import { linkButton } from './ui/button.tsx';
 import { EmptyState, inputClass } from './ui/card.tsx';
 import { cn } from './ui/cn.ts';
 import type { RunTableRow } from '../lib/read-models/run-detail.ts';
+import type { Wire } from '../lib/wire.ts';
 
-/** A read-model row as it crosses to the client: dates arrive as ISO strings. */
-export type Row = Omit<RunTableRow, 'changedAt'> & { changedAt: string | null };
+export type Row = Wire<RunTableRow>;
 
 const features = tableFeatures({ rowSortingFeature, rowSelectionFeature });
 const helper = createColumnHelper<typeof features, Row>();

@@ -9,26 +9,10 @@ import { approveReplayAction, cancelReplayAction, pauseReplayAction, rejectRepla
 import { ActionDialog } from '../action-dialog.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
+import type { ReplayProgress } from '../../lib/replay/progress.ts';
+import type { Wire } from '../../lib/wire.ts';
 
-export interface ProgressView {
-  replayId: string;
-  status: string;
-  reason: string;
-  setHash: string;
-  requestedById: string;
-  approvedById: string | null;
-  total: number;
-  sent: number;
-  skipped: number;
-  failed: number;
-  unknown: number;
-  remaining: number;
-  fraction: number;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  approval: { id: string; status: string; expiresAt: string; expired: boolean; requestedById: string; decidedById: string | null } | null;
-}
+export type ProgressView = Wire<ReplayProgress>;
 
 const ACTIVE = ['awaiting_approval', 'approved', 'running', 'paused'];
 const TONE: Record<string, 'zinc' | 'green' | 'red' | 'amber' | 'blue'> = {
