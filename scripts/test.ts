@@ -1,4 +1,4 @@
-// `npm test`: unit and integration tests (vitest, real PostgreSQL), then the browser tests
+// `npm test`: the type check, unit and integration tests (vitest, real PostgreSQL), then the browser tests
 // (Playwright in Chromium) once there are any. Exits non-zero when any step fails.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -12,6 +12,8 @@ function run(step: string, command: string, args: string[]): void {
   }
 }
 
+// The type gate: `next build` does not type-check (next.config.js), so it runs here, once, first.
+run('typecheck', 'npx', ['--no-install', 'tsc', '--noEmit']);
 run('unit + integration', 'npx', ['--no-install', 'vitest', 'run']);
 const e2e = existsSync('tests/e2e') && readdirSync('tests/e2e').some((f) => f.endsWith('.spec.ts'));
 if (e2e && existsSync('playwright.config.ts')) run('browser', 'npx', ['--no-install', 'playwright', 'test']);
