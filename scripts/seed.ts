@@ -2,6 +2,7 @@
 // (two operators, so four-eyes approvals can be tried), and the crashed 100-recipient welcome
 // campaign run by the demo agent through the SDK against the sandbox provider.
 import type { Actor } from '../lib/ledger/actor.ts';
+import { appendAudit } from '../lib/audit/append.ts';
 import { createDb } from '../lib/db/client.ts';
 import { ensureFirstAdmin } from '../lib/auth/bootstrap.ts';
 import { generatePassword } from '../lib/auth/password.ts';
@@ -47,6 +48,14 @@ export async function seedIfEmpty(options: SeedOptions): Promise<SeedResult> {
       approver: { kind: 'user', id: olivia.id, label: olivia.email, role: 'operator' },
       sandboxUrl: options.sandboxUrl,
       log: (line) => options.log(`demo agent: ${line}`),
+    });
+    // The agent process "died": record what an operator would see, in the same transaction as its audit entry.
+    await db.$transaction(async (tx) => {
+      await tx.run.update({ where: { id: result.runId }, data: { status: 'crashed', updatedAt: new Date() } });
+      await appendAudit(tx, {
+        chain: `run:${result.runId}`, actor: SEED, action: 'run.crashed', subjectType: 'run', subjectId: result.runId, runId: result.runId,
+        before: 'running', after: 'crashed', detail: { crashedAt: result.crashedAt, notStarted: result.notStarted },
+      });
     });
     const o = result.outcomes;
     options.log(`demo run ${result.runId}: ${o.done} done, ${o.failed} failed, ${o.unknown} unknown, ${result.notStarted} never started (the agent "crashed" at recipient ${result.crashedAt?.index ?? '?'})`);
