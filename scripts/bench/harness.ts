@@ -1,11 +1,8 @@
 // Shared benchmark plumbing: a throwaway embedded PostgreSQL with fsync ON (durability as in
 // production), migrated, with the app role; and a closed-loop load generator.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import { freePort, startEmbeddedPostgres } from '../../lib/db/embedded.ts';
 import { ensureAppLogin, withCredentials } from '../../lib/db/roles.ts';
+import { startThrowawayDatabase } from '../../lib/db/scratch.ts';
 import { applyMigrations } from '../../lib/db/schema-engine.ts';
 
 export interface BenchDatabase {
@@ -37,24 +34,8 @@ export async function startBenchDatabase(): Promise<BenchDatabase> {
       },
     };
   }
-  const dir = mkdtempSync(path.join(tmpdir(), 'ledger-bench-'));
-  chmodSync(dir, 0o755);
-  const server = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: await freePort(), password: 'bench', persistent: false, fsync: true });
-  const admin = new pg.Client({ connectionString: server.ownerUrl() });
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench');
-  await admin.end();
-  const ownerUrl = server.ownerUrl('bench');
-  await applyMigrations(ownerUrl);
-  await ensureAppLogin(ownerUrl, 'ledger_app_bench', 'ledger-app-bench');
-  return {
-    ownerUrl,
-    appUrl: withCredentials(ownerUrl, 'ledger_app_bench', 'ledger-app-bench'),
-    stop: async () => {
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const database = await startThrowawayDatabase({ name: 'bench', appUser: 'ledger_app_bench', fsync: true });
+  return { ownerUrl: database.ownerUrl, appUrl: database.appUrl, stop: database.stop };
 }
 
 export interface LoadResult {

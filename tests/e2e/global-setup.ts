@@ -3,14 +3,12 @@
 // sources are newer than the last build) and `next start` on a free port as the app role.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { freePort, startEmbeddedPostgres } from '../../lib/db/embedded.ts';
-import { ensureAppLogin, withCredentials } from '../../lib/db/roles.ts';
-import { applyMigrations } from '../../lib/db/schema-engine.ts';
+import { freePort } from '../../lib/db/embedded.ts';
 import { startSandbox } from '../../lib/providers/sandbox/server.ts';
+import { startThrowawayDatabase } from '../../lib/db/scratch.ts';
 
 export const STATE_FILE = path.join(tmpdir(), 'effect-ledger-e2e-state.json');
 
@@ -49,17 +47,8 @@ async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000
 }
 
 export default async function globalSetup() {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ledger-e2e-'));
-  chmodSync(dir, 0o755);
-  const server = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: await freePort(), password: 'e2e', persistent: false, fsync: false });
-  const admin = new pg.Client({ connectionString: server.ownerUrl() });
-  await admin.connect();
-  await admin.query('CREATE DATABASE console_e2e');
-  await admin.end();
-  const ownerUrl = server.ownerUrl('console_e2e');
-  await applyMigrations(ownerUrl);
-  await ensureAppLogin(ownerUrl, 'ledger_e2e_app', 'ledger-e2e-app');
-  const appUrl = withCredentials(ownerUrl, 'ledger_e2e_app', 'ledger-e2e-app');
+  const database = await startThrowawayDatabase({ name: 'console_e2e', appUser: 'ledger_e2e_app', fsync: false });
+  const { dir, ownerUrl, appUrl } = database;
 
   const secret = randomBytes(32).toString('base64url');
   process.env.NEXTAUTH_SECRET = secret;
@@ -128,7 +117,6 @@ export default async function globalSetup() {
       }
     }
     await sandbox.stop();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await database.stop();
   };
 }
