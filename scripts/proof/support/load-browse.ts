@@ -1,0 +1,186 @@
+// Load, row 2: signed-in console sessions browsing over real HTTP. Shared by the full-scale part
+// (fetch against its own `next start`) and the browser suite (tests/e2e/console-load.spec.ts, with
+// Playwright's request contexts against the e2e server): a session is anything that can GET a path
+// without following redirects.
+//
+// Every response is judged: a page counts as served only with status 200 and its page-specific
+// marker in the HTML (so an error boundary rendered with 200, or a redirect to /sign-in because the
+// session was lost, is a failure). Anonymous probes (no cookie) of the same pages must be sent to
+// /sign-in; a page served to one counts as unauthorized.
+
+export interface HttpResult {
+  status: number;
+  location: string | null;
+  body: string;
+}
+
+export interface Session {
+  label: string;
+  get(path: string): Promise<HttpResult>;
+}
+
+export interface PageKind {
+  kind: string;
+  /** The i-th request of this kind (lets deep pages and filters vary). */
+  path(i: number): string;
+  /** Each must occur in the HTML of a correctly served page. */
+  markers(i: number): string[];
+  /** Must not occur (e.g. a row of another state in a state filter). */
+  forbidden?(i: number): string[];
+}
+
+export interface Failure {
+  kind: string;
+  path: string;
+  status: number;
+  why: string;
+}
+
+export interface BrowseStats {
+  requests: number;
+  served: number;
+  failures: Failure[];
+  /** By status class, for the report. */
+  statuses: Record<string, number>;
+  anonymousProbes: number;
+  anonymousServed: number;
+  perKind: Record<string, { n: number; p50: number; p95: number; max: number }>;
+  seconds: number;
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! : 0;
+}
+
+export function judge(page: PageKind, i: number, res: HttpResult): string | null {
+  if (res.status !== 200) return res.location ? `${res.status} to ${res.location}` : `status ${res.status}`;
+  const missing = page.markers(i).find((m) => !res.body.includes(m));
+  if (missing) return `marker missing: ${missing}`;
+  const wrong = page.forbidden?.(i).find((m) => res.body.includes(m));
+  if (wrong) return `unexpected content: ${wrong}`;
+  return null;
+}
+
+/**
+ * Every session requests pages in turn (each session starts at a different page kind and walks the
+ * list round-robin), one request at a time per session, no think time: the closed-loop worst case
+ * for `sessions.length` people. Stops starting new requests when `keepGoing()` turns false (or after
+ * `rounds` requests per session). Every `anonymousEvery`-th request of a session is followed by the
+ * same page without a cookie, which must redirect to /sign-in.
+ */
+export async function browse(options: {
+  sessions: Session[];
+  pages: PageKind[];
+  keepGoing?: () => boolean;
+  rounds?: number;
+  anonymous?: Session;
+  anonymousEvery?: number;
+  log?: (line: string) => void;
+}): Promise<BrowseStats> {
+  const { sessions, pages } = options;
+  const latencies = new Map<string, number[]>(pages.map((p) => [p.kind, []]));
+  const stats: BrowseStats = { requests: 0, served: 0, failures: [], statuses: {}, anonymousProbes: 0, anonymousServed: 0, perKind: {}, seconds: 0 };
+  const counters = new Map<string, number>();
+  const started = performance.now();
+  let lastLog = started;
+  await Promise.all(
+    sessions.map(async (session, s) => {
+      for (let n = 0; ; n++) {
+        if (options.rounds !== undefined && n >= options.rounds) break;
+        if (options.keepGoing && !options.keepGoing()) break;
+        const page = pages[(s + n) % pages.length]!;
+        const i = counters.get(page.kind) ?? 0;
+        counters.set(page.kind, i + 1);
+        const path = page.path(i);
+        const t0 = performance.now();
+        let res: HttpResult;
+        try {
+          res = await session.get(path);
+        } catch (error) {
+          res = { status: 0, location: null, body: '' };
+          stats.failures.push({ kind: page.kind, path, status: 0, why: `network: ${(error as Error).message}` });
+        }
+        const ms = performance.now() - t0;
+        stats.requests++;
+        const cls = res.status === 0 ? 'network error' : `${Math.floor(res.status / 100)}xx`;
+        stats.statuses[cls] = (stats.statuses[cls] ?? 0) + 1;
+        if (res.status !== 0) {
+          const why = judge(page, i, res);
+          if (why) stats.failures.push({ kind: page.kind, path, status: res.status, why });
+          else {
+            stats.served++;
+            latencies.get(page.kind)!.push(ms);
+          }
+        }
+        if (options.anonymous && (n + 1) % (options.anonymousEvery ?? 20) === 0) {
+          stats.anonymousProbes++;
+          const anon = await options.anonymous.get(path).catch(() => null);
+          if (anon && (anon.status === 200 || !(anon.location ?? '').includes('/sign-in'))) stats.anonymousServed++;
+        }
+        if (options.log && performance.now() - lastLog > 15_000) {
+          lastLog = performance.now();
+          options.log(`console load: ${stats.requests} requests, ${stats.failures.length} failed, ${((lastLog - started) / 1000).toFixed(0)} s`);
+        }
+      }
+    }),
+  );
+  stats.seconds = (performance.now() - started) / 1000;
+  for (const [kind, list] of latencies) {
+    list.sort((a, b) => a - b);
+    stats.perKind[kind] = { n: list.length, p50: pct(list, 0.5), p95: pct(list, 0.95), max: list[list.length - 1] ?? 0 };
+  }
+  return stats;
+}
+
+export function describeBrowse(stats: BrowseStats): string {
+  const kinds = Object.entries(stats.perKind)
+    .map(([k, v]) => `${k} p50 ${Math.round(v.p50)} / p95 ${Math.round(v.p95)} ms (n ${v.n})`)
+    .join('; ');
+  const statuses = Object.entries(stats.statuses).map(([k, v]) => `${k} ${v}`).join(', ');
+  const firstFailures = stats.failures.slice(0, 3).map((f) => `${f.kind} ${f.path}: ${f.why}`).join(' | ');
+  return (
+    `${stats.requests} page requests in ${stats.seconds.toFixed(0)} s (${(stats.requests / Math.max(stats.seconds, 0.001)).toFixed(1)}/s), ` +
+    `${stats.served} served correctly, ${stats.failures.length} error responses (${statuses})` +
+    `${firstFailures ? ` [first: ${firstFailures}]` : ''}; ${stats.anonymousProbes} anonymous probes, ${stats.anonymousServed} served a page; ${kinds}`
+  );
+}
+
+/** A session over fetch holding a cookie jar of one next-auth session (the full-scale part). */
+export function fetchSession(baseURL: string, label: string, cookie: string | null, timeoutMs = 60_000): Session {
+  return {
+    label,
+    async get(path) {
+      const res = await fetch(new URL(path, baseURL), {
+        redirect: 'manual',
+        headers: cookie ? { cookie } : {},
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      return { status: res.status, location: res.headers.get('location'), body: await res.text() };
+    },
+  };
+}
+
+function cookiesOf(res: Response): string[] {
+  return res.headers.getSetCookie().map((c) => c.split(';')[0]!);
+}
+
+/**
+ * Signs in through next-auth's credentials flow over HTTP, as the sign-in form does: GET the CSRF
+ * token (and its cookie), POST email, password and token to /api/auth/callback/credentials, keep the
+ * session cookie it sets. Throws if no session cookie comes back.
+ */
+export async function signInOverHttp(baseURL: string, email: string, password: string): Promise<Session> {
+  const csrfRes = await fetch(new URL('/api/auth/csrf', baseURL));
+  const { csrfToken } = (await csrfRes.json()) as { csrfToken: string };
+  const jar = cookiesOf(csrfRes);
+  const res = await fetch(new URL('/api/auth/callback/credentials', baseURL), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.join('; '), origin: new URL(baseURL).origin },
+    body: new URLSearchParams({ csrfToken, email, password, callbackUrl: '/runs', json: 'true' }).toString(),
+  });
+  await res.arrayBuffer();
+  const session = cookiesOf(res).find((c) => c.startsWith('next-auth.session-token=') || c.startsWith('__Secure-next-auth.session-token='));
+  if (!session) throw new Error(`sign-in of ${email} gave no session cookie (status ${res.status})`);
+  return fetchSession(baseURL, email, session);
+}
