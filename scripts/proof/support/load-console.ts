@@ -26,11 +26,18 @@ import type { ProofContext, ProofRow } from '../section.ts';
 import { browse, describeBrowse, fetchSession, signInOverHttp, type PageKind, type Session } from './load-browse.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
-const ITEMS = 1_000_000;
-const SESSIONS = 50;
-const BROWSE_SECONDS = Number(process.env.PROOF_LOAD_BROWSE_SECONDS ?? 150);
-const REPLAY_ITEMS = 30_000;
-const REPLAY_RATE_PER_SECOND = 150;
+export interface ConsoleLoadOptions {
+  items: number;
+  sessions: number;
+  browseSeconds: number;
+  replayItems: number;
+  replayRatePerSecond: number;
+  /** Rebuild the console when sources are newer than .next (default); false serves .next as it is. */
+  build?: boolean;
+}
+
+/** The issue's figures: 50 sessions, a 1,000,000-item run, about 2.5 minutes of browsing. */
+export const FULL: ConsoleLoadOptions = { items: 1_000_000, sessions: 50, browseSeconds: 150, replayItems: 30_000, replayRatePerSecond: 150 };
 const STATES = ['unknown', 'failed', 'revoked', 'pending', 'done'] as const;
 const ALL_STATES = ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck', 'none'];
 
@@ -85,7 +92,8 @@ function stopGroup(child: ChildProcess | undefined): Promise<void> {
   return exited.finally(() => clearTimeout(timer));
 }
 
-export async function consoleUnderLoad(ctx: ProofContext): Promise<{ row: ProofRow; notes: string[] }> {
+export async function consoleUnderLoad(ctx: ProofContext, options: ConsoleLoadOptions = FULL): Promise<{ row: ProofRow; notes: string[] }> {
+  const { items: ITEMS, sessions: SESSIONS, browseSeconds: BROWSE_SECONDS, replayItems: REPLAY_ITEMS, replayRatePerSecond: REPLAY_RATE_PER_SECOND } = options;
   const log = ctx.log;
   const database = await ctx.newDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ledger-proof-load-'));
@@ -98,7 +106,7 @@ export async function consoleUnderLoad(ctx: ProofContext): Promise<{ row: ProofR
   const owner = new pg.Client({ connectionString: database.ownerUrl });
   await owner.connect();
   try {
-    ensureBuild(log);
+    if (options.build !== false) ensureBuild(log);
     await installJobEngine(database.ownerUrl);
     log(`console load: bulk-loading a ${ITEMS.toLocaleString('en-US')}-item run`);
     const t0 = performance.now();
@@ -107,7 +115,7 @@ export async function consoleUnderLoad(ctx: ProofContext): Promise<{ row: ProofR
 
     // Deep keyset pages: the cursor of the k-th target and the target that must open the page.
     const deep: { cursor: string; first: string }[] = [];
-    for (const k of [100_000, 300_000, 500_000, 700_000, 899_999, 990_000]) {
+    for (const k of [0.1, 0.3, 0.5, 0.7, 0.9, 0.99].map((f) => Math.floor(f * ITEMS) - 1)) {
       const r = await owner.query<{ target: string; id: string }>(
         `SELECT target, id::text FROM plan_item WHERE run_id = $1 ORDER BY target, id OFFSET $2 LIMIT 2`, [big.runId, k]);
       deep.push({ cursor: encodeCursor([r.rows[0]!.target, r.rows[0]!.id]), first: r.rows[1]!.target });
@@ -228,7 +236,7 @@ export async function consoleUnderLoad(ctx: ProofContext): Promise<{ row: ProofR
       observed:
         `${describeBrowse(stats)}. Replay of ${REPLAY_ITEMS.toLocaleString('en-US')} targets (worker, sandbox limited to ${REPLAY_RATE_PER_SECOND}/s): ` +
         `${during.sent - sentBefore} sent during the browsing, ${final.sent} sent in all, status ${final.status}; sandbox: ${sandbox.deliveries.length} deliveries to ` +
-        `${perTarget.size} targets, ${doneUndelivered} done without a delivery, ${deliveredNotDone} delivered but not done. 1,000,000-item bulk load ${loadSeconds.toFixed(0)} s`,
+        `${perTarget.size} targets, ${doneUndelivered} done without a delivery, ${deliveredNotDone} delivered but not done. ${ITEMS.toLocaleString('en-US')}-item bulk load ${loadSeconds.toFixed(0)} s`,
     };
     const notes = [
       'Console under load: closed loop, no think time (each session asks for its next page as soon as the previous one arrived); every session signed in through next-auth\'s credentials flow (CSRF token, POST /api/auth/callback/credentials) and keeps its own cookie. ' +
@@ -236,7 +244,7 @@ export async function consoleUnderLoad(ctx: ProofContext): Promise<{ row: ProofR
       'Mapping: a page request counts in lost when it was not served correctly (network error, any status other than 200 including a redirect to /sign-in, or 200 without its page marker, e.g. an error boundary); ' +
         'a target the ledger holds done without a delivery at the sandbox counts in lost too. duplicated = deliveries beyond one per target at the sandbox. ' +
         'unauthorized = anonymous probes (the same page without a cookie, every 25th request of a session) that were served a page instead of a redirect to /sign-in.',
-      'The 1,000,000-item run is bulk-loaded with the console benchmark\'s set-based loader (its keys are not the ledger\'s derived keys), so the forced replay runs on a second run of 30,000 targets whose plan went through submit, approve and freeze; it is cancelled when the browsing ends.',
+      `The ${ITEMS.toLocaleString('en-US')}-item run is bulk-loaded with the console benchmark\'s set-based loader (its keys are not the ledger\'s derived keys), so the forced replay runs on a second run of ${REPLAY_ITEMS.toLocaleString('en-US')} targets whose plan went through submit, approve and freeze; it is cancelled when the browsing ends.`,
     ];
     if (pageFailures) notes.push(`Failed requests (first 5): ${stats.failures.slice(0, 5).map((f) => `${f.kind} ${f.path.slice(0, 80)} -> ${f.why}`).join(' | ')}`);
     return { row, notes };
