@@ -75,12 +75,30 @@ export async function browse(options: {
   rounds?: number;
   anonymous?: Session;
   anonymousEvery?: number;
+  /** First request each page kind once from the first session (judged and counted, not timed):
+   *  a fresh `next start` loads each route's code on its first request. */
+  warmUp?: boolean;
   log?: (line: string) => void;
 }): Promise<BrowseStats> {
   const { sessions, pages } = options;
   const latencies = new Map<string, number[]>(pages.map((p) => [p.kind, []]));
   const stats: BrowseStats = { requests: 0, served: 0, failures: [], statuses: {}, anonymousProbes: 0, anonymousServed: 0, perKind: {}, seconds: 0 };
   const counters = new Map<string, number>();
+  const count = (status: number) => {
+    const cls = status === 0 ? 'network error' : `${Math.floor(status / 100)}xx`;
+    stats.statuses[cls] = (stats.statuses[cls] ?? 0) + 1;
+  };
+  if (options.warmUp && sessions[0]) {
+    for (const page of pages) {
+      const path = page.path(0);
+      stats.requests++;
+      const res = await sessions[0].get(path).catch((error: Error) => ({ status: 0, location: null, body: error.message }));
+      count(res.status);
+      const why = res.status === 0 ? `network: ${res.body}` : judge(page, 0, res);
+      if (why) stats.failures.push({ kind: page.kind, path, status: res.status, why: `warm-up: ${why}` });
+      else stats.served++;
+    }
+  }
   const started = performance.now();
   let lastLog = started;
   await Promise.all(
@@ -102,8 +120,7 @@ export async function browse(options: {
         }
         const ms = performance.now() - t0;
         stats.requests++;
-        const cls = res.status === 0 ? 'network error' : `${Math.floor(res.status / 100)}xx`;
-        stats.statuses[cls] = (stats.statuses[cls] ?? 0) + 1;
+        count(res.status);
         if (res.status !== 0) {
           const why = judge(page, i, res);
           if (why) stats.failures.push({ kind: page.kind, path, status: res.status, why });

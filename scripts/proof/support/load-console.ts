@@ -204,7 +204,7 @@ export async function consoleUnderLoad(ctx: ProofContext, options: ConsoleLoadOp
     ];
     log(`console load: ${SESSIONS} sessions browsing for ${BROWSE_SECONDS} s while the replay runs`);
     const end = Date.now() + BROWSE_SECONDS * 1000;
-    const stats = await browse({ sessions, pages, keepGoing: () => Date.now() < end, anonymous: fetchSession(baseURL, 'anonymous', null), anonymousEvery: 25, log });
+    const stats = await browse({ sessions, pages, keepGoing: () => Date.now() < end, anonymous: fetchSession(baseURL, 'anonymous', null), anonymousEvery: 25, warmUp: true, log });
     const during = await getReplayProgress({ db }, { replayId: req.replayId });
 
     // Stop the replay (it is not meant to finish here) and wait until no send of it is in flight.
