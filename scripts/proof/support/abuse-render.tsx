@@ -1,0 +1,145 @@
+// "Stored strings are rendered escaped in the console": hostile strings that ARE valid input (a run's
+// workflow and event id, a record id, a user's name, a runtime key's name, a reason, evidence, a raw
+// provider response) are stored through the product's own API and commands, then the console's real
+// page components (app/(console)/**/page.tsx) are rendered to HTML with react-dom/server, inside a
+// Next request scope that carries a signed-in auditor's session cookie (what `headers()` reads).
+// Every payload that contains markup must appear only escaped: its raw text may not occur in the HTML.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { ReactElement, ReactNode } from 'react';
+import { renderToString } from 'react-dom/server';
+import { createRun, claimEffect, failEffect, markUnknown, recordResponse, revokeEffect, submitPlan } from '../../../lib/ledger/index.ts';
+import { createRuntimeKey } from '../../../lib/runtime-keys/index.ts';
+import { insertUser } from '../../../lib/auth/users.ts';
+import type { ProofRow } from '../section.ts';
+import { HOST, SYSTEM, type AbuseEnv } from './abuse-env.ts';
+import { operatorActor, type Fixtures } from './abuse-fixtures.ts';
+
+type SP = Record<string, string | string[] | undefined>;
+type PageModule = { default: (props: { params: Promise<Record<string, string>>; searchParams: Promise<SP> }) => Promise<ReactElement> | ReactElement };
+
+const noop = () => undefined;
+const ROUTER = { back: noop, forward: noop, refresh: noop, push: noop, replace: noop, prefetch: noop, hmrRefresh: noop };
+
+/** Renders one console page as the given cookie would see it (no Next server, same components). */
+export async function renderPage(mod: PageModule, route: string, cookie: string, params: Record<string, string> = {}, searchParams: SP = {}): Promise<string> {
+  const { workAsyncStorage, workUnitAsyncStorage, AppRouterContext, SearchParamsContext, PathnameContext } = await nextInternals();
+  const query = new URLSearchParams(Object.entries(searchParams).flatMap(([k, v]) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x) => [k, x] as [string, string]))));
+  const pathname = route.replace(/\[(\w+)\]/g, (_m, name: string) => params[name] ?? name);
+  const headers = new Headers({ host: HOST, cookie });
+  const workStore = { route, page: route, isStaticGeneration: false, forceStatic: false, dynamicShouldError: false, forceDynamic: true, fetchCache: undefined, isOnDemandRevalidate: false, isDraftMode: false, incrementalCache: undefined } as never;
+  const unitStore = { type: 'request', phase: 'render', headers, cookies: undefined, url: { pathname: route, search: '' } } as never;
+  return workAsyncStorage.run(workStore, () => workUnitAsyncStorage.run(unitStore, async () => {
+    const element = await mod.default({ params: Promise.resolve(params), searchParams: Promise.resolve(searchParams) });
+    // The client components' router hooks read these contexts (the app router provides them in a real render).
+    const tree: ReactNode = (
+      <AppRouterContext.Provider value={ROUTER as never}>
+        <PathnameContext.Provider value={pathname}>
+          <SearchParamsContext.Provider value={query as never}>{element}</SearchParamsContext.Provider>
+        </PathnameContext.Provider>
+      </AppRouterContext.Provider>
+    );
+    return renderToString(tree);
+  }));
+}
+
+/** Next's request-scope storages; a Next server installs AsyncLocalStorage globally before loading them. */
+async function nextInternals() {
+  const g = globalThis as unknown as { AsyncLocalStorage?: typeof AsyncLocalStorage };
+  g.AsyncLocalStorage ??= AsyncLocalStorage;
+  const [work, unit, router, hooks] = await Promise.all([
+    import('next/dist/server/app-render/work-async-storage.external.js'),
+    import('next/dist/server/app-render/work-unit-async-storage.external.js'),
+    import('next/dist/shared/lib/app-router-context.shared-runtime.js'),
+    import('next/dist/shared/lib/hooks-client-context.shared-runtime.js'),
+  ]);
+  return {
+    workAsyncStorage: work.workAsyncStorage, workUnitAsyncStorage: unit.workUnitAsyncStorage, AppRouterContext: router.AppRouterContext,
+    SearchParamsContext: hooks.SearchParamsContext, PathnameContext: hooks.PathnameContext,
+  };
+}
+
+const hasMarkup = (p: string) => /[<>"]/.test(p);
+
+export async function renderEscapingCheck(env: AbuseEnv, fx: Fixtures, o: { payloads: string[]; full: boolean }): Promise<{ row: ProofRow; notes: string[] }> {
+  const payloads = o.payloads.map((p, i) => (hasMarkup(p) ? p.replace('alert(1)', `alert(${100 + i})`) : p));
+  const markup = payloads.filter(hasMarkup);
+  const db = env.db;
+  const operator = operatorActor(env.users.operator);
+  const runtime = { kind: 'runtime' as const, id: 'proof-rt', label: 'proof runtime', workflows: ['*'] };
+  // Store every payload in every free-text place the product accepts it.
+  const tool = await fx.tool({ generatedInputs: ['subject', payloads[0]!.slice(0, 60)] });
+  const run = await createRun({ db, actor: runtime }, { workflow: payloads[0]!.slice(0, 120), triggerId: payloads.join(' ').slice(0, 250) });
+  const keys: string[] = [];
+  const stored: string[] = [];
+  for (const [i, p] of payloads.entries()) {
+    // A payload the product refuses as a record id (a lone surrogate) is not stored: nothing to render.
+    const c = await claimEffect({ db, actor: runtime }, { runId: run.runId, tool: tool.name, action: 'receipt', recordId: p.slice(0, 256), target: `t${i}-${randomUUID().slice(0, 6)}@example.com` }).catch(() => null);
+    if (!c?.claimed) continue;
+    keys.push(c.key);
+    stored.push(p);
+    await recordResponse({ db, actor: runtime }, { attemptId: c.attemptId, status: 500, headers: [['x-echo', p.slice(0, 1000)]], body: Buffer.from(`{"error":${JSON.stringify(p)}}`) } as never).catch(() => undefined);
+    if (i % 3 === 0) await revokeEffect({ db, actor: operator }, { key: c.key, reason: p });
+    else if (i % 3 === 1) await markUnknown({ db, actor: runtime }, { key: c.key, evidence: { error: p } });
+    else await failEffect({ db, actor: runtime }, { key: c.key, evidence: { status: 550, body: p } });
+  }
+  await submitPlan({ db, actor: SYSTEM }, { runId: run.runId, items: stored.map((p, i) => ({ tool: tool.name, action: 'receipt', recordId: p.slice(0, 256), target: `plan${i}@example.com` })) });
+  for (const p of markup.slice(0, 4)) {
+    await insertUser(db, { email: `u-${randomUUID().slice(0, 8)}@example.com`, name: p.slice(0, 200), role: 'auditor', password: 'a-long-enough-password' }, SYSTEM);
+    await createRuntimeKey({ db, actor: SYSTEM }, { name: p.slice(0, 100), workflows: [p.slice(0, 100)] }).catch(() => undefined);
+  }
+  const cookie = await env.cookieFor(env.users.admin);
+  const pages: [string, () => Promise<PageModule>, Record<string, string>, SP][] = [
+    ['/runs', () => import('../../../app/(console)/runs/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/runs/[runId]', () => import('../../../app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>, { runId: run.runId }, {}],
+    ['/runs/[runId]/plan', () => import('../../../app/(console)/runs/[runId]/plan/page.tsx') as unknown as Promise<PageModule>, { runId: run.runId }, {}],
+    ['/plans', () => import('../../../app/(console)/plans/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/support', () => import('../../../app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/audit', () => import('../../../app/(console)/audit/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/admin/users', () => import('../../../app/(console)/admin/users/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/admin/keys', () => import('../../../app/(console)/admin/keys/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/admin/tools', () => import('../../../app/(console)/admin/tools/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ...keys.slice(0, o.full ? keys.length : 4).map((k) => ['/target', () => import('../../../app/(console)/target/page.tsx') as unknown as Promise<PageModule>, {}, { key: k }] as [string, () => Promise<PageModule>, Record<string, string>, SP]),
+  ];
+  let trials = 0;
+  const raw: string[] = [];
+  const failures: string[] = [];
+  const shown = new Set<string>();
+  let bytes = 0;
+  for (const [route, load, params, sp] of pages) {
+    let html: string;
+    try {
+      html = await renderPage(await load(), route, cookie, params, sp);
+    } catch (error) {
+      failures.push(`${route}: ${(error as Error).message.slice(0, 160)}`);
+      continue;
+    }
+    bytes += html.length;
+    for (const p of markup) {
+      trials++;
+      if (html.includes(p)) raw.push(`${route}: ${p}`);
+      const escaped = p.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+      if (html.includes(escaped) || html.includes(escaped.replace(/"/g, '&quot;'))) shown.add(p);
+    }
+    // React escapes < > " ' & inside attribute values, so a tag ends at the first '>' and its attribute
+    // names can be read off: an event-handler attribute (on...) would be injected markup.
+    for (const tag of html.match(/<[a-zA-Z][^>]*>/g) ?? []) {
+      for (const m of tag.matchAll(/\s([^\s="'>\/]+)(?:="[^"]*")?/g)) if (/^on/i.test(m[1]!)) raw.push(`${route}: attribute ${m[1]} in ${tag.slice(0, 80)}`);
+    }
+    if (/href="javascript:/i.test(html)) raw.push(`${route}: a javascript: link`);
+  }
+  return {
+    row: {
+      tried: `hostile strings stored through the API and commands, console pages rendered (${pages.length} pages x ${markup.length} markup payloads)`,
+      trials,
+      lost: 0,
+      duplicated: 0,
+      unauthorized: raw.length + failures.length,
+      observed: `${raw.length} raw payloads in the HTML; ${shown.size} of ${markup.length} payloads seen escaped; ${(bytes / 1024).toFixed(0)} KiB rendered` +
+        (failures.length ? `; pages that failed to render: ${failures.join(' | ')}` : '') + (raw.length ? `; raw: ${raw.slice(0, 5).join(' | ')}` : ''),
+    },
+    notes: [
+      'Rendering: the console page components are rendered with react-dom/server renderToString inside a Next request scope (work and work-unit async storage) holding the admin\'s session cookie; no Next server runs, the components, read models and guards are the product\'s own.',
+    ],
+  };
+}
