@@ -1,5 +1,6 @@
 // A1 every state change is audited in the same transaction; A2 append-only and hash chained;
 // A3 the app role owns nothing and cannot switch the protection off; tamper detection.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { verifyAuditTrail } from '../../lib/audit/verify.ts';
 import {
@@ -324,6 +325,29 @@ describe('A3: the application role owns nothing and cannot switch the protection
     const [{ enabled }] = (await t.db.$queryRaw<{ enabled: bigint }[]>`
       SELECT count(*) AS enabled FROM pg_trigger WHERE tgrelid = 'audit_entry'::regclass AND NOT tgisinternal AND tgenabled = 'O'`) as [{ enabled: bigint }];
     expect(Number(enabled)).toBe(3);
+  });
+
+  it('A3: the app role cannot create objects in public, and a temporary table named like the chain head does not divert the chain trigger', async () => {
+    const client = new pg.Client({ connectionString: t.appUrl });
+    await client.connect();
+    try {
+      const error = await sqlError(client.query('CREATE TABLE public.shadow (x int)'));
+      expect(error.message).toMatch(/permission denied/);
+      // A SECURITY DEFINER body that looked tables up by search_path would write this table instead.
+      await client.query('CREATE TEMP TABLE audit_chain_head (chain text PRIMARY KEY, seq integer, hash text)');
+      const chain = `test:shadow-${Date.now()}`;
+      await client.query(
+        `INSERT INTO audit_entry (chain, seq, prev_hash, hash, at, actor_kind, actor_id, actor_label, action, subject_type, subject_id, outcome)
+         VALUES ($1, 0, '', '', now(), 'system', 'test', 'test', 'test.shadow', 'test', 'shadow', 'ok')`,
+        [chain],
+      );
+      const shadow = await client.query('SELECT count(*)::int AS n FROM pg_temp.audit_chain_head');
+      expect(shadow.rows[0].n).toBe(0);
+      const head = await t.owner<{ seq: number }>('SELECT seq FROM public.audit_chain_head WHERE chain = $1', [chain]);
+      expect(head.rows).toEqual([{ seq: 1 }]);
+    } finally {
+      await client.end();
+    }
   });
 });
 
