@@ -1,0 +1,15 @@
+// The security proof part (scripts/proof/parts/security.ts) at reduced scale: one round of the
+// authorization matrix, object-level scope, four-eyes, brute force, audit immutability, tamper
+// detection, audited audit reads, and secrets at rest and in logs.
+import { describe, expect, it } from 'vitest';
+import { runReducedProof } from '../helpers/proof.ts';
+import { proof } from '../../scripts/proof/parts/security.ts';
+
+describe('proof: security', () => {
+  it('Z1/Z2/Z3/Z4/Z6/A2/A3/A4/A5: only permitted calls succeed, every refusal is audited, the trail is tamper-evident, secrets stay hashed', async () => {
+    const section = await runReducedProof(proof);
+    console.log(JSON.stringify(section, null, 1));
+    expect(section.rows.length).toBeGreaterThanOrEqual(10);
+    expect(section.notes?.join(' ')).toContain('0 permitted calls were refused');
+  }, 600_000);
+});
