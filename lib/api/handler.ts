@@ -19,6 +19,8 @@ export interface HandlerContext<B, P> {
   db: Db;
   actor: Extract<Actor, { kind: 'runtime' }>;
   meta: RequestMeta;
+  /** The same as meta, under the name lib commands and operations read (A1: where, in every audit entry). */
+  request: RequestMeta;
   body: B;
   params: P;
 }
@@ -100,7 +102,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
         const key = parseIdempotencyKey(request);
         const run = async () => {
           try {
-            return shape(spec, await fn({ db, actor, meta, body: body as never, params }));
+            return shape(spec, await fn({ db, actor, meta, request: meta, body: body as never, params }));
           } catch (error) {
             return toApiError(error);
           }
@@ -113,7 +115,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
         const r = await withIdempotency(db, `runtime:${actor.id}`, key, requestHash('POST', path, raw ?? null), run);
         return json(r.status, r.body, meta, r.replayed ? { 'idempotent-replayed': 'true' } : {});
       }
-      const r = shape(spec, await fn({ db, actor, meta, body: undefined as never, params }));
+      const r = shape(spec, await fn({ db, actor, meta, request: meta, body: undefined as never, params }));
       return json(r.status, r.body, meta);
     } catch (error) {
       const { status, body } = toApiError(error);
