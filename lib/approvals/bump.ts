@@ -133,11 +133,16 @@ export async function decideBump(ctx: Ctx, raw: unknown) {
   const permitted = checkTransition('done', 'new_epoch', partyOf(actor));
   if (!permitted.allowed) throw await refuse(permitted.why);
   if (input.decision === 'approve' && request.requestedById === actor.id) throw await refuse('four-eyes: the requester cannot approve their own request (Z3)');
-  if (request.status !== 'open') throw conflict(`this request is already ${request.status}`);
-  if (request.expiresAt.getTime() <= Date.now()) throw conflict(`this request expired at ${request.expiresAt.toISOString()}; ask for a new one`);
+  // Conflicts are refusals of a four-eyes decision too: audited (A4) with the same answer as before.
+  const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
+    await auditRefusal(db, { chain: `approval:${request.id}`, actor, action, subjectType: 'approval', subjectId: request.id, runId: request.runId, reason: input.reason ?? null, why, request: ctx.request });
+    return conflict(why, extra);
+  };
+  if (request.status !== 'open') throw await refuseConflict(`this request is already ${request.status}`);
+  if (request.expiresAt.getTime() <= Date.now()) throw await refuseConflict(`this request expired at ${request.expiresAt.toISOString()}; ask for a new one`);
   const items = (request.payload as unknown as { items: BumpItem[] }).items;
   if (input.setHash !== request.setHash || setHash(items) !== request.setHash) {
-    throw conflict('the set changed since you reviewed it: review it again', { field: 'setHash' });
+    throw await refuseConflict('the set changed since you reviewed it: review it again', { field: 'setHash' });
   }
   await db.$transaction(async (tx) => {
     const updated = await tx.approvalRequest.updateMany({

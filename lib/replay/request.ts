@@ -134,8 +134,12 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
     return forbidden(why);
   };
   if (req.requestedById === actor.id) throw await refuse('the requester of a replay cannot approve it (Z3: four eyes)');
-  if (req.status !== 'open') throw conflict(`this request is ${req.status}`);
-  if (req.setHash !== input.setHash) throw conflict('the approval does not match the frozen set: review the request again', { field: 'setHash', setHash: req.setHash });
+  const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
+    await auditRefusal(db, { chain: `run:${req.runId}`, actor, action: 'replay.approve', subjectType: 'replay', subjectId: replayId, runId: req.runId, why, request: ctx.request });
+    return conflict(why, extra);
+  };
+  if (req.status !== 'open') throw await refuseConflict(`this request is ${req.status}`);
+  if (req.setHash !== input.setHash) throw await refuseConflict('the approval does not match the frozen set: review the request again', { field: 'setHash', setHash: req.setHash });
   return db.$transaction(async (tx) => {
     const [now] = await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
     if (req.expiresAt <= now!.now) {
