@@ -28,7 +28,13 @@ const credentials = CredentialsProvider({
     if (!email || !password) throw new Error('Enter your email and password.');
     const database = db();
     const blocked = await signInBlocked(database, email, ip);
-    if (blocked) throw new Error(blocked);
+    if (blocked) {
+      await appendAudit(database, {
+        chain: `auth:${email}`, actor: { kind: 'system', id: 'sign-in', label: email }, action: 'auth.sign_in', subjectType: 'user',
+        subjectId: email, outcome: 'refused', detail: { why: 'rate limited' }, request: { ip, userAgent },
+      });
+      throw new Error(blocked);
+    }
     const user = await database.user.findUnique({ where: { email }, omit: { passwordHash: false } });
     const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : (await verifyPassword(await dummyHash(), password), false);
     if (!user || !ok || user.disabled) {
