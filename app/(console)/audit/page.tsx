@@ -1,6 +1,10 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { headers } from 'next/headers';
+import { appendAudit } from '../../../lib/audit/append.ts';
 import { verifyAuditTrail } from '../../../lib/audit/verify.ts';
+import { userActor } from '../../../lib/auth/guard.ts';
+import { requestInfoFromHeaders } from '../../../lib/auth/request.ts';
 import { requireUser } from '../../../lib/auth/page.ts';
 import { can } from '../../../lib/auth/permissions.ts';
 import { db } from '../../../lib/db/client.ts';
@@ -17,6 +21,14 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const [sp, user] = await Promise.all([searchParams, requireUser()]);
   const filter = auditFilterFrom(sp);
   const [page, chain] = await Promise.all([auditPage(db(), filter, one(sp, 'cursor')), verifyAuditTrail(db())]);
+  // Reading the trail is itself on the trail (who looked, with which filter), written after the read so
+  // the page shows the trail as it was when asked for.
+  const info = requestInfoFromHeaders(await headers());
+  await appendAudit(db(), {
+    chain: 'audit:read', actor: userActor(user), action: 'audit.read', subjectType: 'audit', subjectId: 'page',
+    detail: { filter: Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)), cursor: one(sp, 'cursor') ?? null },
+    request: { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId },
+  });
   const exportQuery = new URLSearchParams(Object.entries(filter).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const canExport = can(user.role, 'audit.export');
   return (
