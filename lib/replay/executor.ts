@@ -8,9 +8,9 @@
 // which pg-boss retries: the replay stops and retries cleanly. An ambiguous call (timeout after the
 // data went out, 5xx) stays pending for the reconciler, never retried (S4).
 import type { Db } from '../db/client.ts';
-import { Prisma } from '../db/client.ts';
+import { Prisma, sqlPool } from '../db/client.ts';
 import { appendAudit } from '../audit/append.ts';
-import { claimEffect, completeEffect, failEffect, getTool, LedgerError, markStuck, recordResponse, type Actor } from '../ledger/index.ts';
+import { allowedSources, checkTransition, completeEffect, deriveKey, getRun, getTool, LedgerError, partyOf, requestJson, type Actor } from '../ledger/index.ts';
 import { isCallFailure, type ProviderRegistry, type RegisteredProvider } from '../providers/registry.ts';
 import type { RawResponse } from '../providers/types.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -42,8 +42,9 @@ const defaultPayload = (i: { action: string; recordId: string }) => {
   return { subject: `${i.action.replace(/_/g, ' ')}`, text, body: text };
 };
 
+/** Rows of one window of a chunk: everything an item needs, read in one query. */
 interface ItemRow {
-  id: bigint;
+  id: string;
   key: string;
   target: string;
   note: string | null;
@@ -57,98 +58,290 @@ interface ItemRow {
   ours: boolean;
 }
 
-async function readItem(db: Db, runId: string, actorId: string, itemId: bigint): Promise<ItemRow | undefined> {
-  const rows = await db.$queryRaw<ItemRow[]>`
-    SELECT t.*, ${FINGERPRINT_SQL} AS fp FROM (
-      SELECT ri.id, ri.key, ri.target, ri.note, ri.outcome, pi.tool, pi.action, pi.record_id,
+type Query = <R>(sql: string, params: unknown[]) => Promise<R[]>;
+
+const TRACE = process.env.REPLAY_TRACE === '1';
+const spans = new Map<string, { n: number; ms: number }>();
+function span(name: string, t0: number) {
+  if (!TRACE) return;
+  const s = spans.get(name) ?? { n: 0, ms: 0 };
+  s.n++;
+  s.ms += performance.now() - t0;
+  spans.set(name, s);
+}
+if (TRACE) setInterval(() => { if (spans.size) console.error(`[trace ${process.pid}] ` + [...spans].map(([k, v]) => `${k} n=${v.n} avg=${(v.ms / v.n).toFixed(1)}ms`).join(' | ')); spans.clear(); }, 5000).unref();
+
+/** The hot path talks to the node-postgres pool under the Prisma client (the same pool the ledger's
+ *  claim uses): Prisma's per-query cost was a third of the executor's CPU. */
+export function sqlOf(db: Db): Query {
+  const pool = sqlPool(db);
+  if (pool) return async <R>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows as R[];
+  return <R>(sql: string, params: unknown[]) => db.$queryRawUnsafe<R[]>(sql, ...params);
+}
+
+const WINDOW_SQL = `
+  SELECT t.id::text AS id, t.key, t.target, t.note, t.tool, t.action, t.record_id, t.view_state, t.changed_by, t.receipt, t.ours,
+         ${FINGERPRINT_SQL.text} AS fp
+    FROM (
+      SELECT ri.id, ri.key, ri.target, ri.note, pi.tool, pi.action, pi.record_id,
              coalesce(k.current_epoch, 1) AS epoch,
              CASE WHEN k.key IS NULL THEN 'not_sent'
                   WHEN k.state = 'pending' AND e.awaiting_claim THEN 'awaiting_claim'
                   WHEN k.state = 'pending' THEN 'in_flight'
                   ELSE k.state::text END AS view_state,
              k.changed_by, k.changed_at, e.receipt,
-             EXISTS (SELECT 1 FROM effect_transition tr WHERE tr.key = ri.key AND tr.actor_id = ${actorId} AND tr.to_state = 'pending') AS ours
+             EXISTS (SELECT 1 FROM effect_transition tr WHERE tr.key = ri.key AND tr.actor_id = $3 AND tr.to_state = 'pending') AS ours
         FROM replay_item ri
         JOIN LATERAL (SELECT pi.tool, pi.action, pi.record_id FROM plan_item pi JOIN plan p ON p.id = pi.plan_id AND p.status = 'approved'
-                       WHERE pi.key = ri.key AND pi.run_id = ${runId}::uuid LIMIT 1) pi ON true
+                       WHERE pi.key = ri.key AND pi.run_id = $2::uuid LIMIT 1) pi ON true
         LEFT JOIN effect_key k ON k.key = ri.key
         LEFT JOIN effect e ON e.key = k.key AND e.epoch = k.current_epoch
-       WHERE ri.id = ${itemId} AND (ri.outcome IS NULL)) t`;
-  return rows[0];
+       WHERE ri.replay_id = $1::uuid AND ri.id > $4::bigint AND ri.id <= $5::bigint AND ri.outcome IS NULL
+       ORDER BY ri.id LIMIT $6) t
+   ORDER BY t.id`;
+
+// The ledger's claim (S1, F3: ledger_claim, the function claimEffect calls, with the key derived the
+// same way), gated by the replay's status in the same statement: the lateral call runs only when the
+// replay row is still 'running', so a pause or cancel stops every handler before its next claim.
+const CLAIM_SQL = `
+  SELECT c.claimed, c.epoch, c.state, c.attempt_id, c.idempotency_key, c.changed_by, c.changed_at
+    FROM replay r
+   CROSS JOIN LATERAL ledger_claim($1, $2, $3, $4, $5, $6::"TargetType", $7, $8::uuid, 'executor'::"ActorKind",
+                                   'replay:' || r.id::text, $9, $10::int, $11::jsonb) c
+   WHERE r.id = $12::uuid AND r.status = 'running'`;
+
+interface ClaimRow {
+  claimed: boolean;
+  epoch: number;
+  state: string;
+  attempt_id: string | null;
+  idempotency_key: string;
+  changed_by: string;
+  changed_at: Date;
 }
+
+// R1: the raw response, untouched, with the attempt, before it is classified.
+const RESPONSE_SQL = `
+  UPDATE attempt SET response_status = $2, response_headers = $3::jsonb, response_body = $4, responded_at = now()
+   WHERE id = $1::uuid AND responded_at IS NULL`;
+
+// The item's outcome. An item left 'interrupted' (its claim is ours but no handler finished it) may
+// still get its real outcome. `was` tells the caller how the replay's counters move.
+const OUTCOME_CTES = `
+  prev AS (SELECT ri.id, ri.outcome FROM replay_item ri WHERE ri.id = $1::bigint AND $2::text IS NOT NULL AND (SELECT ok FROM gate) FOR UPDATE),
+  upd AS (
+    UPDATE replay_item r SET outcome = $2, note = $3
+      FROM prev
+     WHERE r.id = prev.id AND (prev.outcome IS NULL OR (prev.outcome = 'interrupted' AND $2 <> 'interrupted'))
+    RETURNING coalesce(prev.outcome, '-') AS was)`;
+
+// Outside the executor's hot path (the reconciler settling an interrupted item): the counters move in
+// the same statement.
+const SET_OUTCOME_SQL = `
+  WITH gate AS (SELECT true AS ok), ${OUTCOME_CTES},
+  rep AS (
+    UPDATE replay SET
+      sent = sent + (SELECT count(*) FROM upd) * $5::int,
+      skipped = skipped + (SELECT count(*) FROM upd) * $6::int,
+      failed = failed + (SELECT count(*) FROM upd) * $7::int,
+      unknown = unknown + (SELECT count(*) FROM upd) * $8::int - (SELECT count(*) FROM upd WHERE was = 'interrupted')
+     WHERE id = $4::uuid AND EXISTS (SELECT 1 FROM upd)
+    RETURNING id)
+  SELECT (SELECT was FROM upd) AS was`;
+
+// The executor's outcome write: the replay row is not touched per item (every handler updating that
+// one row would serialize all sends on its lock, one commit after the other); the handler adds its
+// items to the counters in one UPDATE every half second (Tally) and the completion recounts.
+const ITEM_OUTCOME_SQL = `WITH gate AS (SELECT true AS ok), ${OUTCOME_CTES} SELECT (SELECT was FROM upd) AS was`;
+
+// The ledger's transition (ledger_transition, what transitionEffect calls: row lock, state re-check,
+// transition row and audit entry), the provider's raw response stored untouched with the attempt (R1)
+// and the item's outcome, in one statement and one transaction: a state never commits without the
+// response that justifies it. The outcome is written only when the transition was accepted.
+const TRANSITION_SQL = `
+  WITH t AS MATERIALIZED (
+    SELECT * FROM ledger_transition($4, $5::int, $6::"EffectState", $7::"EffectState"[], 'executor'::"ActorKind", $8, $9, NULL,
+                                    $10, NULL, $11, $12::jsonb, $13::uuid, '{"ip":null,"userAgent":null,"requestId":null}'::jsonb)),
+  gate AS (SELECT coalesce((SELECT ok FROM t), false) AS ok),
+  resp AS (
+    UPDATE attempt SET response_status = $14, response_headers = $15::jsonb, response_body = $16, responded_at = now()
+     WHERE id = $13::uuid AND $14::int IS NOT NULL AND responded_at IS NULL
+    RETURNING id),
+  ${OUTCOME_CTES}
+  SELECT t.ok, t.epoch, t.from_state, t.problem, (SELECT was FROM upd) AS was FROM t`;
+
+const counts = (outcome: ItemOutcome) => ({
+  sent: outcome === 'sent' ? 1 : 0,
+  skipped: outcome === 'skipped' ? 1 : 0,
+  failed: outcome === 'failed' ? 1 : 0,
+  unknown: outcome === 'unknown' || outcome === 'interrupted' ? 1 : 0,
+});
 
 /** Records an item's outcome and moves the replay's counters in the same statement. An item left
  *  'interrupted' (its claim is ours but no handler finished it) may still get its real outcome. */
-export async function setOutcome(db: Db, replayId: string, itemId: bigint, outcome: ItemOutcome, note: string): Promise<void> {
-  const is = (o: ItemOutcome) => (outcome === o ? 1 : 0);
-  await db.$executeRaw`
-    WITH prev AS (SELECT id, outcome FROM replay_item WHERE id = ${itemId} FOR UPDATE),
-    upd AS (
-      UPDATE replay_item r SET outcome = ${outcome}, note = ${note.slice(0, 2000)}
-        FROM prev
-       WHERE r.id = prev.id AND (prev.outcome IS NULL OR (prev.outcome = 'interrupted' AND ${outcome} <> 'interrupted'))
-      RETURNING prev.outcome AS was)
-    UPDATE replay SET
-      sent = sent + (SELECT count(*) FROM upd) * ${is('sent')}::int,
-      skipped = skipped + (SELECT count(*) FROM upd) * ${is('skipped')}::int,
-      failed = failed + (SELECT count(*) FROM upd) * ${is('failed')}::int,
-      unknown = unknown + (SELECT count(*) FROM upd) * ${is('unknown') + is('interrupted')}::int - (SELECT count(*) FROM upd WHERE was = 'interrupted')
-     WHERE id = ${replayId}::uuid AND EXISTS (SELECT 1 FROM upd)`;
+export async function setOutcome(db: Db, replayId: string, itemId: bigint | string, outcome: ItemOutcome, note: string): Promise<void> {
+  const c = counts(outcome);
+  await sqlOf(db)(SET_OUTCOME_SQL, [String(itemId), outcome, note.slice(0, 2000), replayId, c.sent, c.skipped, c.failed, c.unknown]);
 }
+
+/** A handler's outcomes not yet added to the replay's counters (the progress bar lags by <= 0.5 s;
+ *  a crash loses at most that much of the count, and the completion recounts from the items). */
+class Tally {
+  private d = { sent: 0, skipped: 0, failed: 0, unknown: 0 };
+  private flushing: Promise<void> | undefined;
+  constructor(private readonly q: Query, private readonly replayId: string) {}
+  add(outcome: ItemOutcome, was: string | null | undefined) {
+    if (was === null || was === undefined) return; // nothing written (decided meanwhile)
+    const c = counts(outcome);
+    this.d.sent += c.sent;
+    this.d.skipped += c.skipped;
+    this.d.failed += c.failed;
+    this.d.unknown += c.unknown - (was === 'interrupted' ? 1 : 0);
+  }
+  flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      const d = this.d;
+      if (!d.sent && !d.skipped && !d.failed && !d.unknown) return;
+      this.d = { sent: 0, skipped: 0, failed: 0, unknown: 0 };
+      try {
+        await this.q('UPDATE replay SET sent = sent + $2, skipped = skipped + $3, failed = failed + $4, unknown = unknown + $5 WHERE id = $1::uuid', [this.replayId, d.sent, d.skipped, d.failed, d.unknown]);
+      } catch (error) {
+        for (const k of ['sent', 'skipped', 'failed', 'unknown'] as const) this.d[k] += d[k]; // next time
+        throw error;
+      }
+    })().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+}
+
+const TRANSITION_ACTIONS = { done: 'effect.complete', failed: 'effect.fail', stuck: 'effect.stuck' } as const;
+
+/** pending -> done / failed / stuck for the executor, plus the item's outcome (null: none yet). */
+async function transitionWithOutcome(
+  q: Query,
+  tally: Tally,
+  actor: Actor,
+  t: { key: string; epoch: number; attemptId: string; to: 'done' | 'failed' | 'stuck'; receipt?: string; evidence?: Record<string, unknown>; raw?: RawResponse },
+  o: { replayId: string; itemId: string; outcome: ItemOutcome | null; note: string | null },
+): Promise<void> {
+  if (t.to === 'done' && !t.receipt?.trim()) throw new LedgerError('validation', 'done needs a provider receipt that can be looked up later (S2)');
+  const sources = allowedSources(t.to, partyOf(actor));
+  const rows = await q<{ ok: boolean; epoch: number; from_state: string; problem: string | null; was: string | null }>(TRANSITION_SQL, [
+    o.itemId, o.outcome, o.note?.slice(0, 2000) ?? null,
+    t.key, t.epoch, t.to, sources, actor.id, actor.label, TRANSITION_ACTIONS[t.to], t.receipt?.trim() ?? null,
+    t.evidence ? JSON.stringify(t.evidence) : null, t.attemptId,
+    t.raw?.status ?? null, t.raw ? JSON.stringify(t.raw.headers) : null, t.raw ? Buffer.from(t.raw.body) : null,
+  ]);
+  const row = rows[0];
+  if (!row) throw new LedgerError('not_found', `no effect ${t.key} at epoch ${t.epoch}`);
+  if (!row.ok) {
+    throw new LedgerError('invalid_transition', `cannot move ${t.key} (epoch ${row.epoch}) from ${row.from_state} to ${t.to}${row.problem && row.problem !== 'transition not allowed' ? `: ${row.problem}` : ''}`, { state: row.from_state });
+  }
+  if (o.outcome) tally.add(o.outcome, row.was);
+}
+
+/** Items read per query; each window is one round trip for all its items. */
+const WINDOW = 128;
 
 export async function runChunk(deps: ExecutorDeps, chunk: ReplayChunk): Promise<{ processed: number; stoppedBy?: string }> {
   const { db } = deps;
-  const replay = await db.replay.findUnique({ where: { id: chunk.replayId }, select: { id: true, runId: true, status: true } });
+  const q = sqlOf(db);
+  const statusOf = async (id: string) => (await q<{ status: string; run_id: string }>('SELECT status, run_id::text AS run_id FROM replay WHERE id = $1::uuid', [id]))[0];
+  const replay = await statusOf(chunk.replayId);
   if (!replay || replay.status !== 'running') return { processed: 0, stoppedBy: replay?.status ?? 'missing' };
-  const actor = executorActor(replay.id);
-  const ids = await db.$queryRaw<{ id: bigint }[]>`
-    SELECT id FROM replay_item WHERE replay_id = ${replay.id}::uuid AND id BETWEEN ${BigInt(chunk.fromId)} AND ${BigInt(chunk.toId)} AND outcome IS NULL ORDER BY id`;
+  const replayId = chunk.replayId;
+  const runId = replay.run_id;
+  const actor = executorActor(replayId);
+  const parallel = Math.max(1, deps.itemConcurrency ?? 8);
+
+  // Lanes pull items from a buffer refilled one window at a time: the set is streamed, never loaded.
+  let cursor = BigInt(chunk.fromId) - 1n;
+  const last = BigInt(chunk.toId);
+  let buffer: ItemRow[] = [];
+  let exhausted = false;
+  let refill: Promise<void> | undefined;
   let processed = 0;
-  const parallel = Math.max(1, deps.itemConcurrency ?? 4);
-  for (let i = 0; i < ids.length; i += parallel) {
-    if (i > 0) {
-      const now = await db.replay.findUnique({ where: { id: replay.id }, select: { status: true } });
-      if (now?.status !== 'running') return { processed, stoppedBy: now?.status ?? 'missing' };
+  let stoppedBy: string | undefined;
+  let failure: unknown;
+  const tally = new Tally(q, replayId);
+  const next = async (): Promise<ItemRow | undefined> => {
+    for (;;) {
+      if (stoppedBy || failure !== undefined) return undefined;
+      const item = buffer.shift();
+      if (item) return item;
+      if (exhausted) return undefined;
+      refill ??= (async () => {
+        const t0 = performance.now();
+        const rows = await q<ItemRow>(WINDOW_SQL, [replayId, runId, actor.id, String(cursor), String(last), WINDOW]);
+        if (rows.length < WINDOW) exhausted = true;
+        if (rows.length) cursor = BigInt(rows[rows.length - 1]!.id);
+        buffer = rows;
+        span('window', t0);
+      })().finally(() => (refill = undefined));
+      await refill;
     }
-    const results = await Promise.allSettled(ids.slice(i, i + parallel).map(({ id }) => processItem(deps, replay.id, replay.runId, actor, id)));
-    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failure) throw failure.reason;
-    processed += results.length;
+  };
+  const lane = async () => {
+    for (let item = await next(); item; item = await next()) {
+      try {
+        const r = await processItem(deps, q, tally, replayId, runId, actor, item);
+        if (r === 'stopped') {
+          stoppedBy ??= (await statusOf(replayId))?.status ?? 'missing';
+          return;
+        }
+        processed++;
+      } catch (error) {
+        if (failure === undefined) failure = error;
+        return;
+      }
+    }
+  };
+  const flusher = setInterval(() => void tally.flush().catch((e: unknown) => deps.log?.(`replay counters: ${(e as Error).message}`)), 500);
+  try {
+    await Promise.all(Array.from({ length: parallel }, lane));
+  } finally {
+    clearInterval(flusher);
+    await tally.flush().catch((e: unknown) => deps.log?.(`replay counters: ${(e as Error).message} (the completion recounts)`));
   }
-  await completeIfDone(db, replay.id, replay.runId, actor);
+  if (failure !== undefined) throw failure;
+  if (stoppedBy) return { processed, stoppedBy };
+  await completeIfDone(db, replayId, runId, actor);
   return { processed };
 }
 
-async function processItem(deps: ExecutorDeps, replayId: string, runId: string, actor: Actor, itemId: bigint): Promise<void> {
+async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId: string, runId: string, actor: Actor, item: ItemRow): Promise<'stopped' | void> {
   const { db } = deps;
-  const item = await readItem(db, runId, actor.id, itemId);
-  if (!item) return; // decided meanwhile by another handler
+  const itemId = item.id;
+  const outcome = async (o: ItemOutcome, note: string) => {
+    const [row] = await q<{ was: string | null }>(ITEM_OUTCOME_SQL, [itemId, o, note.slice(0, 2000)]);
+    tally.add(o, row?.was);
+  };
   const frozen = item.note?.startsWith('frozen:') ? item.note.slice(7) : null;
   if (!item.ours) {
     if (item.fp !== frozen) {
-      return setOutcome(db, replayId, itemId, 'skipped', `changed after confirmation: now ${item.view_state} by ${item.changed_by ?? 'nobody'} (was ${frozen}) (F4)`);
+      return outcome('skipped', `changed after confirmation: now ${item.view_state} by ${item.changed_by ?? 'nobody'} (was ${frozen}) (F4)`);
     }
   } else {
     // This replay claimed the key before (a handler that crashed or ran twice).
     switch (item.view_state) {
       case 'failed':
         if (item.changed_by !== actor.label) {
-          return setOutcome(db, replayId, itemId, 'skipped', `changed after confirmation: failed by ${item.changed_by} after this replay's attempt (F4)`);
+          return outcome('skipped', `changed after confirmation: failed by ${item.changed_by} after this replay's attempt (F4)`);
         }
         break; // our own freed claim (provider unreachable): claim again
       case 'in_flight':
-        if (item.changed_by === actor.label) return setOutcome(db, replayId, itemId, 'interrupted', 'claimed by this replay, no outcome recorded: the reconciler decides after the lease (S4)');
-        return setOutcome(db, replayId, itemId, 'skipped', `claimed by ${item.changed_by} after this replay's attempt`);
+        if (item.changed_by === actor.label) return outcome('interrupted', 'claimed by this replay, no outcome recorded: the reconciler decides after the lease (S4)');
+        return outcome('skipped', `claimed by ${item.changed_by} after this replay's attempt`);
       case 'done':
-        return setOutcome(db, replayId, itemId, 'sent', `receipt ${item.receipt}`);
+        return outcome('sent', `receipt ${item.receipt}`);
       case 'unknown':
-        return setOutcome(db, replayId, itemId, 'unknown', `unknown: ${item.changed_by} decided after this replay's attempt`);
+        return outcome('unknown', `unknown: ${item.changed_by} decided after this replay's attempt`);
       case 'stuck':
-        return setOutcome(db, replayId, itemId, 'failed', 'stuck (S6)');
+        return outcome('failed', 'stuck (S6)');
       case 'not_sent':
       case 'awaiting_claim':
       case 'revoked':
-        return setOutcome(db, replayId, itemId, 'skipped', `changed after this replay's attempt: ${item.view_state} by ${item.changed_by}`);
+        return outcome('skipped', `changed after this replay's attempt: ${item.view_state} by ${item.changed_by}`);
       default:
         return item.view_state satisfies never;
     }
@@ -163,71 +356,110 @@ async function processItem(deps: ExecutorDeps, replayId: string, runId: string, 
     throw new RetryChunk((error as Error).message);
   }
   await deps.limiter?.acquire(tool.provider);
-  const claim = await claimEffect({ db, actor }, { runId, tool: item.tool, action: item.action, recordId: item.record_id, target: item.target });
-  if (!claim.claimed) {
-    return setOutcome(db, replayId, itemId, 'skipped', `lost the claim: ${claim.state} by ${claim.changedBy} (F3)`);
+
+  // F3: the same claim as the runtime's (claimEffect): key derived from the registered tool and the
+  // run's trigger, one ledger_claim call that commits pending before the provider call (S1).
+  if (!checkTransition('none', 'pending', partyOf(actor)).allowed) throw new LedgerError('forbidden', 'the executor may not claim');
+  if (!tool.actions.includes(item.action)) {
+    return outcome('skipped', `action "${item.action}" is no longer registered for tool "${tool.name}"`);
   }
-  const payload = (deps.payload ?? defaultPayload)({ tool: item.tool, action: item.action, recordId: item.record_id, target: claim.target });
+  const run = await getRun(db, runId);
+  const { key, target } = deriveKey({ triggerId: run.triggerId, tool: tool.name, action: item.action, recordId: item.record_id, targetType: tool.targetType, target: item.target });
+  if (key !== item.key) return outcome('skipped', `the key derived now (${key}) differs from the frozen one: not sent (K2)`);
+  let ts = performance.now();
+  const claimRows = await q<ClaimRow>(CLAIM_SQL, [
+    key, tool.name, item.action, item.record_id, target, tool.targetType, run.triggerId, run.id, actor.label, tool.leaseSeconds,
+    JSON.stringify(requestJson(undefined)), replayId,
+  ]);
+  const claim = claimRows[0];
+  span('claim', ts);
+  if (!claim) return 'stopped'; // paused or cancelled: nothing claimed, the item stays open
+  if (!claim.claimed) return outcome('skipped', `lost the claim: ${claim.state} by ${claim.changed_by} (F3)`);
+  const attemptId = claim.attempt_id!;
+  const epoch = claim.epoch;
+
+  const payload = (deps.payload ?? defaultPayload)({ tool: item.tool, action: item.action, recordId: item.record_id, target });
   let raw: RawResponse;
+  ts = performance.now();
   try {
     const timeout = (deps.providers.has(tool.provider) ? deps.providers.settings(tool.provider).sendTimeoutSeconds : undefined) ?? 30;
-    raw = await provider.send({ key: claim.key, epoch: claim.epoch, idempotencyKey: claim.idempotencyKey, target: claim.target, payload }, AbortSignal.timeout(timeout * 1000));
+    raw = await provider.send({ key, epoch, idempotencyKey: claim.idempotency_key, target, payload }, AbortSignal.timeout(timeout * 1000));
   } catch (error) {
     if (isCallFailure(error) && error.providerSent === 'no') {
-      await failEffect({ db, actor }, { key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId, evidence: { error: error.message, ...error.detail, sent: 'no' } });
+      await transitionWithOutcome(q, tally, actor, { key, epoch, attemptId, to: 'failed', evidence: { error: error.message, ...error.detail, sent: 'no' } }, { replayId, itemId, outcome: null, note: null });
       throw new RetryChunk(`provider ${tool.provider} unreachable: ${error.message}`);
     }
     // Ambiguous: the executor may not decide unknown; the key stays pending for the reconciler (S4).
-    deps.log?.(`ambiguous send for ${claim.key}: ${(error as Error).message}`);
-    return setOutcome(db, replayId, itemId, 'unknown', `ambiguous call, left pending for the reconciler: ${(error as Error).message}`);
+    deps.log?.(`ambiguous send for ${key}: ${(error as Error).message}`);
+    return outcome('unknown', `ambiguous call, left pending for the reconciler: ${(error as Error).message}`);
   }
-  await recordResponse({ db, actor }, { attemptId: claim.attemptId, status: raw.status, headers: raw.headers, body: raw.body });
+  span('send', ts);
+  ts = performance.now();
   const verdict = provider.classify(raw);
-  const ref = { db, actor };
+  // R1: done, failed and stuck store the raw response in their own statement (below); the other
+  // verdicts store it here, before anything else happens to the key.
+  if (verdict.outcome !== 'done' && verdict.outcome !== 'failed' && verdict.outcome !== 'stuck') {
+    await q(RESPONSE_SQL, [attemptId, raw.status, JSON.stringify(raw.headers), Buffer.from(raw.body)]);
+  }
+  const ref = { key, epoch, attemptId, raw };
+  const o = (x: ItemOutcome | null, note: string | null) => ({ replayId, itemId, outcome: x, note });
   try {
     switch (verdict.outcome) {
       case 'done':
-        await completeEffect(ref, { key: claim.key, epoch: claim.epoch, receipt: verdict.receipt, attemptId: claim.attemptId });
-        return setOutcome(db, replayId, itemId, 'sent', `receipt ${verdict.receipt}`);
+        await transitionWithOutcome(q, tally, actor, { ...ref, to: 'done', receipt: verdict.receipt }, o('sent', `receipt ${verdict.receipt}`));
+        return span('done', ts);
       case 'failed':
-        await failEffect(ref, { key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId, evidence: verdict.evidence });
-        if (verdict.evidence.unavailable === true) throw new RetryChunk(`provider ${tool.provider} unavailable (${raw.status})`);
-        return setOutcome(db, replayId, itemId, 'failed', `rejected: ${JSON.stringify(verdict.evidence).slice(0, 500)}`);
+        if (verdict.evidence.unavailable === true) {
+          await transitionWithOutcome(q, tally, actor, { ...ref, to: 'failed', evidence: verdict.evidence }, o(null, null));
+          throw new RetryChunk(`provider ${tool.provider} unavailable (${raw.status})`);
+        }
+        return await transitionWithOutcome(q, tally, actor, { ...ref, to: 'failed', evidence: verdict.evidence }, o('failed', `rejected: ${JSON.stringify(verdict.evidence).slice(0, 500)}`));
       case 'stuck':
-        await markStuck(ref, { key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId, evidence: verdict.evidence });
-        return setOutcome(db, replayId, itemId, 'failed', 'stuck (S6)');
+        return await transitionWithOutcome(q, tally, actor, { ...ref, to: 'stuck', evidence: verdict.evidence }, o('failed', 'stuck (S6)'));
       case 'already_existed': {
         // R3: follow the pointer and record the prior object's state.
         const prior = provider.followReference ? await provider.followReference(verdict.reference).catch(() => null) : null;
         if (prior?.found && prior.state !== 'failed') {
-          await completeEffect(ref, { key: claim.key, epoch: claim.epoch, receipt: prior.receipt, attemptId: claim.attemptId, evidence: { ...verdict.evidence, reference: verdict.reference } });
-          return setOutcome(db, replayId, itemId, 'sent', `already existed: receipt ${prior.receipt}`);
+          // The receipt comes from the prior object; the pointer is kept as the transition's evidence.
+          await completeEffect({ db, actor }, { key, epoch, receipt: prior.receipt, attemptId, evidence: { ...verdict.evidence, reference: verdict.reference } });
+          return outcome('sent', `already existed: receipt ${prior.receipt}`);
         }
         if (prior?.found && prior.state === 'failed') {
-          await markStuck(ref, { key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId, evidence: { ...verdict.evidence, reference: verdict.reference, prior: 'failed' } });
-          return setOutcome(db, replayId, itemId, 'failed', 'already existed as a failed object: stuck (R3, S6)');
+          return await transitionWithOutcome(q, tally, actor, { ...ref, to: 'stuck', evidence: { ...verdict.evidence, reference: verdict.reference, prior: 'failed' } }, o('failed', 'already existed as a failed object: stuck (R3, S6)'));
         }
-        return setOutcome(db, replayId, itemId, 'unknown', `already existed at ${verdict.reference}; the prior object could not be read, left pending for the reconciler`);
+        return outcome('unknown', `already existed at ${verdict.reference}; the prior object could not be read, left pending for the reconciler`);
       }
       case 'unknown':
-        return setOutcome(db, replayId, itemId, 'unknown', `ambiguous response ${raw.status}, left pending for the reconciler`);
+        return outcome('unknown', `ambiguous response ${raw.status}, left pending for the reconciler`);
       default:
         return verdict satisfies never;
     }
   } catch (error) {
     // The reconciler may have moved a slow send on (its lease expired): its decision stands.
     if (error instanceof LedgerError && error.code === 'invalid_transition') {
-      return setOutcome(db, replayId, itemId, 'unknown', `${error.message} (decided by the reconciler meanwhile)`);
+      return outcome('unknown', `${error.message} (decided by the reconciler meanwhile)`);
     }
     throw error;
   }
 }
 
+/** Completes a running replay whose items all have an outcome. The counters are recounted from the
+ *  items here (handlers add to them in batches; a crash may have lost a batch). */
 export async function completeIfDone(db: Db, replayId: string, runId: string, actor: Actor): Promise<boolean> {
+  const q = sqlOf(db);
+  const [open] = await q<{ open: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM replay_item WHERE replay_id = $1::uuid AND outcome IS NULL) AS open, (SELECT status FROM replay WHERE id = $1::uuid) AS status`,
+    [replayId],
+  );
+  if (!open || open.open) return false;
   return db.$transaction(async (tx) => {
     const rows = await tx.$queryRaw<{ id: string }[]>(Prisma.sql`
-      UPDATE replay SET status = 'completed', finished_at = now()
-       WHERE id = ${replayId}::uuid AND status = 'running' AND sent + skipped + failed + unknown >= total RETURNING id`);
+      UPDATE replay r SET status = 'completed', finished_at = now(), sent = c.sent, skipped = c.skipped, failed = c.failed, unknown = c.unknown
+        FROM (SELECT count(*) FILTER (WHERE outcome = 'sent')::int AS sent, count(*) FILTER (WHERE outcome = 'skipped')::int AS skipped,
+                     count(*) FILTER (WHERE outcome = 'failed')::int AS failed, count(*) FILTER (WHERE outcome IN ('unknown', 'interrupted'))::int AS unknown,
+                     count(*) FILTER (WHERE outcome IS NULL) AS open
+                FROM replay_item WHERE replay_id = ${replayId}::uuid) c
+       WHERE r.id = ${replayId}::uuid AND r.status = 'running' AND c.open = 0 RETURNING r.id`);
     if (rows.length === 0) return false;
     const r = await tx.replay.findUniqueOrThrow({ where: { id: replayId } });
     await appendAudit(tx, {

@@ -12,7 +12,7 @@ import type { DbOrTx } from '../db/client.ts';
 
 export const JOB_SCHEMA = 'pgboss';
 export const REPLAY_QUEUE = 'replay-chunk';
-export const CHUNK_SIZE = 250;
+export const CHUNK_SIZE = 500;
 
 /** Retried on failure (a provider that refuses connections, a database restart) with a short delay;
  *  a worker killed mid-chunk is detected by its released advisory lock (see rescue.ts). */

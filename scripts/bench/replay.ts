@@ -1,18 +1,34 @@
-// Forced replay benchmark (issue 5): N pending targets replayed against the sandbox provider by the
-// worker as its own process (scripts/worker.ts), compared with the raw claim ceiling measured in the
-// same run (one-row INSERT ... ON CONFLICT DO NOTHING RETURNING, 16 connections), plus the worker's
-// peak memory (VmHWM from /proc, sampled VmRSS as a cross-check) for each set size.
-import { spawn } from 'node:child_process';
+// Forced replay benchmark (issues 5 and 7): N pending targets replayed against the sandbox provider by
+// the worker as its own process (scripts/worker.ts), at three sizes 10x apart (default 1,000 / 10,000
+// / 100,000), compared with the raw claim ceiling measured in the same run (one-row INSERT ... ON
+// CONFLICT DO NOTHING RETURNING, 16 connections), with the worker's peak memory (VmHWM from /proc,
+// sampled VmRSS as a cross-check) per size and a verdict on whether it stays flat from 10,000 to
+// 100,000. Then scale-out: the middle size again with 4 worker processes instead of 1.
+// Every size checks what it measured: one delivery per target at the sandbox, no duplicate.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { createDb } from '../../lib/db/client.ts';
+import { createDb, type Db } from '../../lib/db/client.ts';
 import { approvePlan, submitPlan } from '../../lib/ledger/index.ts';
-import { startSandbox } from '../../lib/providers/sandbox/index.ts';
+import { startSandbox, type Sandbox } from '../../lib/providers/sandbox/index.ts';
 import { getReplayProgress, installJobEngine, requestReplay, startBoss, startReplay } from '../../lib/replay/index.ts';
 import { closedLoop } from './harness.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
+export const DEFAULT_REPLAY_SIZES = [1_000, 10_000, 100_000];
+/** Memory counts as flat when the 100k peak is within this factor of the 10k peak (and under 400 MB). */
+const FLAT_FACTOR = 1.15;
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
 
 function memoryKb(pid: number): { rss: number; hwm: number } {
   try {
@@ -24,7 +40,111 @@ function memoryKb(pid: number): { rss: number; hwm: number } {
   }
 }
 
-export async function benchReplay(opts: { ownerUrl: string; appUrl: string; sizes: number[]; concurrency?: number }): Promise<Record<string, number>> {
+const system = { kind: 'system' as const, id: 'bench', label: 'bench' };
+const operator = { kind: 'user' as const, id: '00000000-0000-4000-8000-000000000001', label: 'bench operator', role: 'operator' as const };
+
+/** A run of `size` approved targets, none sent yet, and its replay requested (not started). */
+async function prepareReplay(db: Db, size: number, label: string): Promise<string> {
+  const stamp = `${label}_${size}_${Date.now()}`;
+  const tool = await db.toolDefinition.create({
+    data: { name: `bench_replay_${stamp}`, actions: ['notify'], targetType: 'email', provider: 'sandbox', generatedInputs: ['subject', 'body'], fourEyesReplay: false, supportsReceiptLookup: true, supportsIdempotencyKey: true },
+  });
+  const event = await db.event.create({ data: { triggerId: `bench-replay-${stamp}`, workflow: 'bench' } });
+  const run = await db.run.create({ data: { workflow: 'bench', eventId: event.id, createdByKind: 'system', createdBy: 'bench' } });
+  const items = Array.from({ length: size }, (_, i) => ({ tool: tool.name, action: 'notify', recordId: `r-${i}`, target: `user${i}@${label}.bench.example.com` }));
+  const plan = await submitPlan({ db, actor: system }, { runId: run.id, items });
+  await approvePlan({ db, actor: operator }, { planId: plan.planId, itemsHash: plan.itemsHash });
+  const req = await requestReplay({ db, actor: operator }, { runId: run.id, confirmCount: size, reason: 'bench' });
+  return req.replayId;
+}
+
+export interface ReplayRunResult {
+  sendsPerSecond: number;
+  seconds: number;
+  /** Highest VmHWM (or sampled VmRSS) of any worker process, MB. */
+  peakMb: number;
+  delivered: number;
+  duplicates: number;
+  /** Worker CPU time per send (all workers), ms: what the machine's load does not change much. */
+  cpuMsPerSend: number;
+}
+
+/** Starts `workers` worker processes, runs one prepared replay to completion, stops them. */
+async function runReplay(o: { db: Db; appUrl: string; sandbox: Sandbox; sender: Awaited<ReturnType<typeof startBoss>>; replayId: string; size: number; workers: number; concurrency: number; domain: string }): Promise<ReplayRunResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.MIGRATION_DATABASE_URL;
+  Object.assign(env, {
+    DATABASE_URL: o.appUrl,
+    REPLAY_CONCURRENCY: String(o.concurrency),
+    RECONCILE_INTERVAL_SECONDS: '30',
+    LEDGER_PROVIDERS: JSON.stringify({ sandbox: { type: 'sandbox', url: o.sandbox.url } }),
+  });
+  // BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the workers.
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const children: ChildProcess[] = [];
+  const ready: Promise<void>[] = [];
+  for (let w = 0; w < o.workers; w++) {
+    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'scripts/worker.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    ready.push(
+      new Promise((resolve, reject) => {
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => {
+          if (out.length < 10_000) out += d.toString();
+          if (/ ready: /.test(out)) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)));
+      }),
+    );
+  }
+  const peak = new Map<number, number>();
+  const sample = () => {
+    for (const c of children) if (c.pid && c.exitCode === null) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).rss));
+  };
+  const sampler = setInterval(sample, 200);
+  try {
+    // Timing starts when every worker is up: start-up (tsx, Prisma) is not part of the send rate.
+    await Promise.all(ready);
+    const delivered0 = o.sandbox.deliveries.length;
+    const cpu0 = children.reduce((a, c) => a + cpuSeconds(c.pid!), 0);
+    const t0 = Date.now();
+    await startReplay({ db: o.db, actor: operator, jobs: o.sender }, { replayId: o.replayId });
+    let lastLog = 0;
+    for (;;) {
+      const p = await getReplayProgress({ db: o.db }, { replayId: o.replayId });
+      if (Date.now() - lastLog > 10_000) {
+        lastLog = Date.now();
+        console.log(`[bench] replay ${o.size} x${o.workers} workers: ${p.sent}/${p.total} sent`);
+      }
+      if (p.status === 'completed') break;
+      const dead = children.find((c) => c.exitCode !== null);
+      if (dead) throw new Error(`worker exited with ${dead.exitCode}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const seconds = (Date.now() - t0) / 1000;
+    const cpu = children.reduce((a, c) => a + cpuSeconds(c.pid!), 0) - cpu0;
+    for (const c of children) if (c.pid) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).hwm, memoryKb(c.pid).rss));
+    const mine = o.sandbox.deliveries.slice(delivered0).filter((d) => d.to.endsWith(`@${o.domain}.bench.example.com`));
+    const distinct = new Set(mine.map((d) => d.to)).size;
+    return { sendsPerSecond: o.size / seconds, seconds, peakMb: Math.max(0, ...peak.values()) / 1024, delivered: distinct, duplicates: mine.length - distinct, cpuMsPerSend: (cpu * 1000) / o.size };
+  } finally {
+    clearInterval(sampler);
+    await Promise.all(
+      children.map(async (c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return;
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        const t = setTimeout(() => c.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(t);
+      }),
+    );
+  }
+}
+
+export async function benchReplay(opts: { ownerUrl: string; appUrl: string; sizes?: number[]; concurrency?: number; scaleOutWorkers?: number }): Promise<Record<string, number>> {
+  const sizes = opts.sizes?.length ? opts.sizes : DEFAULT_REPLAY_SIZES;
+  const concurrency = opts.concurrency ?? 4;
   const figures: Record<string, number> = {};
   await installJobEngine(opts.ownerUrl);
   const owner = new pg.Pool({ connectionString: opts.ownerUrl, max: 16 });
@@ -38,64 +158,49 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
     const raw = await closedLoop(20_000, 16, (i) =>
       owner.query(
         'INSERT INTO bench_replay_raw (key, epoch, state, run_id, idempotency_key, changed_by_kind, changed_by) VALUES ($1, 1, $2, $3, $4, $5, $6) ON CONFLICT (key, epoch) DO NOTHING RETURNING id',
-        [`raw-${i}`, 'pending', rawRun.id, `idem-${i}`, 'executor', 'bench'],
+        [`raw-${Date.now()}-${i}`, 'pending', rawRun.id, `idem-${i}`, 'executor', 'bench'],
       ),
     );
     figures['raw claim ceiling (rows/s)'] = raw.perSecond;
     console.log(`[bench] replay: raw ceiling ${raw.perSecond.toFixed(0)} rows/s`);
 
-    const system = { kind: 'system' as const, id: 'bench', label: 'bench' };
-    const operator = { kind: 'user' as const, id: '00000000-0000-4000-8000-000000000001', label: 'bench operator', role: 'operator' as const };
-    for (const size of opts.sizes) {
-      const tool = await db.toolDefinition.create({
-        data: { name: `bench_replay_${size}_${Date.now()}`, actions: ['notify'], targetType: 'email', provider: 'sandbox', generatedInputs: ['subject', 'body'], fourEyesReplay: false, supportsReceiptLookup: true, supportsIdempotencyKey: true },
-      });
-      const event = await db.event.create({ data: { triggerId: `bench-replay-${size}-${Date.now()}`, workflow: 'bench' } });
-      const run = await db.run.create({ data: { workflow: 'bench', eventId: event.id, createdByKind: 'system', createdBy: 'bench' } });
-      const items = Array.from({ length: size }, (_, i) => ({ tool: tool.name, action: 'notify', recordId: `r-${i}`, target: `user${i}@bench.example.com` }));
-      const plan = await submitPlan({ db, actor: system }, { runId: run.id, items });
-      await approvePlan({ db, actor: operator }, { planId: plan.planId, itemsHash: plan.itemsHash });
-      const req = await requestReplay({ db, actor: operator }, { runId: run.id, confirmCount: size, reason: 'bench' });
-      const delivered0 = sandbox.deliveries.length;
+    const peaks = new Map<number, number>();
+    const rates = new Map<number, number>();
+    for (const [n, size] of sizes.entries()) {
+      const domain = `s${n}`;
+      const replayId = await prepareReplay(db, size, domain);
+      const r = await runReplay({ db, appUrl: opts.appUrl, sandbox, sender, replayId, size, workers: 1, concurrency, domain });
+      if (r.delivered !== size || r.duplicates !== 0) throw new Error(`replay of ${size}: ${r.delivered} targets delivered, ${r.duplicates} duplicates`);
+      peaks.set(size, r.peakMb);
+      rates.set(size, r.sendsPerSecond);
+      figures[`replay ${size}: sends/s (1 worker)`] = r.sendsPerSecond;
+      figures[`replay ${size}: sends/s / raw claim ceiling`] = r.sendsPerSecond / raw.perSecond;
+      figures[`replay ${size}: worker peak memory (MB, VmHWM)`] = r.peakMb;
+      figures[`replay ${size}: worker CPU per send (ms)`] = r.cpuMsPerSend;
+      console.log(`[bench] replay ${size}: ${r.sendsPerSecond.toFixed(0)} sends/s in ${r.seconds.toFixed(0)} s (${(r.sendsPerSecond / raw.perSecond).toFixed(3)} of raw), worker peak ${r.peakMb.toFixed(0)} MB, worker CPU ${r.cpuMsPerSend.toFixed(2)} ms/send`);
+    }
+    // Verdict: flat from the 10x-smaller size to the largest one.
+    const sorted = [...sizes].sort((a, b) => a - b);
+    const big = sorted[sorted.length - 1]!;
+    const mid = sorted.length > 1 ? sorted[sorted.length - 2]! : big;
+    if (big !== mid) {
+      const ratio = peaks.get(big)! / peaks.get(mid)!;
+      const flat = ratio <= FLAT_FACTOR && Math.max(...peaks.values()) < 400;
+      figures[`memory flat: ${flat ? 'yes' : 'no'} (peak ratio ${big}/${mid}, under 400 MB, within ${FLAT_FACTOR}x)`] = ratio;
+      console.log(`[bench] memory flat: ${flat ? 'yes' : 'no'} (ratio ${big}/${mid} ${ratio.toFixed(2)}, peaks ${[...peaks].map(([s, m]) => `${s}: ${m.toFixed(0)} MB`).join(', ')})`);
+    }
 
-      const env: NodeJS.ProcessEnv = { ...process.env };
-      delete env.MIGRATION_DATABASE_URL;
-      Object.assign(env, {
-        DATABASE_URL: opts.appUrl,
-        REPLAY_CONCURRENCY: String(opts.concurrency ?? 8),
-        RECONCILE_INTERVAL_SECONDS: '30',
-        LEDGER_PROVIDERS: JSON.stringify({ sandbox: { type: 'sandbox', url: sandbox.url } }),
-      });
-      // BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker.
-      const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-      const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'scripts/worker.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
-      let peakRss = 0;
-      const sampler = setInterval(() => (peakRss = Math.max(peakRss, memoryKb(child.pid!).rss)), 200);
-      const t0 = Date.now();
-      await startReplay({ db, actor: operator, jobs: sender }, { replayId: req.replayId });
-      let lastLog = 0;
-      for (;;) {
-        const p = await getReplayProgress({ db }, { replayId: req.replayId });
-        if (Date.now() - lastLog > 10_000) {
-          lastLog = Date.now();
-          console.log(`[bench] replay ${size}: ${p.sent}/${p.total} sent`);
-        }
-        if (p.status === 'completed') break;
-        if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-      const seconds = (Date.now() - t0) / 1000;
-      const hwm = memoryKb(child.pid!).hwm;
-      clearInterval(sampler);
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-      const sent = sandbox.deliveries.length - delivered0;
-      if (sent !== size) throw new Error(`replay of ${size} delivered ${sent}`);
-      const perSecond = size / seconds;
-      figures[`replay ${size}: sends/s`] = perSecond;
-      figures[`replay ${size}: sends/s / raw claim ceiling`] = perSecond / raw.perSecond;
-      figures[`replay ${size}: worker peak memory (MB, VmHWM)`] = Math.max(hwm, peakRss) / 1024;
-      console.log(`[bench] replay ${size}: ${perSecond.toFixed(0)} sends/s, worker peak ${(Math.max(hwm, peakRss) / 1024).toFixed(0)} MB`);
+    // Scale-out (issue 7): the middle size with N worker processes sharing the chunks.
+    const workers = opts.scaleOutWorkers ?? Number(process.env.BENCH_REPLAY_WORKERS ?? 4);
+    if (workers > 1) {
+      const domain = 'scale';
+      const replayId = await prepareReplay(db, mid, domain);
+      const r = await runReplay({ db, appUrl: opts.appUrl, sandbox, sender, replayId, size: mid, workers, concurrency, domain });
+      if (r.delivered !== mid || r.duplicates !== 0) throw new Error(`replay of ${mid} with ${workers} workers: ${r.delivered} delivered, ${r.duplicates} duplicates`);
+      figures[`replay ${mid}: sends/s (${workers} workers)`] = r.sendsPerSecond;
+      figures[`replay ${mid}: ${workers} workers / 1 worker`] = r.sendsPerSecond / rates.get(mid)!;
+      figures[`replay ${mid}: peak memory per worker, ${workers} workers (MB)`] = r.peakMb;
+      console.log(`[bench] replay ${mid} with ${workers} workers: ${r.sendsPerSecond.toFixed(0)} sends/s (${(r.sendsPerSecond / rates.get(mid)!).toFixed(2)}x of 1 worker), 0 duplicates`);
     }
   } finally {
     await sender.stop({ graceful: false });
@@ -106,13 +211,14 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
   return figures;
 }
 
-// `node --import tsx scripts/bench/replay.ts 2000 10000`: this benchmark alone, on a fresh database.
+// `node --import tsx scripts/bench/replay.ts [sizes...]`: this benchmark alone, on a fresh database
+// (default sizes 1,000 10,000 100,000; BENCH_REPLAY_WORKERS=1 skips the scale-out run).
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { startBenchDatabase } = await import('./harness.ts');
   const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
   const bench = await startBenchDatabase();
   try {
-    console.log(await benchReplay({ ...bench, sizes: sizes.length ? sizes : [10_000, 100_000] }));
+    console.log(await benchReplay({ ...bench, sizes }));
   } finally {
     await bench.stop();
   }

@@ -1,7 +1,38 @@
 // The sandbox provider as a Provider (lib/providers/types.ts): sends with the ledger's idempotency
 // key (R2), returns the raw response untouched (R1), classifies it, looks receipts up (C1) and
 // follows "already existed" pointers (R3).
+import http from 'node:http';
+import https from 'node:https';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
+
+// Sends go over node:http with a keep-alive agent: a replay sends thousands of small requests, and
+// fetch (undici, web streams, a new abort signal plumbing per call) cost more CPU than the ledger's
+// own queries. Idle sockets are dropped after 4 s, before a Node server's 5 s keep-alive timeout,
+// so a request is not written onto a socket the server is closing.
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }), https: new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }) };
+
+function post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<RawResponse> {
+  const u = new URL(url);
+  const secure = u.protocol === 'https:';
+  return new Promise((resolve, reject) => {
+    const req = (secure ? https : http).request(
+      u,
+      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: secure ? agents.https : agents.http, signal },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const pairs: [string, string][] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
+          resolve({ status: res.statusCode ?? 0, headers: pairs, body: new Uint8Array(Buffer.concat(chunks)) });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 export async function toRaw(response: Response): Promise<RawResponse> {
   const headers: [string, string][] = [];
@@ -34,20 +65,18 @@ export class SandboxProvider implements Provider {
 
   async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
     const { subject, body } = request.payload as { subject?: unknown; body?: unknown };
-    let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}/v1/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
-        body: JSON.stringify({ to: request.target, subject: String(subject ?? ''), body: String(body ?? '') }),
+      return await post(
+        `${this.baseUrl}/v1/messages`,
+        { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
+        JSON.stringify({ to: request.target, subject: String(subject ?? ''), body: String(body ?? '') }),
         signal,
-      });
+      );
     } catch (error) {
-      const code = (error as { cause?: { code?: string } }).cause?.code;
+      const code = (error as { code?: string }).code;
       if (code === 'ECONNREFUSED') throw callFailure('no', `sandbox at ${this.baseUrl} refused the connection: nothing was sent`, { code });
       throw callFailure('maybe', `sandbox call ended without a response: ${(error as Error).message}`, { code: code ?? null });
     }
-    return toRaw(response);
   }
 
   classify(raw: RawResponse): Classification {
