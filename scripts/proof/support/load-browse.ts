@@ -78,6 +78,8 @@ export async function browse(options: {
   /** First request each page kind once from the first session (judged and counted, not timed):
    *  a fresh `next start` loads each route's code on its first request. */
   warmUp?: boolean;
+  /** Pause after each response before the session's next request (a person reading); 0 = closed loop. */
+  thinkMs?: number;
   log?: (line: string) => void;
 }): Promise<BrowseStats> {
   const { sessions, pages } = options;
@@ -134,6 +136,7 @@ export async function browse(options: {
           const anon = await options.anonymous.get(path).catch(() => null);
           if (anon && (anon.status === 200 || !(anon.location ?? '').includes('/sign-in'))) stats.anonymousServed++;
         }
+        if (options.thinkMs) await new Promise((resolve) => setTimeout(resolve, options.thinkMs));
         if (options.log && performance.now() - lastLog > 15_000) {
           lastLog = performance.now();
           options.log(`console load: ${stats.requests} requests, ${stats.failures.length} failed, ${((lastLog - started) / 1000).toFixed(0)} s`);

@@ -32,6 +32,8 @@ export interface ConsoleLoadOptions {
   browseSeconds: number;
   replayItems: number;
   replayRatePerSecond: number;
+  /** Pause between one session's requests (ms); 0 = closed loop. */
+  thinkMs?: number;
   /** Rebuild the console when sources are newer than .next (default); false serves .next as it is. */
   build?: boolean;
 }
@@ -204,7 +206,31 @@ export async function consoleUnderLoad(ctx: ProofContext, options: ConsoleLoadOp
     ];
     log(`console load: ${SESSIONS} sessions browsing for ${BROWSE_SECONDS} s while the replay runs`);
     const end = Date.now() + BROWSE_SECONDS * 1000;
-    const stats = await browse({ sessions, pages, keepGoing: () => Date.now() < end, anonymous: fetchSession(baseURL, 'anonymous', null), anonymousEvery: 25, warmUp: true, log });
+    // What the database is doing meanwhile (sampled as the owner once a second): active statements of
+    // all connections but the job engine's, and how many of them recompute P4 over the big plan at once.
+    const peak = { active: 0, p4: 0, samples: 0 };
+    let sampling = true;
+    const sampler = (async () => {
+      const probe = new pg.Client({ connectionString: database.ownerUrl });
+      await probe.connect();
+      try {
+        while (sampling) {
+          const [r] = (await probe.query<{ active: number; p4: number }>(
+            `SELECT count(*) FILTER (WHERE state = 'active')::int AS active,
+                    count(*) FILTER (WHERE state = 'active' AND query LIKE '%HAVING count(*) = 1%')::int AS p4
+               FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name NOT LIKE 'replay-%'`)).rows;
+          peak.active = Math.max(peak.active, r!.active);
+          peak.p4 = Math.max(peak.p4, r!.p4);
+          peak.samples++;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      } finally {
+        await probe.end();
+      }
+    })();
+    const stats = await browse({ sessions, pages, keepGoing: () => Date.now() < end, anonymous: fetchSession(baseURL, 'anonymous', null), anonymousEvery: 25, warmUp: true, thinkMs: options.thinkMs ?? 0, log });
+    sampling = false;
+    await sampler;
     const during = await getReplayProgress({ db }, { replayId: req.replayId });
 
     // Stop the replay (it is not meant to finish here) and wait until no send of it is in flight.
@@ -236,7 +262,8 @@ export async function consoleUnderLoad(ctx: ProofContext, options: ConsoleLoadOp
       observed:
         `${describeBrowse(stats)}. Replay of ${REPLAY_ITEMS.toLocaleString('en-US')} targets (worker, sandbox limited to ${REPLAY_RATE_PER_SECOND}/s): ` +
         `${during.sent - sentBefore} sent during the browsing, ${final.sent} sent in all, status ${final.status}; sandbox: ${sandbox.deliveries.length} deliveries to ` +
-        `${perTarget.size} targets, ${doneUndelivered} done without a delivery, ${deliveredNotDone} delivered but not done. ${ITEMS.toLocaleString('en-US')}-item bulk load ${loadSeconds.toFixed(0)} s`,
+        `${perTarget.size} targets, ${doneUndelivered} done without a delivery, ${deliveredNotDone} delivered but not done. ` +
+        `Database while browsing (${peak.samples} samples): peak ${peak.active} active statements (console and worker), peak ${peak.p4} concurrent P4 recomputations. ${ITEMS.toLocaleString('en-US')}-item bulk load ${loadSeconds.toFixed(0)} s`,
     };
     const notes = [
       'Console under load: closed loop, no think time (each session asks for its next page as soon as the previous one arrived); every session signed in through next-auth\'s credentials flow (CSRF token, POST /api/auth/callback/credentials) and keeps its own cookie. ' +
