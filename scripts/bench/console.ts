@@ -1,6 +1,7 @@
-// Console read models on a run with 1,000,000 plan items (issue 4): the first page, a deep keyset
-// page (the 900,000th item onwards) and the per-state counts, timed server-side (the read-model call
-// the page makes, on the app role's connection), p50 / p95 over repeated calls.
+// Console read models on runs of 10,000, 100,000 and 1,000,000 plan items (issues 4 and 7: the same
+// figures at three sizes 10x apart): the first page, a deep keyset page (90% of the way in) and the
+// per-state counts, timed server-side (the read-model call the page makes, on the app role's
+// connection), p50 / p95 over repeated calls. Each size is its own run in the same database.
 // The data is bulk-loaded with set-based SQL as the owner, because a million claims through the API
 // would measure the claim path instead (that is the claims benchmark).
 import pg from 'pg';
@@ -9,26 +10,12 @@ import { runTable } from '../../lib/read-models/run-detail.ts';
 import { exactlyOnceNumerator, listRuns, stateCountsFor } from '../../lib/read-models/runs.ts';
 import { encodeCursor } from '../../lib/read-models/common.ts';
 
-const ITEMS = 1_000_000;
+import { timeRepeat as time } from './harness.ts';
+
+export const DEFAULT_CONSOLE_SIZES = [10_000, 100_000, 1_000_000];
 const REPEAT = 40;
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function time(repeat: number, fn: () => Promise<unknown>): Promise<{ p50: number; p95: number }> {
-  await fn(); // warm the plan cache and the buffer cache once
-  const samples: number[] = [];
-  for (let i = 0; i < repeat; i++) {
-    const start = performance.now();
-    await fn();
-    samples.push(performance.now() - start);
-  }
-  samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
-}
-
-export async function loadMillionItemRun(ownerUrl: string, items = ITEMS): Promise<{ runId: string; planId: string }> {
+export async function loadMillionItemRun(ownerUrl: string, items = 1_000_000): Promise<{ runId: string; planId: string }> {
   const owner = new pg.Client({ connectionString: ownerUrl });
   await owner.connect();
   try {
@@ -74,41 +61,62 @@ export async function loadMillionItemRun(ownerUrl: string, items = ITEMS): Promi
   }
 }
 
-export async function benchConsole(opts: { ownerUrl: string; appUrl: string }): Promise<Record<string, number>> {
+export interface ConsoleSize {
+  items: number;
+  /** Plan items and effects the run holds after the load: must be items and 90% of items. */
+  rows: { planItems: number; effects: number };
+  figures: Record<string, number>;
+}
+
+export async function benchConsole(opts: { ownerUrl: string; appUrl: string; sizes?: number[]; repeat?: number }): Promise<ConsoleSize[]> {
+  const out: ConsoleSize[] = [];
+  for (const items of opts.sizes ?? DEFAULT_CONSOLE_SIZES) out.push(await benchConsoleSize(opts, items, opts.repeat ?? REPEAT));
+  return out;
+}
+
+async function benchConsoleSize(opts: { ownerUrl: string; appUrl: string }, items: number, repeat: number): Promise<ConsoleSize> {
+  console.log(`[bench] console: loading a run of ${items} plan items`);
   const loadStart = performance.now();
-  const { runId, planId } = await loadMillionItemRun(opts.ownerUrl);
+  const { runId, planId } = await loadMillionItemRun(opts.ownerUrl, items);
   const loadMs = performance.now() - loadStart;
   const db = createDb(opts.appUrl, 8);
   try {
-    // The cursor a person reaches after paging to the 900,000th target.
+    // The cursor a person reaches after paging 90% of the way in (the 900,000th of a million).
+    const deepOffset = Math.floor(items * 0.9) - 1;
     const [deep] = await db.$queryRaw<{ target: string; id: bigint }[]>`
-      SELECT target, id FROM plan_item WHERE run_id = ${runId}::uuid ORDER BY target, id OFFSET 899999 LIMIT 1`;
+      SELECT target, id FROM plan_item WHERE run_id = ${runId}::uuid ORDER BY target, id OFFSET ${deepOffset} LIMIT 1`;
     const deepCursor = encodeCursor([deep!.target, String(deep!.id)]);
-    const first = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50 }));
-    const deepPage = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50, cursor: deepCursor }));
-    const deepDesc = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50, sort: '-target', cursor: deepCursor }));
-    const unknownFilter = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50, state: 'unknown' }));
-    const search = await time(REPEAT, () => runTable(db, runId, planId, { limit: 50, q: 'user0731' }));
-    const counts = await time(REPEAT, () => stateCountsFor(db, [runId]));
-    // P4 over a million items is recomputed at most once a minute (the page says "as of"); the
-    // runs list then serves the memoized figure.
+    const first = await time(repeat, () => runTable(db, runId, planId, { limit: 50 }));
+    const deepPage = await time(repeat, () => runTable(db, runId, planId, { limit: 50, cursor: deepCursor }));
+    const deepDesc = await time(repeat, () => runTable(db, runId, planId, { limit: 50, sort: '-target', cursor: deepCursor }));
+    const unknownFilter = await time(repeat, () => runTable(db, runId, planId, { limit: 50, state: 'unknown' }));
+    const search = await time(repeat, () => runTable(db, runId, planId, { limit: 50, q: 'user0000731' }));
+    const counts = await time(repeat, () => stateCountsFor(db, [runId]));
+    // P4 over a big run is recomputed at most once a minute (the page says "as of"); the runs list
+    // then serves the memoized figure.
     const p4 = await time(3, () => exactlyOnceNumerator(db, planId));
-    const runsList = await time(REPEAT, () => listRuns(db, { workflow: 'bench_console' }));
+    const runsList = await time(repeat, () => listRuns(db, { workflow: 'bench_console' }));
+    const [rows] = await db.$queryRaw<{ plan_items: bigint; effects: bigint }[]>`
+      SELECT (SELECT count(*) FROM plan_item WHERE run_id = ${runId}::uuid) AS plan_items,
+             (SELECT count(*) FROM effect_key WHERE run_id = ${runId}::uuid) AS effects`;
     return {
-      'plan items': ITEMS,
-      'bulk load (s)': loadMs / 1000,
-      'first page p50 ms': first.p50,
-      'first page p95 ms': first.p95,
-      'deep keyset page (900,000th item) p50 ms': deepPage.p50,
-      'deep keyset page (900,000th item) p95 ms': deepPage.p95,
-      'deep page, descending p95 ms': deepDesc.p95,
-      'filter state=unknown, first page p95 ms': unknownFilter.p95,
-      'target prefix search p95 ms': search.p95,
-      'per-state counts p50 ms': counts.p50,
-      'per-state counts p95 ms': counts.p95,
-      'deep / first page p50 ratio': deepPage.p50 / first.p50,
-      'P4 exactly-once recompute (1M items) p50 ms': p4.p50,
-      'runs list page (P4 memoized) p95 ms': runsList.p95,
+      items,
+      rows: { planItems: Number(rows!.plan_items), effects: Number(rows!.effects) },
+      figures: {
+        'bulk load (s)': loadMs / 1000,
+        'first page p50 ms': first.p50,
+        'first page p95 ms': first.p95,
+        'deep keyset page (90% in) p50 ms': deepPage.p50,
+        'deep keyset page (90% in) p95 ms': deepPage.p95,
+        'deep page, descending p95 ms': deepDesc.p95,
+        'filter state=unknown, first page p95 ms': unknownFilter.p95,
+        'target prefix search p95 ms': search.p95,
+        'per-state counts p50 ms': counts.p50,
+        'per-state counts p95 ms': counts.p95,
+        'deep / first page p50 ratio': deepPage.p50 / first.p50,
+        'P4 exactly-once recompute p50 ms': p4.p50,
+        'runs list page (P4 memoized) p95 ms': runsList.p95,
+      },
     };
   } finally {
     await db.$disconnect();

@@ -38,6 +38,48 @@ export async function startBenchDatabase(): Promise<BenchDatabase> {
   return { ownerUrl: database.ownerUrl, appUrl: database.appUrl, stop: database.stop };
 }
 
+/** Another migrated database on the same server (its own tables, same PostgreSQL): for a section
+ *  whose figures must not see the rows other sections wrote (the audit trail's verification sizes). */
+export async function createSiblingDatabase(db: BenchDatabase, name: string): Promise<BenchDatabase> {
+  const admin = new pg.Client({ connectionString: db.ownerUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+  await admin.end();
+  const ownerUrl = new URL(db.ownerUrl);
+  ownerUrl.pathname = `/${name}`;
+  const appUrl = new URL(db.appUrl);
+  appUrl.pathname = `/${name}`;
+  await applyMigrations(ownerUrl.toString());
+  // The app login role is cluster-wide and already exists; the migrations granted its group here.
+  return {
+    ownerUrl: ownerUrl.toString(),
+    appUrl: appUrl.toString(),
+    stop: async () => {
+      const c = new pg.Client({ connectionString: db.ownerUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Runs `fn` once to warm caches, then `repeat` times serially; p50 / p95 in ms. */
+export async function timeRepeat(repeat: number, fn: () => Promise<unknown>): Promise<{ p50: number; p95: number }> {
+  await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < repeat; i++) {
+    const start = performance.now();
+    await fn();
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p95: percentile(samples, 95) };
+}
+
 export interface LoadResult {
   ops: number;
   seconds: number;

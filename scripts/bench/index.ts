@@ -1,71 +1,219 @@
 // `npm run bench`: every benchmark in one run on one fresh server; figures written to
-// docs/BENCHMARKS.md as ratios against the physical ceiling measured in the same run.
+// docs/BENCHMARKS.md with the machine, the command, each figure next to its ceiling or peer as a
+// ratio and the goal it is held to, and the wall-clock time of every section.
+// Sizes (all optional): BENCH_CLAIMS, BENCH_SDK_EFFECTS, BENCH_SDK_AGENTS, BENCH_AUDIT_SIZES,
+// BENCH_AUDIT_APPENDS, BENCH_CONSOLE_SIZES, BENCH_REPLAY_SIZES (comma-separated lists);
+// BENCH_ONLY=claims,sdk,audit,console,replay runs some sections only.
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { benchClaims } from './claims.ts';
-import { startBenchDatabase } from './harness.ts';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { benchAudit, type AuditBench } from './audit.ts';
+import { benchClaims, type ClaimBench } from './claims.ts';
+import { benchConsole, DEFAULT_CONSOLE_SIZES, type ConsoleSize } from './console.ts';
+import { createSiblingDatabase, startBenchDatabase, type BenchDatabase, type LoadResult } from './harness.ts';
+import { benchSdkHttp, type SdkHttpBench } from './sdk-http.ts';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const pct = (r: number) => `${fmt(r * 100)}%`;
+const verdict = (met: boolean) => (met ? 'met' : '**not met**');
 
-async function optional<T>(file: string, name: string, run: (mod: Record<string, unknown>) => Promise<T>): Promise<T | { skipped: string }> {
-  if (!existsSync(new URL(file, import.meta.url))) return { skipped: `${file} not present` };
-  const mod = (await import(file)) as Record<string, unknown>;
-  if (typeof mod[name] !== 'function') return { skipped: `${file} has no ${name}` };
-  return run(mod);
+function list(name: string, fallback: number[]): number[] {
+  const raw = process.env[name];
+  if (!raw) return fallback;
+  return raw.split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
+}
+const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+
+const SECTIONS = ['claims', 'sdk', 'audit', 'console', 'replay'] as const;
+type Section = (typeof SECTIONS)[number];
+
+export const CLAIM_GOAL = 0.6;
+export const VERIFY_GOAL_SECONDS = 10;
+export const REPLAY_MEMORY_GOAL_MB = 400;
+
+export function claimLines(c: ClaimBench): string[] {
+  const row = (path: string, r: LoadResult) => `| ${path} | ${fmt(r.perSecond)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} |`;
+  const lines = [
+    `${fmt(c.rates[0]?.claims ?? 0)} claims per duplicate rate, ${c.connections} concurrent connections, fsync on. Duplicates of a key arrive back to back, so they race its first claimer. Paths:`,
+    '',
+    '- **raw**: one-row `INSERT ... ON CONFLICT (key, epoch) DO NOTHING RETURNING` into a table of the same shape as `effect` (`LIKE effect INCLUDING ALL`): the physical ceiling.',
+    '- **ledger**: `claimEffect` (key derivation, tool and run lookup, one call to `ledger_claim` writing key head, effect, attempt, transition and the hash-chained audit entry in one transaction).',
+    "- **peer**: pg-boss 10 `send(queue, data, { singletonKey })` on a queue with policy `short` (unique key among queued jobs; on the default `standard` policy a singletonKey does not dedupe at all). Nothing consumes the queue, so every duplicate is refused: the peer's best case. A pg-boss key dedupes only while its job is queued (`short`), active (`singleton`) or either (`stately`); a ledger key stays claimed for good.",
+    '',
+    '| duplicates | path | claims/s | p50 ms | p99 ms |',
+    '|---|---|---:|---:|---:|',
+  ];
+  for (const r of c.rates) {
+    lines.push(row(`${pct(r.duplicateRate)} | raw`, r.raw), row(`${pct(r.duplicateRate)} | ledger`, r.ledger), row(`${pct(r.duplicateRate)} | peer (pg-boss)`, r.peer));
+  }
+  lines.push('', `| duplicates | ledger / raw (goal ≥ ${CLAIM_GOAL}) | ledger / peer (goal > 1) | winners = distinct keys (raw, ledger, peer) |`, '|---|---:|---:|---|');
+  for (const r of c.rates) {
+    const toRaw = r.ledger.perSecond / r.raw.perSecond;
+    const toPeer = r.ledger.perSecond / r.peer.perSecond;
+    const correct = [r.winners.raw, r.winners.ledger, r.winners.peer, r.rows.raw, r.rows.ledger, r.rows.peer].every((n) => n === r.distinctKeys);
+    lines.push(`| ${pct(r.duplicateRate)} | ${fmt(toRaw, 2)} (${verdict(toRaw >= CLAIM_GOAL)}) | ${fmt(toPeer, 2)} (${verdict(toPeer > 1)}) | ${correct ? `yes, ${fmt(r.distinctKeys)} each` : `**no**: ${JSON.stringify({ ...r.winners, rows: r.rows })} for ${r.distinctKeys}`} |`);
+  }
+  return lines;
+}
+
+export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null): string[] {
+  const correct = s.deliveries.afterSend === s.effects && s.deliveries.afterReplay === s.effects && s.deliveries.distinctTargets === s.effects && s.done === s.effects;
+  return [
+    `${fmt(s.effects)} effects, ${s.agents} agents at once, each effect a claim, the sandbox provider call and the outcome report through the SDK's HTTP transport. The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the exported route handlers of \`app/api/v1\` (Next's router and middleware are not in the path; a clean clone has no \`.next\` build).`,
+    '',
+    '| figure | effects/s | p50 ms | p99 ms |',
+    '|---|---:|---:|---:|',
+    `| send (claim + provider + outcome) | ${fmt(s.send.perSecond)} | ${fmt(s.send.p50ms, 2)} | ${fmt(s.send.p99ms, 2)} |`,
+    `| replay of the same run, subjects reworded (every effect skipped) | ${fmt(s.replay.perSecond)} | ${fmt(s.replay.p50ms, 2)} | ${fmt(s.replay.p99ms, 2)} |`,
+    '',
+    ledgerClaimsPerSecond ? `End-to-end effects/s / ledger claims/s at 0% duplicates (the claim is the ceiling of an effect): **${fmt(s.send.perSecond / ledgerClaimsPerSecond, 2)}**.` : 'Ledger claims were not measured in this run, so no ratio.',
+    `Checked: ${correct ? `${fmt(s.effects)} deliveries to ${fmt(s.effects)} distinct targets, none added by the replay, ${fmt(s.done)} effects done` : `**wrong counts**: ${JSON.stringify({ ...s.deliveries, done: s.done })}`}.`,
+  ];
+}
+
+export function auditLines(a: AuditBench): string[] {
+  const lines = [
+    `Appends through \`appendAudit\` (app role, one transaction each), ${a.writers} writers at once. One chain per subject: appends to different subjects run in parallel, appends to one subject take turns on its chain head (row lock held to commit).`,
+    '',
+    '| appends | per second | p50 ms | p99 ms |',
+    '|---|---:|---:|---:|',
+    `| many subjects | ${fmt(a.manySubjects.perSecond)} | ${fmt(a.manySubjects.p50ms, 2)} | ${fmt(a.manySubjects.p99ms, 2)} |`,
+    `| one hot subject (the per-chain ceiling) | ${fmt(a.hotSubject.perSecond)} | ${fmt(a.hotSubject.p50ms, 2)} | ${fmt(a.hotSubject.p99ms, 2)} |`,
+    '',
+    `Hot subject / many subjects: **${fmt(a.hotSubject.perSecond / a.manySubjects.perSecond, 2)}**. The hot chain holds ${fmt(a.hotChainSeq)} entries after ${fmt(a.hotSubject.ops)} appends (${a.hotChainSeq === a.hotSubject.ops ? 'none lost or doubled' : '**mismatch**'}).`,
+    '',
+    `Verification of the whole trail (\`verifyAuditTrail\`: \`audit_first_broken()\`, every entry's hash recomputed, every link and chain head checked); goal: 1,000,000 entries in under ${VERIFY_GOAL_SECONDS} s. The trail is bulk-loaded in chains of 10 with the hashes the trigger computes.`,
+    '',
+    '| entries | chains | verify s | entries/s | result |',
+    '|---:|---:|---:|---:|---|',
+    ...a.verify.map((v) => `| ${fmt(v.entries)} | ${fmt(v.chains)} | ${fmt(v.seconds, 2)} | ${fmt(v.entries / v.seconds)} | ${v.ok ? 'intact' : '**broken**'}${v.entries >= 1_000_000 ? ` (goal ${verdict(v.seconds < VERIFY_GOAL_SECONDS)})` : ''} |`),
+    '',
+    `Tamper check: entry ${a.tamper.entryId} changed in a rolled-back transaction; verification named entry ${a.tamper.reportedEntryId ?? 'none'} (${a.tamper.problem ?? 'no problem found'}): ${a.tamper.reportedEntryId === a.tamper.entryId ? 'correct' : '**wrong**'}.`,
+    '',
+    'Filtered queries (the console\'s audit read model, `auditPage`, 50 rows; and the chain of one subject), p50 / p95 ms:',
+    '',
+    '| query | p50 ms | p95 ms |',
+    '|---|---:|---:|',
+    ...Object.entries(a.queries).map(([k, v]) => `| ${k} | ${fmt(v.p50, 2)} | ${fmt(v.p95, 2)} |`),
+  ];
+  return lines;
+}
+
+export function consoleLines(sizes: ConsoleSize[]): string[] {
+  if (!sizes.length) return [];
+  const keys = Object.keys(sizes[0]!.figures);
+  return [
+    'Each size is its own run in the same database: plan items bulk-loaded, 90% with an effect (mostly done). Read-model calls as the pages make them, on the app role, p50 / p95 over 40 calls.',
+    '',
+    `| figure | ${sizes.map((s) => `${fmt(s.items)} items`).join(' | ')} |`,
+    `|---|${sizes.map(() => '---:').join('|')}|`,
+    ...keys.map((k) => `| ${k} | ${sizes.map((s) => fmt(s.figures[k]!, 2)).join(' | ')} |`),
+    '',
+    `Checked: ${sizes.every((s) => s.rows.planItems === s.items && s.rows.effects === s.items - Math.floor(s.items / 10)) ? 'every run holds its plan items and 90% of them as effects' : `**wrong counts**: ${JSON.stringify(sizes.map((s) => s.rows))}`}.`,
+  ];
+}
+
+function figureTable(figures: Record<string, number>): string[] {
+  return ['| figure | value |', '|---|---:|', ...Object.entries(figures).map(([k, v]) => `| ${k} | ${fmt(v, 2)} |`)];
+}
+
+async function machine(db: BenchDatabase): Promise<string[]> {
+  const c = new pg.Client({ connectionString: db.ownerUrl });
+  await c.connect();
+  const version = (await c.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]!.v;
+  const settings = (await c.query<{ name: string; setting: string; unit: string | null }>(
+    `SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_parallel_workers_per_gather', 'fsync', 'synchronous_commit')`)).rows;
+  await c.end();
+  const cpu = os.cpus();
+  const env = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_')).map(([k, v]) => `${k}=${v}`);
+  return [
+    '## Machine and command',
+    '',
+    `- ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${fmt(os.totalmem() / 2 ** 30, 1)} GiB memory, ${os.type()} ${os.release()}, Node ${process.version}.`,
+    `- PostgreSQL ${version} (${process.env.MIGRATION_DATABASE_URL ? 'the server at MIGRATION_DATABASE_URL' : 'embedded, started by the bench'}); ${settings.map((s) => `${s.name}=${s.setting}${s.unit ?? ''}`).join(', ')}.`,
+    `- Command: \`${[...env, 'npm run bench'].join(' ')}\`.`,
+    '',
+  ];
 }
 
 async function main() {
-  const claims = Number(process.env.BENCH_CLAIMS ?? 20_000);
+  const wallStart = performance.now();
+  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()) as Section[] | undefined;
+  const runs = (s: Section) => !only || only.includes(s);
+  const claims = num('BENCH_CLAIMS', 20_000);
   const connections = 16;
+  const timings: [string, number][] = [];
+  const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      timings.push([name, (performance.now() - t0) / 1000]);
+      console.log(`[bench] ${name}: ${fmt((performance.now() - t0) / 1000, 1)} s`);
+    }
+  };
   const lines: string[] = [];
-  const db = await startBenchDatabase();
+  const db = await timed('start PostgreSQL and migrate', startBenchDatabase);
+  let header: string[] = [];
   try {
-    const c = await benchClaims({ ...db, claims, connections });
-    const ratio = c.ledger.perSecond / c.raw.perSecond;
-    lines.push(
-      '## Claims (issue 2)',
-      '',
-      `${fmt(claims)} claims of distinct keys, ${connections} concurrent connections, fsync on, one embedded PostgreSQL 18, ${os.cpus().length} cores.`,
-      '',
-      '| path | claims/s | p50 ms | p99 ms |',
-      '|---|---:|---:|---:|',
-      `| raw \`INSERT ... ON CONFLICT DO NOTHING RETURNING\` (same table shape) | ${fmt(c.raw.perSecond)} | ${fmt(c.raw.p50ms, 2)} | ${fmt(c.raw.p99ms, 2)} |`,
-      `| ledger claim (key head + effect + attempt + transition + chained audit, one transaction) | ${fmt(c.ledger.perSecond)} | ${fmt(c.ledger.p50ms, 2)} | ${fmt(c.ledger.p99ms, 2)} |`,
-      `| ledger claim, 50 claimers per key (49 of 50 lose and skip) | ${fmt(c.contended.perSecond)} | ${fmt(c.contended.p50ms, 2)} | ${fmt(c.contended.p99ms, 2)} |`,
-      '',
-      `**Ledger / raw ratio: ${fmt(ratio, 2)}** (goal: at least 0.5).`,
-      '',
-    );
-    console.log(`[bench] claims: ledger ${fmt(c.ledger.perSecond)}/s vs raw ${fmt(c.raw.perSecond)}/s = ${fmt(ratio, 2)}`);
-
-    const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=claims for a quick run
-    const consoleFigures = only && only !== 'console' ? { skipped: `BENCH_ONLY=${only}` } : await optional('./console.ts', 'benchConsole', async (m) => (m.benchConsole as (o: object) => Promise<Record<string, number>>)({ ...db }));
-    lines.push('## Console read models (issue 4)', '', ...figureTable(consoleFigures), '');
-    const replayFigures = only && only !== 'replay' ? { skipped: `BENCH_ONLY=${only}` } : await optional('./replay.ts', 'benchReplay', async (m) => (m.benchReplay as (o: object) => Promise<Record<string, number>>)({ ...db, sizes: replaySizes() }));
-    lines.push('## Forced replay (issue 5)', '', ...figureTable(replayFigures), '');
+    header = await machine(db);
+    let ledgerClaims: number | null = null;
+    if (runs('claims')) {
+      const c = await timed('claims', () => benchClaims({ ...db, claims, connections }));
+      ledgerClaims = c.rates[0]?.duplicateRate === 0 ? c.rates[0].ledger.perSecond : null;
+      lines.push('## Claims (issues 2 and 7)', '', ...claimLines(c), '');
+    }
+    if (runs('sdk')) {
+      const s = await timed('sdk over http', () => benchSdkHttp({ ...db, effects: num('BENCH_SDK_EFFECTS', 2_000), agents: num('BENCH_SDK_AGENTS', 16) }));
+      lines.push('## End-to-end effects with the SDK over HTTP (issue 7)', '', ...sdkLines(s, ledgerClaims), '');
+    }
+    if (runs('audit')) {
+      // Its own database on the same server, so the verification sizes are exactly the trail's size.
+      const auditDb = await createSiblingDatabase(db, 'bench_audit');
+      try {
+        const a = await timed('audit', () => benchAudit({ ...auditDb, sizes: list('BENCH_AUDIT_SIZES', [10_000, 100_000, 1_000_000]), appends: num('BENCH_AUDIT_APPENDS', 5_000), writers: connections }));
+        lines.push('## Audit trail (issue 7)', '', ...auditLines(a), '');
+      } finally {
+        await auditDb.stop();
+      }
+    }
+    if (runs('console')) {
+      const sizes = await timed('console', () => benchConsole({ ...db, sizes: list('BENCH_CONSOLE_SIZES', DEFAULT_CONSOLE_SIZES) }));
+      lines.push('## Console read models (issues 4 and 7)', '', ...consoleLines(sizes), '');
+    }
+    if (runs('replay')) {
+      lines.push('## Forced replay (issues 5 and 7)', '');
+      if (existsSync(new URL('./replay.ts', import.meta.url))) {
+        const mod = (await import('./replay.ts')) as { benchReplay?: (o: object) => Promise<Record<string, number>> };
+        const sizes = process.env.BENCH_REPLAY_SIZES ? list('BENCH_REPLAY_SIZES', []) : undefined;
+        const figures = mod.benchReplay ? await timed('replay', () => mod.benchReplay!({ ...db, sizes })) : null;
+        if (figures) lines.push(`Goal: worker peak memory flat from 10,000 to 100,000 targets and under ${REPLAY_MEMORY_GOAL_MB} MB.`, '', ...figureTable(figures), '');
+        else lines.push('Not measured: scripts/bench/replay.ts exports no benchReplay.', '');
+      } else lines.push('Not measured: scripts/bench/replay.ts not present.', '');
+    }
   } finally {
     await db.stop();
   }
-  const header = [
+  const total = (performance.now() - wallStart) / 1000;
+  const skipped = SECTIONS.filter((s) => !runs(s));
+  const doc = [
     '# Benchmarks',
     '',
-    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Every figure below comes from the same run on the same machine; compare ratios, not absolute numbers, across machines. On the 2-core VM used here, absolute figures move by up to 30% between runs; the claim ratio ranged 0.27 to 0.41 over six runs.`,
+    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Every figure below comes from the same run on the same machine; compare ratios, not absolute numbers, across machines.${skipped.length ? ` Sections not run (BENCH_ONLY): ${skipped.join(', ')}.` : ''}`,
+    '',
+    ...header,
+    ...lines,
+    '## Wall clock',
+    '',
+    '| section | seconds |',
+    '|---|---:|',
+    ...timings.map(([name, s]) => `| ${name} | ${fmt(s, 1)} |`),
+    `| **total** | **${fmt(total, 1)}** |`,
     '',
   ];
-  writeFileSync('docs/BENCHMARKS.md', [...header, ...lines].join('\n'));
-  console.log('[bench] wrote docs/BENCHMARKS.md');
+  writeFileSync(process.env.BENCH_OUTPUT ?? 'docs/BENCHMARKS.md', doc.join('\n'));
+  console.log(`[bench] wrote ${process.env.BENCH_OUTPUT ?? 'docs/BENCHMARKS.md'} in ${fmt(total, 1)} s`);
 }
 
-/** The issue's full replay benchmark grows to 100,000 targets (about half an hour at today's
- *  executor speed): BENCH_REPLAY_SIZES=10000,100000 runs it; the default keeps `npm run bench` short. */
-function replaySizes(): number[] {
-  const raw = process.env.BENCH_REPLAY_SIZES ?? '2000,10000';
-  return raw.split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
-}
-
-function figureTable(figures: Record<string, number> | { skipped: string }): string[] {
-  if ('skipped' in figures && typeof figures.skipped === 'string') return [`Not measured in this run: ${figures.skipped}.`];
-  return ['| figure | value |', '|---|---:|', ...Object.entries(figures as Record<string, number>).map(([k, v]) => `| ${k} | ${fmt(v, 2)} |`)];
-}
-
-await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

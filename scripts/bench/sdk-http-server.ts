@@ -1,0 +1,91 @@
+// The agent API served over real HTTP for the SDK benchmark: a plain node:http server that turns each
+// request into a web Request and hands it to the same exported route handlers of app/api/v1 that
+// `next start` runs (Next's own routing, middleware and build are not in the path; a clean clone has
+// no .next build, and building one would take a good part of the bench's time budget).
+// Run as a child process by sdk-http.ts (its own core), or in process by the reduced test.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { setDb } from '../../lib/api/db.ts';
+import { createDb } from '../../lib/db/client.ts';
+import * as runs from '../../app/api/v1/runs/route.ts';
+import * as run from '../../app/api/v1/runs/[runId]/route.ts';
+import * as plan from '../../app/api/v1/runs/[runId]/plan/route.ts';
+import * as replay from '../../app/api/v1/runs/[runId]/replay/route.ts';
+import * as claim from '../../app/api/v1/effects/claim/route.ts';
+import * as outcome from '../../app/api/v1/effects/outcome/route.ts';
+import * as deletion from '../../app/api/v1/effects/deletion/route.ts';
+import * as attemptResponse from '../../app/api/v1/attempts/[attemptId]/response/route.ts';
+
+type Handler = (request: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response;
+const ROUTES: [RegExp, string[], Record<string, Handler>][] = [
+  [/^\/api\/v1\/runs$/, [], runs as never],
+  [/^\/api\/v1\/runs\/([^/]+)$/, ['runId'], run as never],
+  [/^\/api\/v1\/runs\/([^/]+)\/plan$/, ['runId'], plan as never],
+  [/^\/api\/v1\/runs\/([^/]+)\/replay$/, ['runId'], replay as never],
+  [/^\/api\/v1\/effects\/claim$/, [], claim as never],
+  [/^\/api\/v1\/effects\/outcome$/, [], outcome as never],
+  [/^\/api\/v1\/effects\/deletion$/, [], deletion as never],
+  [/^\/api\/v1\/attempts\/([^/]+)\/response$/, ['attemptId'], attemptResponse as never],
+];
+
+async function dispatch(request: Request): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  for (const [pattern, names, mod] of ROUTES) {
+    const m = pattern.exec(path);
+    if (!m) continue;
+    const handler = mod[request.method];
+    if (!handler) return new Response(null, { status: 405 });
+    const params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
+    return handler(request, { params: Promise.resolve(params) });
+  }
+  return new Response(null, { status: 404 });
+}
+
+/** Serves the API on a free port of 127.0.0.1 with the app role's client (`connections` pooled). */
+export async function startApiServer(appUrl: string, connections: number): Promise<{ url: string; stop(): Promise<void> }> {
+  const db = createDb(appUrl, connections);
+  setDb(db);
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+      const body = chunks.length ? Buffer.concat(chunks) : undefined;
+      const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body });
+      dispatch(request)
+        .then(async (response) => {
+          const payload = Buffer.from(await response.arrayBuffer());
+          res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+          res.end(payload);
+        })
+        .catch((error: unknown) => {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { code: 'internal', message: String(error) } }));
+        });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      setDb(undefined);
+      await db.$disconnect();
+    },
+  };
+}
+
+// As a child process: argv[2] = app URL, argv[3] = pool size; prints the URL, stops on stdin close.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const api = await startApiServer(process.argv[2]!, Number(process.argv[3] ?? 16));
+  process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);
+  process.stdin.resume();
+  process.stdin.on('end', () => {
+    void api.stop().then(() => process.exit(0));
+  });
+}
