@@ -12,7 +12,7 @@ import { benchAudit, type AuditBench } from './audit.ts';
 import { benchClaims, type ClaimBench } from './claims.ts';
 import { benchConsole, DEFAULT_CONSOLE_SIZES, type ConsoleSize } from './console.ts';
 import { createSiblingDatabase, startBenchDatabase, type BenchDatabase, type LoadResult } from './harness.ts';
-import { benchSdkHttp, type SdkHttpBench } from './sdk-http.ts';
+import { benchSdkHttp, type SdkHttpBench, type ServerKind } from './sdk-http.ts';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const pct = (r: number) => `${fmt(r * 100)}%`;
@@ -22,6 +22,11 @@ function list(name: string, fallback: number[]): number[] {
   const raw = process.env[name];
   if (!raw) return fallback;
   return raw.split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
+}
+/** BENCH_SDK_SERVER=next|node forces the SDK bench's server; default: next when a fresh build exists. */
+function sdkServer(): ServerKind | undefined {
+  const v = process.env.BENCH_SDK_SERVER;
+  return v === 'next' ? 'next start' : v === 'node' ? 'child process' : undefined;
 }
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
@@ -40,6 +45,8 @@ export function claimLines(c: ClaimBench): string[] {
     '- **raw**: one-row `INSERT ... ON CONFLICT (key, epoch) DO NOTHING RETURNING` into a table of the same shape as `effect` (`LIKE effect INCLUDING ALL`): the physical ceiling.',
     '- **ledger**: `claimEffect` (key derivation, tool and run lookup, one call to `ledger_claim` writing key head, effect, attempt, transition and the hash-chained audit entry in one transaction).',
     "- **peer**: pg-boss 10 `send(queue, data, { singletonKey })` on a queue with policy `short` (unique key among queued jobs; on the default `standard` policy a singletonKey does not dedupe at all). Nothing consumes the queue, so every duplicate is refused: the peer's best case. A pg-boss key dedupes only while its job is queued (`short`), active (`singleton`) or either (`stately`); a ledger key stays claimed for good.",
+    '',
+    'Cost growth here is by duplicate rate rather than by count: a claim is a unique-index probe whose cost barely moves with the number of keys already claimed, and 200,000 ledger claims alone would take most of the section\'s time budget.',
     '',
     '| duplicates | path | claims/s | p50 ms | p99 ms |',
     '|---|---|---:|---:|---:|',
@@ -60,7 +67,7 @@ export function claimLines(c: ClaimBench): string[] {
 export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null): string[] {
   const correct = s.deliveries.afterSend === s.effects && s.deliveries.afterReplay === s.effects && s.deliveries.distinctTargets === s.effects && s.done === s.effects;
   return [
-    `${fmt(s.effects)} effects, ${s.agents} agents at once, each effect a claim, the sandbox provider call and the outcome report through the SDK's HTTP transport. The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the exported route handlers of \`app/api/v1\` (Next's router and middleware are not in the path; a clean clone has no \`.next\` build).`,
+    `${fmt(s.effects)} effects, ${s.agents} agents at once, each effect a claim, the sandbox provider call, the raw response and the outcome report through the SDK's HTTP transport (four HTTP round trips, three of them to the ledger). ${s.server === 'next start' ? 'The API is served by `next start` on the project\'s own build.' : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the exported route handlers of \`app/api/v1\`, the same handlers \`next start\` runs (Next's router is not in the path: this checkout had no \`.next\` build newer than its sources; \`BENCH_SDK_SERVER=next\` after \`npm run build\` uses \`next start\`).`}`,
     '',
     '| figure | effects/s | p50 ms | p99 ms |',
     '|---|---:|---:|---:|',
@@ -165,12 +172,12 @@ async function main() {
       lines.push('## Claims (issues 2 and 7)', '', ...claimLines(c), '');
     }
     if (runs('sdk')) {
-      const s = await timed('sdk over http', () => benchSdkHttp({ ...db, effects: num('BENCH_SDK_EFFECTS', 2_000), agents: num('BENCH_SDK_AGENTS', 16) }));
+      const s = await timed('sdk over http', () => benchSdkHttp({ ...db, effects: num('BENCH_SDK_EFFECTS', 2_000), agents: num('BENCH_SDK_AGENTS', 16), server: sdkServer() }));
       lines.push('## End-to-end effects with the SDK over HTTP (issue 7)', '', ...sdkLines(s, ledgerClaims), '');
     }
     if (runs('audit')) {
       // Its own database on the same server, so the verification sizes are exactly the trail's size.
-      const auditDb = await createSiblingDatabase(db, 'bench_audit');
+      const auditDb = await createSiblingDatabase(db, `bench_audit_${Date.now().toString(36)}`);
       try {
         const a = await timed('audit', () => benchAudit({ ...auditDb, sizes: list('BENCH_AUDIT_SIZES', [10_000, 100_000, 1_000_000]), appends: num('BENCH_AUDIT_APPENDS', 5_000), writers: connections }));
         lines.push('## Audit trail (issue 7)', '', ...auditLines(a), '');

@@ -1,10 +1,17 @@
 // End-to-end effects per second: agents using the SDK's HTTP transport against the agent API served
-// over real HTTP (sdk-http-server.ts, its own process), sending through the sandbox provider. Each
+// over real HTTP, sending through the sandbox provider. The server is `next start` when the project
+// has a `.next` build newer than its sources, else (a clean clone) sdk-http-server.ts in its own
+// process: the same route handlers behind a plain node:http server. BENCH_SDK_SERVER forces one. Each
 // effect is a claim, the provider call, the raw response and the outcome report, as in production.
 // Then the same run is replayed with reworded subjects: every effect must be skipped (K1, S1).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../lib/db/embedded.ts';
 import pg from 'pg';
 import { createDb } from '../../lib/db/client.ts';
 import { createRuntimeKey } from '../../lib/runtime-keys/index.ts';
@@ -23,7 +30,65 @@ export interface SdkHttpBench {
   deliveries: { afterSend: number; afterReplay: number; distinctTargets: number };
   /** Effects in state done for the run: must equal `effects`. */
   done: number;
-  server: 'child process' | 'in process';
+  server: ServerKind;
+}
+
+/** `next start` on the project's own build; a node:http server over the route handlers in a child
+ *  process; or that server inside this process (the reduced test). */
+export type ServerKind = 'next start' | 'child process' | 'in process';
+
+const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name === 'generated' || entry.name === 'node_modules') continue;
+      newest = Math.max(newest, newestMtime(p));
+    } else newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** A `.next` build newer than every source under app/, components/ and lib/ (as the browser tests check). */
+export function freshNextBuild(): boolean {
+  const id = path.join(root, '.next/BUILD_ID');
+  if (!existsSync(id)) return false;
+  const built = statSync(id).mtimeMs;
+  return !['app', 'components', 'lib'].some((d) => existsSync(path.join(root, d)) && newestMtime(path.join(root, d)) > built);
+}
+
+/** `next start` of the existing build as the app role; ready once it answers the API's docs route. */
+async function startNext(appUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'ledger-bench-next-'));
+  const child = spawn(process.execPath, [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: appUrl, NEXTAUTH_SECRET: randomBytes(32).toString('base64url'), NEXTAUTH_URL: `http://127.0.0.1:${port}`, LEDGER_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  // Next prints "Ready" once it listens; wait for that line rather than polling.
+  await new Promise<void>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (line) => {
+      if (/ready/i.test(line)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`next start exited with ${code}`)));
+  });
+  child.stdout!.resume();
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => {
+          rmSync(dataDir, { recursive: true, force: true });
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 interface Customer {
@@ -53,11 +118,12 @@ async function spawnApiServer(appUrl: string, connections: number): Promise<{ ur
   };
 }
 
-export async function benchSdkHttp(opts: { ownerUrl: string; appUrl: string; effects: number; agents: number; inProcess?: boolean }): Promise<SdkHttpBench> {
+export async function benchSdkHttp(opts: { ownerUrl: string; appUrl: string; effects: number; agents: number; server?: ServerKind }): Promise<SdkHttpBench> {
   const { effects, agents } = opts;
+  const server: ServerKind = opts.server ?? (freshNextBuild() ? 'next start' : 'child process');
   const db = createDb(opts.appUrl, 2);
   const sandbox = await startSandbox();
-  const api = opts.inProcess ? await startApiServer(opts.appUrl, agents) : await spawnApiServer(opts.appUrl, agents);
+  const api = server === 'in process' ? await startApiServer(opts.appUrl, agents) : server === 'next start' ? await startNext(opts.appUrl) : await spawnApiServer(opts.appUrl, agents);
   try {
     const tag = Date.now().toString(36);
     const workflow = `bench_sdk_${tag}`;
@@ -96,7 +162,7 @@ export async function benchSdkHttp(opts: { ownerUrl: string; appUrl: string; eff
       replay,
       deliveries: { afterSend, afterReplay: sandbox.deliveries.length, distinctTargets: new Set(sandbox.deliveries.map((d) => d.to)).size },
       done,
-      server: opts.inProcess ? 'in process' : 'child process',
+      server,
     };
   } finally {
     await api.stop();

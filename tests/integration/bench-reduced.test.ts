@@ -32,7 +32,7 @@ describe('reduced benchmark', () => {
   }, 180_000);
 
   it('S1, K1: effects through the SDK over HTTP reach the sandbox once each; the reworded replay sends nothing', async () => {
-    const s = await benchSdkHttp({ ownerUrl: t.ownerUrl, appUrl: t.appUrl, effects: 40, agents: 4, inProcess: true });
+    const s = await benchSdkHttp({ ownerUrl: t.ownerUrl, appUrl: t.appUrl, effects: 40, agents: 4, server: 'in process' });
     expect(s.deliveries).toEqual({ afterSend: 40, afterReplay: 40, distinctTargets: 40 });
     expect(s.done).toBe(40);
     expect(sdkLines(s, 1).join('\n')).not.toContain('wrong counts');
