@@ -1,8 +1,9 @@
 export type SP = Record<string, string | string[] | undefined>;
 
+/** One search parameter, trimmed; NUL characters (which PostgreSQL text cannot hold) are dropped. */
 export function one(sp: SP, key: string): string | undefined {
   const v = sp[key];
-  const s = Array.isArray(v) ? v[0] : v;
+  const s = (Array.isArray(v) ? v[0] : v)?.replace(/\u0000/g, '');
   return s && s.trim() ? s.trim() : undefined;
 }
 

@@ -16,7 +16,8 @@ export interface AuditFilter {
 export function auditFilterFrom(params: URLSearchParams | Record<string, string | string[] | undefined>): AuditFilter {
   const get = (k: string) => {
     const v = params instanceof URLSearchParams ? params.get(k) : params[k];
-    const s = Array.isArray(v) ? v[0] : v;
+    // NUL cannot reach PostgreSQL text (the query would fail): dropped, as the console's one() does.
+    const s = (Array.isArray(v) ? v[0] : v)?.replace(/\u0000/g, '');
     return s && s.trim() ? s.trim() : undefined;
   };
   return { actor: get('actor'), action: get('action'), run: get('run'), target: get('target'), from: get('from'), to: get('to'), outcome: get('outcome') };
