@@ -26,7 +26,11 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const info = requestInfoFromHeaders(await headers());
   await appendAudit(db(), {
     chain: 'audit:read', actor: userActor(user), action: 'audit.read', subjectType: 'audit', subjectId: 'page',
-    detail: { filter: Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)), cursor: one(sp, 'cursor') ?? null },
+    // jsonb refuses lone surrogates: the recorded filter keeps a replacement character instead.
+    detail: {
+      filter: Object.fromEntries(Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, wellFormed(v)]]))),
+      cursor: wellFormed(one(sp, 'cursor') ?? '') || null,
+    },
     request: { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId },
   });
   const exportQuery = new URLSearchParams(Object.entries(filter).filter((e): e is [string, string] => Boolean(e[1]))).toString();
@@ -115,4 +119,8 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       </Card>
     </>
   );
+}
+
+function wellFormed(s: string): string {
+  return s.replace(/\p{Cs}/gu, '\uFFFD');
 }
