@@ -20,7 +20,7 @@ import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section
 import { changedTables, HOST, openAbuseEnv, pooled, rng, type AbuseEnv, type Who } from '../support/abuse-env.ts';
 import { Fixtures } from '../support/abuse-fixtures.ts';
 import { generateCases, namesField, HTML_INJECTION, SQL_INJECTION, UNICODE_EDGES, type GeneratedCase } from '../support/abuse-input.ts';
-import { renderEscapingCheck } from '../support/abuse-render.tsx';
+import { renderEscapingCheck, renderMalformedPages } from '../support/abuse-render.tsx';
 import { z } from 'zod';
 
 type Answer = { status: number; field?: unknown; body: string };
@@ -311,6 +311,7 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
 
     const render = await renderEscapingCheck(env, fx, { payloads: [...HTML_INJECTION, ...SQL_INJECTION.slice(0, 3), ...UNICODE_EDGES.filter((u) => !u.includes('\u0000')).slice(0, 6)], full });
     rows.push(render.row);
+    rows.push(await renderMalformedPages(env, (await makeRun(env.db)).runId, { full }));
     const total = rows.reduce((n, r) => n + (r.tried.startsWith('state changes') ? 0 : r.trials), 0);
     return {
       title: 'Bad input: malformed input on every endpoint and action',

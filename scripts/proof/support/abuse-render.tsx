@@ -143,3 +143,48 @@ export async function renderEscapingCheck(env: AbuseEnv, fx: Fixtures, o: { payl
     ],
   };
 }
+
+const PAGE_VALUES = ['\u0000', 'a\uD800b', 'x'.repeat(5000), `' OR '1'='1`, '<script>alert(7)</script>', '2026-13-45T99:99', '-1', '\u202Eevil', '%', '😀'];
+
+/**
+ * Console pages are GET endpoints too: each search parameter (and the run id in the path) gets a
+ * malformed value. A page may show an empty state, a message or Next's not-found page; a thrown
+ * error (what a browser would see as a 500) counts. Audit page renders write their own audit.read
+ * entry, so this runs outside the row fingerprint of the bad-input cases.
+ */
+export async function renderMalformedPages(env: AbuseEnv, runId: string, o: { full: boolean }): Promise<ProofRow> {
+  const values = o.full ? PAGE_VALUES : PAGE_VALUES.slice(0, 4);
+  const cookie = await env.cookieFor(env.users.admin);
+  const pages: [string, () => Promise<PageModule>, Record<string, string>, string[]][] = [
+    ['/runs', () => import('../../../app/(console)/runs/page.tsx') as unknown as Promise<PageModule>, {}, ['workflow', 'status', 'from', 'to', 'q', 'cursor']],
+    ['/runs/[runId]', () => import('../../../app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>, { runId }, ['view', 'state', 'q', 'sort', 'cursor']],
+    ['/audit', () => import('../../../app/(console)/audit/page.tsx') as unknown as Promise<PageModule>, {}, ['actor', 'action', 'run', 'target', 'from', 'to', 'outcome', 'cursor']],
+    ['/target', () => import('../../../app/(console)/target/page.tsx') as unknown as Promise<PageModule>, {}, ['key']],
+    ['/support', () => import('../../../app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, ['cursor']],
+  ];
+  const cases: { route: string; load: () => Promise<PageModule>; params: Record<string, string>; sp: SP; label: string }[] = [];
+  for (const [route, load, params, names] of pages) {
+    for (const name of names) for (const v of values) cases.push({ route, load, params, sp: { [name]: v }, label: `${route}?${name}=${JSON.stringify(v).slice(0, 16)}` });
+  }
+  for (const v of values) cases.push({ route: '/runs/[runId]', load: pages[1]![1], params: { runId: v }, sp: {}, label: `/runs/${JSON.stringify(v).slice(0, 16)}` });
+  let errors = 0, notFound = 0;
+  const examples: string[] = [];
+  for (const c of cases) {
+    try {
+      await renderPage(await c.load(), c.route, cookie, c.params, c.sp);
+    } catch (error) {
+      const digest = String((error as { digest?: unknown }).digest ?? '');
+      if (digest.startsWith('NEXT_HTTP_ERROR_FALLBACK;404') || digest.startsWith('NEXT_REDIRECT')) { notFound++; continue; }
+      errors++;
+      examples.push(`${c.label}: ${(error as Error).message.split('\n')[0]!.slice(0, 140)}`);
+    }
+  }
+  return {
+    tried: `console pages with malformed search parameters and path ids (${pages.map((p) => p[0]).join(', ')}), rendered as an admin`,
+    trials: cases.length,
+    lost: 0,
+    duplicated: 0,
+    unauthorized: errors,
+    observed: `${cases.length - errors - notFound} rendered (empty state or message), ${notFound} not-found pages, ${errors} server errors${examples.length ? `: ${examples.slice(0, Number(process.env.ABUSE_EXAMPLES ?? 4)).join(' | ')}` : ''}`,
+  };
+}
