@@ -72,6 +72,8 @@ export async function browse(options: {
   sessions: Session[];
   pages: PageKind[];
   keepGoing?: () => boolean;
+  /** Start no new request this long after the timed phase began (after the warm-up). */
+  durationMs?: number;
   rounds?: number;
   anonymous?: Session;
   anonymousEvery?: number;
@@ -108,6 +110,7 @@ export async function browse(options: {
       for (let n = 0; ; n++) {
         if (options.rounds !== undefined && n >= options.rounds) break;
         if (options.keepGoing && !options.keepGoing()) break;
+        if (options.durationMs !== undefined && performance.now() - started > options.durationMs) break;
         const page = pages[(s + n) % pages.length]!;
         const i = counters.get(page.kind) ?? 0;
         counters.set(page.kind, i + 1);

@@ -205,7 +205,6 @@ export async function consoleUnderLoad(ctx: ProofContext, options: ConsoleLoadOp
       { kind: 'audit trail', path: () => '/audit', markers: () => ['data-testid="chain-badge"'] },
     ];
     log(`console load: ${SESSIONS} sessions browsing for ${BROWSE_SECONDS} s while the replay runs`);
-    const end = Date.now() + BROWSE_SECONDS * 1000;
     // What the database is doing meanwhile (sampled as the owner once a second): active statements of
     // all connections but the job engine's, and how many of them recompute P4 over the big plan at once.
     const peak = { active: 0, p4: 0, samples: 0 };
@@ -228,18 +227,21 @@ export async function consoleUnderLoad(ctx: ProofContext, options: ConsoleLoadOp
         await probe.end();
       }
     })();
-    const stats = await browse({ sessions, pages, keepGoing: () => Date.now() < end, anonymous: fetchSession(baseURL, 'anonymous', null), anonymousEvery: 25, warmUp: true, thinkMs: options.thinkMs ?? 0, log });
+    const stats = await browse({ sessions, pages, durationMs: BROWSE_SECONDS * 1000, anonymous: fetchSession(baseURL, 'anonymous', null), anonymousEvery: 25, warmUp: true, thinkMs: options.thinkMs ?? 0, log });
     sampling = false;
     await sampler;
     const during = await getReplayProgress({ db }, { replayId: req.replayId });
 
     // Stop the replay (it is not meant to finish here) and wait until no send of it is in flight.
     if (during.status === 'running') await cancelReplay({ db, actor: operatorActor }, { replayId: req.replayId, reason: 'proof: load, browsing ended' });
-    await until('no replay send in flight', 120_000, async () => {
-      const [r] = (await owner.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM effect e JOIN effect_key k ON k.key = e.key AND k.current_epoch = e.epoch WHERE k.run_id = $1 AND e.state = 'pending' AND NOT e.awaiting_claim`,
+    // Settled: no claim of the replayed run still pending, and the replay's sent counter caught up with
+    // the done keys (the executor records an item's outcome just after marking its key done).
+    await until('the replay has settled (nothing in flight, sent counter = done keys)', 120_000, async () => {
+      const [r] = (await owner.query<{ pending: number; done: number }>(
+        `SELECT count(*) FILTER (WHERE e.state = 'pending' AND NOT e.awaiting_claim)::int AS pending, count(*) FILTER (WHERE e.state = 'done')::int AS done
+           FROM effect e JOIN effect_key k ON k.key = e.key AND k.current_epoch = e.epoch WHERE k.run_id = $1`,
         [replayRun.runId])).rows;
-      return r!.n === 0;
+      return r!.pending === 0 && (await getReplayProgress({ db }, { replayId: req.replayId })).sent === r!.done;
     });
     const final = await getReplayProgress({ db }, { replayId: req.replayId });
 
