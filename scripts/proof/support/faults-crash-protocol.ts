@@ -16,8 +16,18 @@ export interface CrashOrder {
   payload: { subject: string; body: string };
 }
 
+/** The direct-transport child (scripts/proof/children/claim-in-flight.ts): its own connection. */
+export interface InFlightOrder {
+  /** The app role's URL with an application_name naming this trial. */
+  appUrl: string;
+  runtimeId: string;
+  sandboxUrl: string;
+  spec: CrashOrder['spec'];
+  payload: CrashOrder['payload'];
+}
+
 export type ChildMessage =
   | { type: 'ready'; pid: number }
-  | { type: 'at'; point: CrashPoint; detail: Record<string, unknown> }
+  | { type: 'at'; point: CrashPoint | 'claim-in-flight'; detail: Record<string, unknown> }
   | { type: 'finished'; result: unknown }
   | { type: 'error'; message: string };
