@@ -2,7 +2,7 @@
 // OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set (an OIDC user must already exist
 // here with the same email: roles are granted in this console, never by the identity provider).
 import type { AuthOptions } from 'next-auth';
-import CredentialsProvider from 'next-auth/providers/credentials';
+import Credentials from 'next-auth/providers/credentials';
 import { appendAudit } from '../audit/append.ts';
 import { db } from '../db/client.ts';
 import { env } from '../env.ts';
@@ -10,6 +10,10 @@ import { dummyHash, verifyPassword } from './password.ts';
 import { clearFailures, recordFailure, signInBlocked } from './rate-limit.ts';
 import { authSecret } from './secret.ts';
 import { SESSION_MAX_AGE } from './session.ts';
+
+// next-auth ships CommonJS: under Next and vitest the default import is the function, under plain Node
+// ESM (tsx scripts such as `npm run proof`) it is the module object holding it.
+const CredentialsProvider = ((Credentials as unknown as { default?: typeof Credentials }).default ?? Credentials) as typeof Credentials;
 
 function headerOf(req: { headers?: Record<string, unknown> } | undefined, name: string): string | null {
   const value = req?.headers?.[name];
