@@ -8,7 +8,6 @@ import { proof } from '../../scripts/proof/parts/security.ts';
 describe('proof: security', () => {
   it('Z1/Z2/Z3/Z4/Z6/A2/A3/A4/A5: only permitted calls succeed, every refusal is audited, the trail is tamper-evident, secrets stay hashed', async () => {
     const section = await runReducedProof(proof);
-    console.log(JSON.stringify(section, null, 1));
     expect(section.rows.length).toBeGreaterThanOrEqual(10);
     expect(section.notes?.join(' ')).toContain('0 permitted calls were refused');
   }, 600_000);
