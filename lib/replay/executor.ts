@@ -37,6 +37,38 @@ export function executorActor(replayId: string): Actor {
 /** Thrown to fail the chunk job so pg-boss retries it later (the provider is unreachable). */
 export class RetryChunk extends Error {}
 
+/** The database is unreachable or went away mid-statement (restart, failover, network): worth
+ *  retrying after a pause, unlike a constraint or a bug. */
+export function isConnectionLoss(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  if (typeof e?.code === 'string' && (/^08/.test(e.code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(e.code))) return true;
+  return /Connection terminated|connection (is )?closed|ECONNREFUSED|ECONNRESET|terminating connection|the database system is (starting up|shutting down)|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(e?.message ?? '');
+}
+
+/** Bounded exponential backoff: 0.25 s doubling to at most `capMs`, with jitter. */
+export function backoffMs(attempt: number, capMs = 30_000, baseMs = 250): number {
+  const ms = Math.min(capMs, baseMs * 2 ** Math.min(attempt, 20));
+  return Math.round(ms * (0.8 + Math.random() * 0.4));
+}
+
+/** After a send the provider's answer exists only in this process: its statement is retried through a
+ *  database outage or a statement timeout (bounded backoff, up to `forMs`), so a restart does not turn a delivery into an
+ *  unknown. A retry that finds the state already moved by this same statement (the first attempt
+ *  committed, its reply was lost) counts as applied. */
+async function persistThroughOutage<T>(what: string, fn: () => Promise<T>, log?: (l: string) => void, forMs = 120_000): Promise<T> {
+  const deadline = Date.now() + forMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      const timedOut = (error as { code?: string }).code === '57014'; // statement timeout: a lock held elsewhere
+      if ((!isConnectionLoss(error) && !timedOut) || Date.now() > deadline) throw error;
+      if (attempt === 0) log?.(`${what}: ${(error as Error).message}; retrying`);
+      await new Promise((r) => setTimeout(r, backoffMs(attempt, 5_000, 100)));
+    }
+  }
+}
+
 const defaultPayload = (i: { action: string; recordId: string }) => {
   const text = `This message was sent again by an operator's replay (${i.action}, record ${i.recordId}).`;
   return { subject: `${i.action.replace(/_/g, ' ')}`, text, body: text };
@@ -214,6 +246,12 @@ class Tally {
   }
 }
 
+/** transitionWithOutcome, retried through a database outage (the send already happened). */
+function settle(q: Query, tally: Tally, actor: Actor, t: Parameters<typeof transitionWithOutcome>[3], o: Parameters<typeof transitionWithOutcome>[4], log?: (l: string) => void) {
+  let tries = 0;
+  return persistThroughOutage(`outcome of ${t.key}`, () => transitionWithOutcome(q, tally, actor, { ...t, retried: tries++ > 0 }, o), log);
+}
+
 const TRANSITION_ACTIONS = { done: 'effect.complete', failed: 'effect.fail', stuck: 'effect.stuck' } as const;
 
 /** pending -> done / failed / stuck for the executor, plus the item's outcome (null: none yet). */
@@ -221,7 +259,7 @@ async function transitionWithOutcome(
   q: Query,
   tally: Tally,
   actor: Actor,
-  t: { key: string; epoch: number; attemptId: string; to: 'done' | 'failed' | 'stuck'; receipt?: string; evidence?: Record<string, unknown>; raw?: RawResponse },
+  t: { key: string; epoch: number; attemptId: string; to: 'done' | 'failed' | 'stuck'; receipt?: string; evidence?: Record<string, unknown>; raw?: RawResponse; retried?: boolean },
   o: { replayId: string; itemId: string; outcome: ItemOutcome | null; note: string | null },
 ): Promise<void> {
   if (t.to === 'done' && !t.receipt?.trim()) throw new LedgerError('validation', 'done needs a provider receipt that can be looked up later (S2)');
@@ -235,6 +273,7 @@ async function transitionWithOutcome(
   const row = rows[0];
   if (!row) throw new LedgerError('not_found', `no effect ${t.key} at epoch ${t.epoch}`);
   if (!row.ok) {
+    if (t.retried && row.from_state === t.to) return; // the first attempt committed; its reply was lost
     throw new LedgerError('invalid_transition', `cannot move ${t.key} (epoch ${row.epoch}) from ${row.from_state} to ${t.to}${row.problem && row.problem !== 'transition not allowed' ? `: ${row.problem}` : ''}`, { state: row.from_state });
   }
   if (o.outcome) tally.add(o.outcome, row.was);
@@ -303,7 +342,10 @@ export async function runChunk(deps: ExecutorDeps, chunk: ReplayChunk): Promise<
     clearInterval(flusher);
     await tally.flush().catch((e: unknown) => deps.log?.(`replay counters: ${(e as Error).message} (the completion recounts)`));
   }
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined) {
+    if (failure instanceof Error) Object.assign(failure, { processed });
+    throw failure;
+  }
   if (stoppedBy) return { processed, stoppedBy };
   await completeIfDone(db, replayId, runId, actor);
   return { processed };
@@ -374,7 +416,12 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
   const claim = claimRows[0];
   span('claim', ts);
   if (!claim) return 'stopped'; // paused or cancelled: nothing claimed, the item stays open
-  if (!claim.claimed) return outcome('skipped', `lost the claim: ${claim.state} by ${claim.changed_by} (F3)`);
+  if (!claim.claimed) {
+    // Another handler of this same replay holds it (pg-boss ran the chunk twice): its outcome stands;
+    // if that handler dies, the next run of the chunk finds the claim ours and reports it interrupted.
+    if (claim.state === 'pending' && claim.changed_by === actor.label) return;
+    return outcome('skipped', `lost the claim: ${claim.state} by ${claim.changed_by} (F3)`);
+  }
   const attemptId = claim.attempt_id!;
   const epoch = claim.epoch;
 
@@ -386,7 +433,7 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
     raw = await provider.send({ key, epoch, idempotencyKey: claim.idempotency_key, target, payload }, AbortSignal.timeout(timeout * 1000));
   } catch (error) {
     if (isCallFailure(error) && error.providerSent === 'no') {
-      await transitionWithOutcome(q, tally, actor, { key, epoch, attemptId, to: 'failed', evidence: { error: error.message, ...error.detail, sent: 'no' } }, { replayId, itemId, outcome: null, note: null });
+      await settle(q, tally, actor, { key, epoch, attemptId, to: 'failed', evidence: { error: error.message, ...error.detail, sent: 'no' } }, { replayId, itemId, outcome: null, note: null }, deps.log);
       throw new RetryChunk(`provider ${tool.provider} unreachable: ${error.message}`);
     }
     // Ambiguous: the executor may not decide unknown; the key stays pending for the reconciler (S4).
@@ -399,23 +446,23 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
   // R1: done, failed and stuck store the raw response in their own statement (below); the other
   // verdicts store it here, before anything else happens to the key.
   if (verdict.outcome !== 'done' && verdict.outcome !== 'failed' && verdict.outcome !== 'stuck') {
-    await q(RESPONSE_SQL, [attemptId, raw.status, JSON.stringify(raw.headers), Buffer.from(raw.body)]);
+    await persistThroughOutage(`response of ${key}`, () => q(RESPONSE_SQL, [attemptId, raw.status, JSON.stringify(raw.headers), Buffer.from(raw.body)]), deps.log);
   }
   const ref = { key, epoch, attemptId, raw };
   const o = (x: ItemOutcome | null, note: string | null) => ({ replayId, itemId, outcome: x, note });
   try {
     switch (verdict.outcome) {
       case 'done':
-        await transitionWithOutcome(q, tally, actor, { ...ref, to: 'done', receipt: verdict.receipt }, o('sent', `receipt ${verdict.receipt}`));
+        await settle(q, tally, actor, { ...ref, to: 'done', receipt: verdict.receipt }, o('sent', `receipt ${verdict.receipt}`), deps.log);
         return span('done', ts);
       case 'failed':
         if (verdict.evidence.unavailable === true) {
-          await transitionWithOutcome(q, tally, actor, { ...ref, to: 'failed', evidence: verdict.evidence }, o(null, null));
+          await settle(q, tally, actor, { ...ref, to: 'failed', evidence: verdict.evidence }, o(null, null), deps.log);
           throw new RetryChunk(`provider ${tool.provider} unavailable (${raw.status})`);
         }
-        return await transitionWithOutcome(q, tally, actor, { ...ref, to: 'failed', evidence: verdict.evidence }, o('failed', `rejected: ${JSON.stringify(verdict.evidence).slice(0, 500)}`));
+        return await settle(q, tally, actor, { ...ref, to: 'failed', evidence: verdict.evidence }, o('failed', `rejected: ${JSON.stringify(verdict.evidence).slice(0, 500)}`), deps.log);
       case 'stuck':
-        return await transitionWithOutcome(q, tally, actor, { ...ref, to: 'stuck', evidence: verdict.evidence }, o('failed', 'stuck (S6)'));
+        return await settle(q, tally, actor, { ...ref, to: 'stuck', evidence: verdict.evidence }, o('failed', 'stuck (S6)'), deps.log);
       case 'already_existed': {
         // R3: follow the pointer and record the prior object's state.
         const prior = provider.followReference ? await provider.followReference(verdict.reference).catch(() => null) : null;
@@ -425,7 +472,7 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
           return outcome('sent', `already existed: receipt ${prior.receipt}`);
         }
         if (prior?.found && prior.state === 'failed') {
-          return await transitionWithOutcome(q, tally, actor, { ...ref, to: 'stuck', evidence: { ...verdict.evidence, reference: verdict.reference, prior: 'failed' } }, o('failed', 'already existed as a failed object: stuck (R3, S6)'));
+          return await settle(q, tally, actor, { ...ref, to: 'stuck', evidence: { ...verdict.evidence, reference: verdict.reference, prior: 'failed' } }, o('failed', 'already existed as a failed object: stuck (R3, S6)'), deps.log);
         }
         return outcome('unknown', `already existed at ${verdict.reference}; the prior object could not be read, left pending for the reconciler`);
       }

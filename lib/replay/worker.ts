@@ -8,9 +8,9 @@
 //  - reconciliation (C1-C3) on start-up and every interval.
 import pg from 'pg';
 import type PgBoss from 'pg-boss';
-import type { Db } from '../db/client.ts';
+import { sqlPool, type Db } from '../db/client.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { executorActor, completeIfDone, runChunk, RetryChunk, type ExecutorDeps } from './executor.ts';
+import { backoffMs, executorActor, completeIfDone, runChunk, type ExecutorDeps } from './executor.ts';
 import { enqueueRemaining, JOB_SCHEMA, openChunkJobs, REPLAY_QUEUE, startBoss, type ReplayChunk } from './jobs.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { reconcileOnce, type ReconcileResult } from './reconcile.ts';
@@ -36,6 +36,9 @@ export interface ReplayWorker {
 export async function startReplayWorker(options: WorkerOptions): Promise<ReplayWorker> {
   const log = options.log ?? (() => undefined);
   const concurrency = options.concurrency ?? 4;
+  // A database restart ends every pooled connection; the pool reports it as an 'error' event, which
+  // without a listener would end the process. The next query opens a new connection.
+  sqlPool(options.db)?.on('error', (e) => log(`database connection lost: ${e.message}`));
   const boss = await startBoss(options.appUrl, { work: true, max: concurrency + 2 });
   // The lock connection is replaced when it breaks (a database restart): locks held on the old one
   // are gone with it, so the rescue may re-run those chunks, which the ledger makes harmless.
@@ -76,6 +79,21 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   };
 
   let stopping = false;
+  // Bounded exponential backoff for a chunk that fails without progress (a provider or the database
+  // down for a while): 1 s, 2 s, 4 s ... at most 15 s per handler before the job goes back to pg-boss
+  // (whose own retry delay is fixed); any progress resets it.
+  let failuresInARow = 0;
+  const wakeUps = new Set<() => void>();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        wakeUps.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      wakeUps.add(done);
+    });
   const handle = async ([job]: PgBoss.Job<ReplayChunk>[]) => {
     if (!job) return;
     const got = await locks.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [LOCK_CLASS, job.id]);
@@ -86,9 +104,13 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
     }
     try {
       const r = await runChunk(deps, job.data);
+      failuresInARow = 0;
       log(`chunk ${job.data.fromId}-${job.data.toId} of ${job.data.replayId}: ${r.processed} processed${r.stoppedBy ? `, stopped: ${r.stoppedBy}` : ''}`);
     } catch (error) {
-      if (!(error instanceof RetryChunk)) log(`chunk ${job.data.fromId}-${job.data.toId}: ${(error as Error).message}`);
+      if (((error as { processed?: number }).processed ?? 0) > 0) failuresInARow = 0;
+      const wait = stopping ? 0 : backoffMs(failuresInARow++, 15_000, 1_000);
+      log(`chunk ${job.data.fromId}-${job.data.toId}: ${(error as Error).message}; retried in ${Math.round(wait / 100) / 10} s + the queue's delay`);
+      if (wait) await pause(wait);
       throw error; // pg-boss retries the chunk
     } finally {
       await locks.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, job.id]).catch(() => undefined);
@@ -149,6 +171,7 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
     async stop() {
       stopping = true;
       for (const t of timers) clearInterval(t);
+      for (const wake of [...wakeUps]) wake();
       await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
       await locks.end().catch(() => undefined);
     },
