@@ -1,7 +1,9 @@
 // Audit trail: filtered, keyset-paged by id (newest first), and the same filter streamed in
 // batches for the CSV / JSON Lines export (A5).
+import { verifyAuditTrail, type ChainVerification } from '../audit/verify.ts';
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
+import { remember } from './common.ts';
 
 export interface AuditFilter {
   actor?: string;
@@ -115,4 +117,19 @@ export function csvLine(r: AuditRow): string {
 
 export function jsonLine(r: AuditRow): string {
   return JSON.stringify(r) + '\n';
+}
+
+const LARGE_TRAIL = 100_000;
+const LARGE_TRAIL_CHECK_MS = 30_000;
+let largeTrail = false;
+
+/** The verification shown on the audit page (A2). It reads every entry, so once the trail is large
+ *  (over 100,000 entries) concurrent views share one verification at most 30 s old, and the page
+ *  says when it was checked; smaller trails are verified on every view. */
+export async function pageVerification(db: Db): Promise<{ result: ChainVerification; checkedAt: Date }> {
+  const { value, at } = largeTrail
+    ? await remember('audit:verification', LARGE_TRAIL_CHECK_MS, () => verifyAuditTrail(db))
+    : { value: await verifyAuditTrail(db), at: new Date() };
+  largeTrail = value.ok && value.entries > LARGE_TRAIL;
+  return { result: value, checkedAt: at };
 }

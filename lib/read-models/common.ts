@@ -24,14 +24,34 @@ export function decodeCursor<T extends unknown[]>(cursor: string | null | undefi
 }
 
 const memo = new Map<string, { at: number; value: unknown }>();
+const inFlight = new Map<string, Promise<{ at: number; value: unknown }>>();
 
-/** Memoizes a figure for ttlMs (only used where the page says "as of"). */
+function refresh<T>(key: string, compute: () => Promise<T>): Promise<{ at: number; value: unknown }> {
+  let running = inFlight.get(key);
+  if (!running) {
+    running = compute()
+      .then((value) => {
+        if (memo.size > 1000) memo.clear();
+        const entry = { at: Date.now(), value };
+        memo.set(key, entry);
+        return entry;
+      })
+      .finally(() => inFlight.delete(key));
+    inFlight.set(key, running);
+  }
+  return running;
+}
+
+/** Memoizes a figure for ttlMs (only used where the page says "as of"). One computation per key at a
+ *  time: concurrent requests share it instead of each scanning a million-item run. Once a figure
+ *  exists, an expired one is served (with its older "as of") while a single refresh runs behind it. */
 export async function remember<T>(key: string, ttlMs: number, compute: () => Promise<T>): Promise<{ value: T; at: Date }> {
   const hit = memo.get(key);
   if (hit && Date.now() - hit.at < ttlMs) return { value: hit.value as T, at: new Date(hit.at) };
-  const value = await compute();
-  if (memo.size > 1000) memo.clear();
-  const at = Date.now();
-  memo.set(key, { at, value });
-  return { value, at: new Date(at) };
+  if (hit) {
+    refresh(key, compute).catch(() => {}); // a failed refresh leaves the older figure; the next view retries
+    return { value: hit.value as T, at: new Date(hit.at) };
+  }
+  const entry = await refresh(key, compute);
+  return { value: entry.value as T, at: new Date(entry.at) };
 }

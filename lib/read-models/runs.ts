@@ -64,6 +64,18 @@ export async function listRuns(db: Db, filter: RunsFilter): Promise<{ rows: RunR
   return { rows: out, next: rows.length > limit && last ? encodeCursor([last.created_at.toISOString(), last.id]) : null, workflows };
 }
 
+const LARGE_RUN_COUNTS_MS = 5_000;
+const largeRuns = new Set<string>();
+
+async function countRun(db: Db, runId: string): Promise<StateCounts> {
+  const counts = emptyCounts();
+  await Promise.all(STATES.map(async (state) => {
+    const [row] = await db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM effect_key WHERE run_id = ${runId}::uuid AND state = ${state}::"EffectState"`;
+    counts[state] = Number(row?.n ?? 0);
+  }));
+  return counts;
+}
+
 /**
  * Per-state counts of the keys claimed in each run (index effect_key(run_id, state)). For one run
  * the six counts run as six index-only range scans in parallel on the pool: on a run with a
@@ -74,11 +86,10 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
   if (runIds.length === 0) return map;
   if (runIds.length === 1) {
     const runId = runIds[0]!;
-    const counts = emptyCounts();
-    await Promise.all(STATES.map(async (state) => {
-      const [row] = await db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM effect_key WHERE run_id = ${runId}::uuid AND state = ${state}::"EffectState"`;
-      counts[state] = Number(row?.n ?? 0);
-    }));
+    // A run with more than LARGE_PLAN keys costs six scans of up to a million index entries per view:
+    // its counts are shared by concurrent views and refreshed at most every few seconds.
+    const counts = largeRuns.has(runId) ? (await remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId))).value : await countRun(db, runId);
+    if (STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) largeRuns.add(runId);
     map.set(runId, counts);
     return map;
   }

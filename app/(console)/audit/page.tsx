@@ -2,13 +2,12 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { headers } from 'next/headers';
 import { appendAudit } from '../../../lib/audit/append.ts';
-import { verifyAuditTrail } from '../../../lib/audit/verify.ts';
 import { userActor } from '../../../lib/auth/guard.ts';
 import { requestInfoFromHeaders } from '../../../lib/auth/request.ts';
 import { requireUser } from '../../../lib/auth/page.ts';
 import { can } from '../../../lib/auth/permissions.ts';
 import { db } from '../../../lib/db/client.ts';
-import { auditFilterFrom, auditPage } from '../../../lib/read-models/audit.ts';
+import { auditFilterFrom, auditPage, pageVerification } from '../../../lib/read-models/audit.ts';
 import { Badge } from '../../../components/ui/badge.tsx';
 import { linkButton } from '../../../components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '../../../components/ui/card.tsx';
@@ -20,7 +19,7 @@ export const metadata: Metadata = { title: 'Audit trail' };
 export default async function AuditPage({ searchParams }: { searchParams: Promise<SP> }) {
   const [sp, user] = await Promise.all([searchParams, requireUser()]);
   const filter = auditFilterFrom(sp);
-  const [page, chain] = await Promise.all([auditPage(db(), filter, one(sp, 'cursor')), verifyAuditTrail(db())]);
+  const [page, { result: chain, checkedAt }] = await Promise.all([auditPage(db(), filter, one(sp, 'cursor')), pageVerification(db())]);
   // Reading the trail is itself on the trail (who looked, with which filter), written after the read so
   // the page shows the trail as it was when asked for.
   const info = requestInfoFromHeaders(await headers());
@@ -41,7 +40,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         actions={
           <div className="flex items-center gap-2">
             {chain.ok ? (
-              <span data-testid="chain-badge" data-ok="true"><Badge tone="green">Chain verified · {chain.entries.toLocaleString('en-US')} entries in {chain.chains.toLocaleString('en-US')} chains</Badge></span>
+              <span data-testid="chain-badge" data-ok="true"><Badge tone="green">Chain verified · {chain.entries.toLocaleString('en-US')} entries in {chain.chains.toLocaleString('en-US')} chains · checked <Time value={checkedAt} /></Badge></span>
             ) : (
               <span data-testid="chain-badge" data-ok="false"><Badge tone="red">Chain broken at entry {chain.entryId ?? '(missing)'} · {chain.chain} #{chain.seq}: {chain.problem}</Badge></span>
             )}
