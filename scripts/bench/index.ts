@@ -172,7 +172,7 @@ async function main() {
       lines.push('## Claims (issues 2 and 7)', '', ...claimLines(c), '');
     }
     if (runs('sdk')) {
-      const s = await timed('sdk over http', () => benchSdkHttp({ ...db, effects: num('BENCH_SDK_EFFECTS', 2_000), agents: num('BENCH_SDK_AGENTS', 16), server: sdkServer() }));
+      const s = await timed('sdk over http', () => benchSdkHttp({ ...db, effects: num('BENCH_SDK_EFFECTS', 1_000), agents: num('BENCH_SDK_AGENTS', 16), server: sdkServer() }));
       lines.push('## End-to-end effects with the SDK over HTTP (issue 7)', '', ...sdkLines(s, ledgerClaims), '');
     }
     if (runs('audit')) {
