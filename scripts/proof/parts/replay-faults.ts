@@ -353,7 +353,9 @@ async function statementTimeouts(urls: { appUrl: string; ownerUrl: string }, opt
   const locker = new pg.Client({ connectionString: urls.ownerUrl });
   await locker.connect();
   try {
-    const c = await makeCampaign(d.db, { not_sent: opts.targets }, { provider: 'sandbox', fourEyesReplay: false, leaseSeconds: 3, settleWindowSeconds: 2 });
+    // A lease longer than the lock window: with a lease shorter than an outage the reconciler may
+    // decide a blocked send unknown first (by the rules, S4), which is not what this row measures.
+    const c = await makeCampaign(d.db, { not_sent: opts.targets }, { provider: 'sandbox', fourEyesReplay: false, leaseSeconds: 30, settleWindowSeconds: 2 });
     const req = await requestReplay({ db: d.db, actor: operator }, { runId: c.runId, confirmCount: opts.targets, reason: 'statement timeout proof' });
     const url = new URL(urls.appUrl);
     url.searchParams.set('options', '-c statement_timeout=1000');
