@@ -13,6 +13,7 @@ import type { ChildMessage, InFlightOrder } from '../support/faults-crash-protoc
 const tell = (m: ChildMessage) => process.send?.(m);
 
 process.once('message', (order: InFlightOrder) => {
+  setInterval(() => undefined, 60_000); // alive until the SIGKILL, whatever the IPC channel does
   void (async () => {
     const db = createDb(order.appUrl, 1);
     await db.$queryRaw`SELECT 1`;

@@ -12,7 +12,12 @@ import { SandboxProvider } from '../../../lib/providers/sandbox/client.ts';
 import type { ChildMessage, CrashOrder, CrashPoint } from '../support/faults-crash-protocol.ts';
 
 const tell = (m: ChildMessage) => process.send?.(m);
-const forever = (): Promise<never> => new Promise<never>(() => undefined);
+/** Waits until the SIGKILL. A timer keeps the process alive: once the one 'message' listener is gone
+ *  the IPC channel no longer does, and a child with nothing left to do would exit by itself (code 0). */
+const forever = (): Promise<never> => {
+  setInterval(() => undefined, 60_000);
+  return new Promise<never>(() => undefined);
+};
 function reached(point: CrashPoint, detail: Record<string, unknown> = {}): Promise<never> {
   tell({ type: 'at', point, detail });
   return forever();

@@ -311,7 +311,7 @@ export async function runCrashMatrix(ctx: ProofContext): Promise<{ section: Proo
     const command = await childCommand(CHILD, bundles);
     for (const point of CRASH_POINTS) points.push(await runPoint(ctx, point, trials, command, 3));
     // A runtime holding its own connection, killed while its claim statement is inside PostgreSQL.
-    points.push(await runPoint(ctx, 'claim-in-flight', ctx.scale === 'full' ? 30 : 3, await childCommand(IN_FLIGHT_CHILD, bundles), 1));
+    points.push(await runPoint(ctx, 'claim-in-flight', ctx.scale === 'full' ? 20 : 3, await childCommand(IN_FLIGHT_CHILD, bundles), 1));
   } finally {
     rmSync(bundles, { recursive: true, force: true });
   }
