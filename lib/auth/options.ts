@@ -25,7 +25,9 @@ const credentials = CredentialsProvider({
   name: 'Email and password',
   credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
   async authorize(input, req) {
-    const email = String(input?.email ?? '').trim().toLowerCase();
+    // NUL cannot reach PostgreSQL text: without it the address is looked up (and a failure recorded) as usual,
+    // instead of a database error whose text next-auth would hand back to the sign-in page.
+    const email = String(input?.email ?? '').replace(/\u0000/g, '').trim().toLowerCase();
     const password = String(input?.password ?? '');
     const ip = headerOf(req, 'x-forwarded-for')?.split(',')[0]?.trim() || headerOf(req, 'x-real-ip') || 'unknown';
     const userAgent = headerOf(req, 'user-agent');
