@@ -19,7 +19,7 @@ import { makeRun } from '../../../tests/helpers/factories.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
 import { changedTables, HOST, openAbuseEnv, pooled, rng, type AbuseEnv, type Who } from '../support/abuse-env.ts';
 import { Fixtures } from '../support/abuse-fixtures.ts';
-import { generateCases, namesField, HTML_INJECTION, SQL_INJECTION, UNICODE_EDGES, type GeneratedCase } from '../support/abuse-input.ts';
+import { generateCases, namesField, HTML_INJECTION, INVALID_EMAILS, SQL_INJECTION, UNICODE_EDGES, WRONG_TYPES, type GeneratedCase } from '../support/abuse-input.ts';
 import { renderEscapingCheck, renderMalformedPages } from '../support/abuse-render.tsx';
 import { z } from 'zod';
 
@@ -312,6 +312,7 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
     const render = await renderEscapingCheck(env, fx, { payloads: [...HTML_INJECTION, ...SQL_INJECTION.slice(0, 3), ...UNICODE_EDGES.filter((u) => !u.includes('\u0000')).slice(0, 6)], full });
     rows.push(render.row);
     rows.push(await renderMalformedPages(env, (await makeRun(env.db)).runId, { full }));
+    rows.push(await signInCases(env, full));
     const total = rows.reduce((n, r) => n + (r.tried.startsWith('state changes') ? 0 : r.trials), 0);
     return {
       title: 'Bad input: malformed input on every endpoint and action',
@@ -328,6 +329,45 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
   } finally {
     await env.close();
   }
+}
+
+/**
+ * The credentials sign-in (next-auth's authorize in lib/auth/options.ts) with malformed emails and
+ * passwords: each attempt must be refused with the form's own message, never get in, never surface
+ * an internal error (next-auth hands a thrown message back to the sign-in page). Failed sign-ins
+ * are recorded by design (rate limit and audit), so this runs outside the row fingerprint.
+ */
+async function signInCases(env: AbuseEnv, full: boolean): Promise<ProofRow> {
+  const { authOptions } = await import('../../../lib/auth/options.ts');
+  const provider = authOptions().providers[0] as unknown as { options: { authorize: (c: Record<string, unknown>, req: unknown) => Promise<unknown> } };
+  const values: unknown[] = [...WRONG_TYPES, ...SQL_INJECTION, ...HTML_INJECTION, ...UNICODE_EDGES, ...INVALID_EMAILS, 'x'.repeat(100_000), undefined];
+  const victim = env.users.auditor;
+  const allowed = new Set(['Email or password is not right.', 'Enter your email and password.']);
+  const random = rng(SEED + 1);
+  const cases: { email: unknown; password: unknown; label: string }[] = [];
+  for (const v of values) {
+    cases.push({ email: v, password: 'whatever-password', label: `email=${JSON.stringify(v)?.slice(0, 20)}` });
+    cases.push({ email: victim.email, password: v, label: `password=${JSON.stringify(v)?.slice(0, 20)}` });
+  }
+  while (full && cases.length < 400) cases.push({ email: values[Math.floor(random() * values.length)], password: values[Math.floor(random() * values.length)], label: 'random pair' });
+  let signedIn = 0, internal = 0, limited = 0;
+  const examples: string[] = [];
+  for (const [i, c] of cases.entries()) {
+    try {
+      await provider.options.authorize({ email: c.email, password: c.password }, { headers: { 'x-forwarded-for': `198.18.${Math.floor(i / 250)}.${i % 250}` } });
+      signedIn++;
+      examples.push(`${c.label}: signed in`);
+    } catch (error) {
+      const message = (error as Error).message;
+      if (message.startsWith('Too many failed sign-ins')) limited++;
+      else if (!allowed.has(message)) { internal++; examples.push(`${c.label}: ${message.slice(0, 100)}`); }
+    }
+  }
+  return {
+    tried: 'sign-in (credentials) with malformed emails and passwords: wrong types, injection strings, Unicode edge cases, invalid and huge addresses',
+    trials: cases.length, lost: 0, duplicated: 0, unauthorized: signedIn + internal,
+    observed: `${signedIn} signed in, ${internal} answered with something other than the form's own message, ${limited} refused by the per-account rate limit${examples.length ? `: ${examples.slice(0, 4).join(' | ')}` : ''}`,
+  };
 }
 
 export const proof: ProofPart = runBadInput;
