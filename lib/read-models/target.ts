@@ -26,7 +26,8 @@ export async function targetDetail(db: Db, key: string) {
     db.attempt.findMany({ where: { key }, orderBy: [{ epoch: 'desc' }, { startedAt: 'asc' }] }),
     db.effectTransition.findMany({ where: { key }, orderBy: [{ epoch: 'desc' }, { id: 'asc' }] }),
     db.planItem.findMany({ where: { key }, select: { planId: true, runId: true }, take: 20 }),
-    db.auditEntry.findMany({ where: { subjectType: 'effect', subjectId: key }, orderBy: { id: 'desc' }, take: 100 }),
+    // An effect's entries live on its own chain and its refusals' chain (index audit_entry(chain, seq)).
+    db.auditEntry.findMany({ where: { chain: { in: [`effect:${key}`, `refused:effect:${key}`] } }, orderBy: { id: 'desc' }, take: 100 }),
   ]);
   const userIds = [...new Set(transitions.filter((t) => t.actorKind === 'user').map((t) => t.actorId))];
   const users = new Map((await db.user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true, role: true } })).map((u) => [u.id, u]));

@@ -78,3 +78,18 @@ describe('run read models', () => {
     expect(stray.rows[0]!.state).toBe('pending');
   });
 });
+
+describe('target page (A1): audit entries of one effect, its refusals included', () => {
+  it('A1: the target page lists the claim, the completion and a refused transition of the key, newest first', async () => {
+    const { targetDetail } = await import('../../lib/read-models/target.ts');
+    const { makeEffect } = await import('../helpers/factories.ts');
+    const effect = await makeEffect(t.db, 'done');
+    // Support may not revoke (S5): refused, audited on the key's refusal chain.
+    await expect(revokeEffect({ db: t.db, actor: userActor('support') }, { key: effect.key, reason: 'test' })).rejects.toThrow();
+    const detail = await targetDetail(t.db, effect.key);
+    const audit = detail!.audit.map((a) => `${a.action}:${a.outcome}`);
+    expect(audit[0]).toMatch(/:refused$/);
+    expect(audit).toEqual(expect.arrayContaining(['effect.claim:ok', 'effect.complete:ok']));
+    expect(detail!.audit.every((a) => a.subjectId === effect.key)).toBe(true);
+  });
+});
