@@ -323,7 +323,7 @@ async function poolExhausted(env: Env): Promise<FaultResult> {
 /** The database refuses new connections (connection limit of the database reached): the claim fails
  *  with an error, nothing is written, nothing is sent; once the limit is lifted the same effect goes out. */
 async function connectionsRefused(env: Env): Promise<FaultResult> {
-  const r = result('db-connections-refused', 'database refuses new connections (connection limit reached), then accepts', env.dbTrials);
+  const r = result('db-connections-refused', 'database refuses new connections (CONNECTION LIMIT 0: "too many connections"), then accepts', env.dbTrials);
   const dbName = new URL(env.fdb.ownerUrl).pathname.slice(1);
   const admin = await env.fdb.owner.connect(); // an open connection: unaffected by the limit
   const spec = await newRun(env);
@@ -370,8 +370,8 @@ async function connectionsRefused(env: Env): Promise<FaultResult> {
 /** Statement timeouts on the app's connections while a lock holds the claim, then the outcome. */
 async function statementTimeouts(env: Env, at: 'claim' | 'outcome'): Promise<FaultResult> {
   const r = at === 'claim'
-    ? result('statement-timeout-claim', 'statement timeout on the claim (blocked past statement_timeout), then unblocked', env.dbTrials)
-    : result('statement-timeout-outcome', 'statement timeout on the outcome after the provider accepted, then reconciliation', env.dbTrials);
+    ? result('statement-timeout-claim', 'statement timeout on the claim (statement_timeout 300 ms, the insert held by a table lock), then unblocked', env.dbTrials)
+    : result('statement-timeout-outcome', 'statement timeout on the outcome after the provider accepted (statement_timeout 300 ms, effect rows locked), then reconciliation', env.dbTrials);
   const url = new URL(env.fdb.appUrl);
   url.searchParams.set('options', '-c statement_timeout=300');
   const db: Db = createDb(url.toString(), 4);
@@ -472,8 +472,8 @@ export async function runProviderFaults(ctx: ProofContext): Promise<{ section: P
       ledger: createLedger(httpTransport({ baseUrl: BASE, runtimeKey: key.token, fetch: routeFetch })),
       tool: (await makeTool(fdb.db, { provider: 'sandbox' })).name,
       smtpTool: (await makeTool(fdb.db, { provider: 'smtp' })).name,
-      trials: full ? 30 : 3,
-      dbTrials: full ? 10 : 2,
+      trials: full ? 50 : 3,
+      dbTrials: full ? 20 : 2,
     };
     const step = async (f: () => Promise<FaultResult>) => {
       const r = await f();
@@ -524,6 +524,7 @@ export async function runProviderFaults(ctx: ProofContext): Promise<{ section: P
         'Provider faults go through the SDK over the agent API route handlers (HTTP transport) against the sandbox provider (failure modes on demand) and the test SMTP server; database faults through the SDK direct transport on a client of their own. "same key again" is what a restarted runtime or the next run of the same event does: skipped unless the key was freed (failed, S3).',
         'Lagging lookups: the runtime dies after storing the raw response; the reconciler runs with the lease expired, first inside the settle window (3600 s: a 404 is no evidence, C2), then with the message visible (done from the stored receipt, C1) or with the window passed and the message still invisible (unknown with the 404 as evidence; never revoked, S5). The clock is injected (lease in the past, settle window as a provider setting).',
         'Pool exhausted: node-postgres queues a request for a connection without a deadline, so the claim waits (nothing written, provider not called) and completes when a connection is released; the product sets no acquisition timeout. Database refusing connections (CONNECTION LIMIT 0 on the proof database) and statement timeouts (statement_timeout 300 ms while a lock holds the table) fail with an error and leave no half state: no effect row after a failed claim; after a failed outcome the key stays pending with the raw response stored, the restarted runtime skips it and the reconciler completes it from the stored receipt.',
+        'Database faults reach the SDK as the API\'s 500 "internal error: the request may or may not have taken effect" (the cause, "too many connections for database" or "canceling statement due to statement timeout", is in the server log); the SDK throws, so the agent sees the failure.',
         'lost: a delivery the ledger holds neither as done nor unknown, a done whose receipt is no delivered message (S2), a key with no state. duplicated: deliveries beyond one per key, counted at the sandbox or the SMTP server.',
       ],
     },
