@@ -293,6 +293,23 @@ describe('A2: append-only, hash chained', () => {
     expect(final.ok && final.entries).toBe(total);
     expect(total).toBeGreaterThan(100);
   });
+
+  it('A2: the canonical form has not changed since the first release: for every entry it equals the jsonb rendering the first hashes used', async () => {
+    await t.db.$executeRaw`
+      INSERT INTO audit_entry (chain, seq, prev_hash, hash, at, actor_kind, actor_id, actor_label, action, subject_type, subject_id, reason, outcome, detail)
+      VALUES ('test:canonical', 0, '', '', now(), 'system', 'test', ${'quote " backslash \\ tab \t ctl \u0001 é 😀 </script>'}, 'test.canonical', 'test', 'c', ${'line\nbreak'}, 'ok',
+              ${JSON.stringify({ z: 1, a: [1, 2.5, null, true], nested: { txt: 'x"y\\z', empty: {} }, '': 'empty key' })}::jsonb)`;
+    const [row] = await t.owner<{ entries: number; differ: number }>(`
+      SELECT count(*)::int AS entries,
+             count(*) FILTER (WHERE audit_canonical(e) IS DISTINCT FROM jsonb_build_array(
+               e.chain, e.seq, e.prev_hash, to_char(e.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+               e.actor_kind::text, e.actor_id, e.actor_label, e.actor_role, e.action, e.subject_type, e.subject_id, e.run_id::text,
+               e.before_state, e.after_state, e.reason, e.outcome, e.detail, e.ip, e.user_agent, e.request_id)::text)::int AS differ
+      FROM audit_entry e`).then((r) => r.rows);
+    expect(row!.entries).toBeGreaterThan(100);
+    expect(row!.differ).toBe(0);
+    expect(await verifyAuditTrail(t.db)).toMatchObject({ ok: true });
+  });
 });
 
 describe('A3: the application role owns nothing and cannot switch the protection off', () => {
