@@ -90,7 +90,7 @@ interface ItemRow {
   ours: boolean;
 }
 
-type Query = <R>(sql: string, params: unknown[]) => Promise<R[]>;
+type Query = <R>(sql: string, params: unknown[], name?: string) => Promise<R[]>;
 
 const TRACE = process.env.REPLAY_TRACE === '1';
 const spans = new Map<string, { n: number; ms: number }>();
@@ -107,7 +107,8 @@ if (TRACE) setInterval(() => { if (spans.size) console.error(`[trace ${process.p
  *  claim uses): Prisma's per-query cost was a third of the executor's CPU. */
 export function sqlOf(db: Db): Query {
   const pool = sqlPool(db);
-  if (pool) return async <R>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows as R[];
+  // Named statements are parsed and planned once per connection (the hot ones are large CTEs).
+  if (pool) return async <R>(sql: string, params: unknown[], name?: string) => (await pool.query(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows as R[];
   return <R>(sql: string, params: unknown[]) => db.$queryRawUnsafe<R[]>(sql, ...params);
 }
 
@@ -269,7 +270,7 @@ async function transitionWithOutcome(
     t.key, t.epoch, t.to, sources, actor.id, actor.label, TRANSITION_ACTIONS[t.to], t.receipt?.trim() ?? null,
     t.evidence ? JSON.stringify(t.evidence) : null, t.attemptId,
     t.raw?.status ?? null, t.raw ? JSON.stringify(t.raw.headers) : null, t.raw ? Buffer.from(t.raw.body) : null,
-  ]);
+  ], 'replay_settle');
   const row = rows[0];
   if (!row) throw new LedgerError('not_found', `no effect ${t.key} at epoch ${t.epoch}`);
   if (!row.ok) {
@@ -311,7 +312,7 @@ export async function runChunk(deps: ExecutorDeps, chunk: ReplayChunk): Promise<
       if (exhausted) return undefined;
       refill ??= (async () => {
         const t0 = performance.now();
-        const rows = await q<ItemRow>(WINDOW_SQL, [replayId, runId, actor.id, String(cursor), String(last), WINDOW]);
+        const rows = await q<ItemRow>(WINDOW_SQL, [replayId, runId, actor.id, String(cursor), String(last), WINDOW], 'replay_window');
         if (rows.length < WINDOW) exhausted = true;
         if (rows.length) cursor = BigInt(rows[rows.length - 1]!.id);
         buffer = rows;
@@ -355,7 +356,7 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
   const { db } = deps;
   const itemId = item.id;
   const outcome = async (o: ItemOutcome, note: string) => {
-    const [row] = await q<{ was: string | null }>(ITEM_OUTCOME_SQL, [itemId, o, note.slice(0, 2000)]);
+    const [row] = await q<{ was: string | null }>(ITEM_OUTCOME_SQL, [itemId, o, note.slice(0, 2000)], 'replay_outcome');
     tally.add(o, row?.was);
   };
   const frozen = item.note?.startsWith('frozen:') ? item.note.slice(7) : null;
@@ -412,7 +413,7 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
   const claimRows = await q<ClaimRow>(CLAIM_SQL, [
     key, tool.name, item.action, item.record_id, target, tool.targetType, run.triggerId, run.id, actor.label, tool.leaseSeconds,
     JSON.stringify(requestJson(undefined)), replayId,
-  ]);
+  ], 'replay_claim');
   const claim = claimRows[0];
   span('claim', ts);
   if (!claim) return 'stopped'; // paused or cancelled: nothing claimed, the item stays open

@@ -6,7 +6,7 @@
 // 100,000. Then scale-out: the middle size again with 4 worker processes instead of 1.
 // Every size checks what it measured: one delivery per target at the sandbox, no duplicate.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { createDb, type Db } from '../../lib/db/client.ts';
@@ -28,6 +28,22 @@ function cpuSeconds(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The PostgreSQL server's processes (postmaster and its children) as of now. */
+function serverPids(postmaster: number): number[] {
+  if (!postmaster) return [];
+  const pids = [postmaster];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      if (ppid === postmaster) pids.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
 
 function memoryKb(pid: number): { rss: number; hwm: number } {
@@ -67,10 +83,14 @@ export interface ReplayRunResult {
   duplicates: number;
   /** Worker CPU time per send (all workers), ms: what the machine's load does not change much. */
   cpuMsPerSend: number;
+  /** PostgreSQL CPU time per send (server processes alive at the end), ms. */
+  dbCpuMsPerSend: number;
+  /** This process's CPU per send (the sandbox provider, progress polling), ms. */
+  benchCpuMsPerSend: number;
 }
 
 /** Starts `workers` worker processes, runs one prepared replay to completion, stops them. */
-async function runReplay(o: { db: Db; appUrl: string; sandbox: Sandbox; sender: Awaited<ReturnType<typeof startBoss>>; replayId: string; size: number; workers: number; concurrency: number; domain: string }): Promise<ReplayRunResult> {
+async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbox: Sandbox; sender: Awaited<ReturnType<typeof startBoss>>; replayId: string; size: number; workers: number; concurrency: number; domain: string }): Promise<ReplayRunResult> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.MIGRATION_DATABASE_URL;
   Object.assign(env, {
@@ -107,6 +127,8 @@ async function runReplay(o: { db: Db; appUrl: string; sandbox: Sandbox; sender: 
     await Promise.all(ready);
     const delivered0 = o.sandbox.deliveries.length;
     const cpu0 = children.reduce((a, c) => a + cpuSeconds(c.pid!), 0);
+    const db0 = new Map(serverPids(o.postmaster).map((pid) => [pid, cpuSeconds(pid)]));
+    const bench0 = process.cpuUsage();
     const t0 = Date.now();
     await startReplay({ db: o.db, actor: operator, jobs: o.sender }, { replayId: o.replayId });
     let lastLog = 0;
@@ -123,10 +145,13 @@ async function runReplay(o: { db: Db; appUrl: string; sandbox: Sandbox; sender: 
     }
     const seconds = (Date.now() - t0) / 1000;
     const cpu = children.reduce((a, c) => a + cpuSeconds(c.pid!), 0) - cpu0;
+    const dbCpu = serverPids(o.postmaster).reduce((a, pid) => a + cpuSeconds(pid) - (db0.get(pid) ?? 0), 0);
+    const benchUsage = process.cpuUsage(bench0);
+    const benchCpu = (benchUsage.user + benchUsage.system) / 1e6;
     for (const c of children) if (c.pid) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).hwm, memoryKb(c.pid).rss));
     const mine = o.sandbox.deliveries.slice(delivered0).filter((d) => d.to.endsWith(`@${o.domain}.bench.example.com`));
     const distinct = new Set(mine.map((d) => d.to)).size;
-    return { sendsPerSecond: o.size / seconds, seconds, peakMb: Math.max(0, ...peak.values()) / 1024, delivered: distinct, duplicates: mine.length - distinct, cpuMsPerSend: (cpu * 1000) / o.size };
+    return { sendsPerSecond: o.size / seconds, seconds, peakMb: Math.max(0, ...peak.values()) / 1024, delivered: distinct, duplicates: mine.length - distinct, cpuMsPerSend: (cpu * 1000) / o.size, dbCpuMsPerSend: (dbCpu * 1000) / o.size, benchCpuMsPerSend: (benchCpu * 1000) / o.size };
   } finally {
     clearInterval(sampler);
     await Promise.all(
@@ -151,6 +176,15 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
   const db = createDb(opts.appUrl, 20);
   const sandbox = await startSandbox();
   const sender = await startBoss(opts.appUrl);
+  // The server's postmaster: parent of any backend.
+  // (0 when the server runs elsewhere: no database CPU figure then).
+  const { rows: [backend] } = await owner.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  let postmaster = 0;
+  try {
+    postmaster = Number(readFileSync(`/proc/${backend!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+  } catch {
+    postmaster = 0;
+  }
   try {
     // The physical ceiling, same server, same run.
     await owner.query('CREATE TABLE IF NOT EXISTS bench_replay_raw (LIKE effect INCLUDING ALL)');
@@ -169,7 +203,7 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
     for (const [n, size] of sizes.entries()) {
       const domain = `s${n}`;
       const replayId = await prepareReplay(db, size, domain);
-      const r = await runReplay({ db, appUrl: opts.appUrl, sandbox, sender, replayId, size, workers: 1, concurrency, domain });
+      const r = await runReplay({ postmaster, db, appUrl: opts.appUrl, sandbox, sender, replayId, size, workers: 1, concurrency, domain });
       if (r.delivered !== size || r.duplicates !== 0) throw new Error(`replay of ${size}: ${r.delivered} targets delivered, ${r.duplicates} duplicates`);
       peaks.set(size, r.peakMb);
       rates.set(size, r.sendsPerSecond);
@@ -177,7 +211,11 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
       figures[`replay ${size}: sends/s / raw claim ceiling`] = r.sendsPerSecond / raw.perSecond;
       figures[`replay ${size}: worker peak memory (MB, VmHWM)`] = r.peakMb;
       figures[`replay ${size}: worker CPU per send (ms)`] = r.cpuMsPerSend;
-      console.log(`[bench] replay ${size}: ${r.sendsPerSecond.toFixed(0)} sends/s in ${r.seconds.toFixed(0)} s (${(r.sendsPerSecond / raw.perSecond).toFixed(3)} of raw), worker peak ${r.peakMb.toFixed(0)} MB, worker CPU ${r.cpuMsPerSend.toFixed(2)} ms/send`);
+      figures[`replay ${size}: PostgreSQL CPU per send (ms)`] = r.dbCpuMsPerSend;
+      // What 2 idle cores would allow with this much CPU per send (worker + database + the sandbox
+      // and this process): the figure a loaded machine cannot show directly.
+      figures[`replay ${size}: sends/s 2 idle cores allow (2000 / CPU ms per send)`] = 2000 / (r.cpuMsPerSend + r.dbCpuMsPerSend + r.benchCpuMsPerSend);
+      console.log(`[bench] replay ${size}: ${r.sendsPerSecond.toFixed(0)} sends/s in ${r.seconds.toFixed(0)} s (${(r.sendsPerSecond / raw.perSecond).toFixed(3)} of raw), worker peak ${r.peakMb.toFixed(0)} MB, CPU per send: worker ${r.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${r.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${r.benchCpuMsPerSend.toFixed(2)} ms (2 idle cores: ~${(2000 / (r.cpuMsPerSend + r.dbCpuMsPerSend + r.benchCpuMsPerSend)).toFixed(0)} sends/s)`);
     }
     // Verdict: flat from the 10x-smaller size to the largest one.
     const sorted = [...sizes].sort((a, b) => a - b);
@@ -195,7 +233,7 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
     if (workers > 1) {
       const domain = 'scale';
       const replayId = await prepareReplay(db, mid, domain);
-      const r = await runReplay({ db, appUrl: opts.appUrl, sandbox, sender, replayId, size: mid, workers, concurrency, domain });
+      const r = await runReplay({ postmaster, db, appUrl: opts.appUrl, sandbox, sender, replayId, size: mid, workers, concurrency, domain });
       if (r.delivered !== mid || r.duplicates !== 0) throw new Error(`replay of ${mid} with ${workers} workers: ${r.delivered} delivered, ${r.duplicates} duplicates`);
       figures[`replay ${mid}: sends/s (${workers} workers)`] = r.sendsPerSecond;
       figures[`replay ${mid}: ${workers} workers / 1 worker`] = r.sendsPerSecond / rates.get(mid)!;
