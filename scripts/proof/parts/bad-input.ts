@@ -321,7 +321,7 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
       notes: [
         `${total.toLocaleString('en-US')} cases in ${((Date.now() - started) / 1000).toFixed(1)} s, generated from seed ${SEED} (scripts/proof/support/abuse-input.ts): each case changes one thing in a valid input and is sent only if the product's own zod schema refuses it (or, for targets, normalization does; unknown ids and hashes are marked semantic).`,
         'Agent API: the route handlers of app/api/v1 called in-process with real Request objects and a real runtime key. Server actions: called directly as a role that may run them (tests/integration/console-authz.test.ts does the same), through the product guard.',
-        `"unauthorized" counts answers that were not 4xx (2xx or 5xx) plus cases that changed a row: every table the app role can write is fingerprinted as the owner (row count + md5 of the rows) before and after each chunk of ${chunk}; audit rows with outcome refused (and their chain heads) are excluded, so recorded refusals are allowed (${refusalsAfter - refusalsBefore} were written).`,
+        `"unauthorized" counts answers that were not 4xx (2xx or 5xx) plus cases that changed a row: every table the app role can write is fingerprinted as the owner (row count + md5 of the rows) before and after each chunk of ${chunk}; audit rows with outcome refused (and their chain heads) and runtime_key.last_used_at (authentication bookkeeping, once a minute) are excluded, so recorded refusals are allowed (${refusalsAfter - refusalsBefore} were written).`,
         ...render.notes,
         ...(stateChanges.length ? [`State changes: ${stateChanges.slice(0, 10).join(' | ')}`] : []),
       ],

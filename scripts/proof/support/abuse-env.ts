@@ -51,7 +51,7 @@ export interface AbuseEnv {
   expiredCookieFor(user: { id: string; email: string; sessionVersion: number }): Promise<string>;
   /** Runs a server action as `who` (or with no session), through the product's own guard. */
   as<T>(who: Who | 'none', fn: () => Promise<T>, options?: CallOptions): Promise<T>;
-  /** Row count and content hash of every table the app can change (refusal-only audit rows excluded). */
+  /** Row count and content hash of every table the app can change (refusal audit rows and a runtime key's last_used_at excluded). */
   fingerprint(): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
@@ -97,7 +97,9 @@ export async function openAbuseEnv(ctx: ProofContext, options: { poolSize?: numb
   const fingerprint = async () => {
     const parts = tables.map((t) => {
       const where = t === 'audit_entry' ? `WHERE x.outcome = 'ok'` : t === 'audit_chain_head' ? `WHERE x.chain NOT LIKE 'refused:%'` : '';
-      return `SELECT '${t}' AS t, count(*)::text || ':' || coalesce(md5(string_agg(x::text, '|' ORDER BY x::text)), '') AS f FROM "${t}" x ${where}`;
+      // runtime_key.last_used_at is bookkeeping of authentication (touched at most once a minute): left out.
+      const row = `(to_jsonb(x) - 'last_used_at')::text`;
+      return `SELECT '${t}' AS t, count(*)::text || ':' || coalesce(md5(string_agg(${row}, '|' ORDER BY ${row})), '') AS f FROM "${t}" x ${where}`;
     });
     const rows = await owner<{ t: string; f: string }>(parts.join(' UNION ALL '));
     return Object.fromEntries(rows.map((r) => [r.t, r.f]));
