@@ -3,6 +3,8 @@
 // writes docs/RELIABILITY.md: per part what was tried, how many times, and what was lost, duplicated
 // or allowed without authority (the goal everywhere: zero). Exits non-zero when any figure is not
 // zero or a part fails. PROOF_ONLY=crash-matrix,security runs some parts only.
+// First, before any part loads Next: pages rendered in-process need Next's request storage bound.
+import './support/abuse-als.ts';
 import { readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
