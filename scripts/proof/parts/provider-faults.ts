@@ -472,8 +472,8 @@ export async function runProviderFaults(ctx: ProofContext): Promise<{ section: P
       ledger: createLedger(httpTransport({ baseUrl: BASE, runtimeKey: key.token, fetch: routeFetch })),
       tool: (await makeTool(fdb.db, { provider: 'sandbox' })).name,
       smtpTool: (await makeTool(fdb.db, { provider: 'smtp' })).name,
-      trials: full ? 50 : 3,
-      dbTrials: full ? 20 : 2,
+      trials: full ? 100 : 3,
+      dbTrials: full ? 25 : 2,
     };
     const step = async (f: () => Promise<FaultResult>) => {
       const r = await f();
