@@ -3,33 +3,17 @@
 // plus the background worker (forced replays and reconciliation).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { env } from '../lib/env.ts';
 import { provisionDatabase } from '../lib/db/provision.ts';
 import { startSandbox } from '../lib/providers/sandbox/server.ts';
 import { seedIfEmpty } from './seed.ts';
+import { nextBuildIsFresh } from './support/next-build.ts';
 
 const say = (line: string) => console.log(`[start] ${line}`);
 
-function newestMtime(entry: string): number {
-  if (!existsSync(entry)) return 0;
-  const stat = statSync(entry);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const child of readdirSync(entry)) {
-    if (child === 'generated' || child === 'node_modules') continue;
-    newest = Math.max(newest, newestMtime(path.join(entry, child)));
-  }
-  return newest;
-}
 
-function needsBuild(): boolean {
-  const buildId = path.resolve('.next/BUILD_ID');
-  if (!existsSync(buildId)) return true;
-  const built = statSync(buildId).mtimeMs;
-  return ['app', 'components', 'lib', 'public', 'next.config.js', 'package.json', 'package-lock.json'].some((p) => newestMtime(p) > built);
-}
 
 function authSecret(dataDir: string): string {
   if (env().NEXTAUTH_SECRET) return env().NEXTAUTH_SECRET!;
@@ -76,7 +60,7 @@ async function main() {
     sandboxStop = () => sandbox.stop();
     const seeded = await seedIfEmpty({ appUrl: database.appUrl, sandboxUrl: sandbox.url, log: say });
 
-    if (!dev && needsBuild()) {
+    if (!dev && !nextBuildIsFresh()) {
       say('building the console (first start, or sources changed)...');
       const build = spawnSync('npx', ['--no-install', 'next', 'build'], { stdio: 'inherit', env: childEnv });
       if (build.status !== 0) throw new Error('next build failed');

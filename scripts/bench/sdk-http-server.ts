@@ -8,39 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { setDb } from '../../lib/api/db.ts';
 import { createDb } from '../../lib/db/client.ts';
-import * as runs from '../../app/api/v1/runs/route.ts';
-import * as run from '../../app/api/v1/runs/[runId]/route.ts';
-import * as plan from '../../app/api/v1/runs/[runId]/plan/route.ts';
-import * as replay from '../../app/api/v1/runs/[runId]/replay/route.ts';
-import * as claim from '../../app/api/v1/effects/claim/route.ts';
-import * as outcome from '../../app/api/v1/effects/outcome/route.ts';
-import * as deletion from '../../app/api/v1/effects/deletion/route.ts';
-import * as attemptResponse from '../../app/api/v1/attempts/[attemptId]/response/route.ts';
-
-type Handler = (request: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response;
-const ROUTES: [RegExp, string[], Record<string, Handler>][] = [
-  [/^\/api\/v1\/runs$/, [], runs as never],
-  [/^\/api\/v1\/runs\/([^/]+)$/, ['runId'], run as never],
-  [/^\/api\/v1\/runs\/([^/]+)\/plan$/, ['runId'], plan as never],
-  [/^\/api\/v1\/runs\/([^/]+)\/replay$/, ['runId'], replay as never],
-  [/^\/api\/v1\/effects\/claim$/, [], claim as never],
-  [/^\/api\/v1\/effects\/outcome$/, [], outcome as never],
-  [/^\/api\/v1\/effects\/deletion$/, [], deletion as never],
-  [/^\/api\/v1\/attempts\/([^/]+)\/response$/, ['attemptId'], attemptResponse as never],
-];
-
-async function dispatch(request: Request): Promise<Response> {
-  const path = new URL(request.url).pathname;
-  for (const [pattern, names, mod] of ROUTES) {
-    const m = pattern.exec(path);
-    if (!m) continue;
-    const handler = mod[request.method];
-    if (!handler) return new Response(null, { status: 405 });
-    const params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
-    return handler(request, { params: Promise.resolve(params) });
-  }
-  return new Response(null, { status: 404 });
-}
+import { dispatchApi } from '../support/api-router.ts';
 
 /** Serves the API on a free port of 127.0.0.1 with the app role's client (`connections` pooled). */
 export async function startApiServer(appUrl: string, connections: number): Promise<{ url: string; stop(): Promise<void> }> {
@@ -54,7 +22,7 @@ export async function startApiServer(appUrl: string, connections: number): Promi
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
       const body = chunks.length ? Buffer.concat(chunks) : undefined;
       const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body });
-      dispatch(request)
+      dispatchApi(request)
         .then(async (response) => {
           const payload = Buffer.from(await response.arrayBuffer());
           res.writeHead(response.status, Object.fromEntries(response.headers.entries()));

@@ -6,7 +6,7 @@
 // Then the same run is replayed with reworded subjects: every effect must be skipped (K1, S1).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -19,6 +19,7 @@ import { createLedger, defineTool, httpTransport } from '../../lib/sdk/index.ts'
 import { SandboxProvider, startSandbox } from '../../lib/providers/sandbox/index.ts';
 import { closedLoop, type LoadResult } from './harness.ts';
 import { startApiServer } from './sdk-http-server.ts';
+import { nextBuildIsFresh } from '../support/next-build.ts';
 
 export interface SdkHttpBench {
   effects: number;
@@ -39,25 +40,7 @@ export type ServerKind = 'next start' | 'child process' | 'in process';
 
 const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name === 'generated' || entry.name === 'node_modules') continue;
-      newest = Math.max(newest, newestMtime(p));
-    } else newest = Math.max(newest, statSync(p).mtimeMs);
-  }
-  return newest;
-}
 
-/** A `.next` build newer than every source under app/, components/ and lib/ (as the browser tests check). */
-export function freshNextBuild(): boolean {
-  const id = path.join(root, '.next/BUILD_ID');
-  if (!existsSync(id)) return false;
-  const built = statSync(id).mtimeMs;
-  return !['app', 'components', 'lib'].some((d) => existsSync(path.join(root, d)) && newestMtime(path.join(root, d)) > built);
-}
 
 /** `next start` of the existing build as the app role; ready once it answers the API's docs route. */
 async function startNext(appUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
@@ -120,7 +103,7 @@ async function spawnApiServer(appUrl: string, connections: number): Promise<{ ur
 
 export async function benchSdkHttp(opts: { ownerUrl: string; appUrl: string; effects: number; agents: number; server?: ServerKind }): Promise<SdkHttpBench> {
   const { effects, agents } = opts;
-  const server: ServerKind = opts.server ?? (freshNextBuild() ? 'next start' : 'child process');
+  const server: ServerKind = opts.server ?? (nextBuildIsFresh(root) ? 'next start' : 'child process');
   const db = createDb(opts.appUrl, 2);
   const sandbox = await startSandbox();
   const api = server === 'in process' ? await startApiServer(opts.appUrl, agents) : server === 'next start' ? await startNext(opts.appUrl) : await spawnApiServer(opts.appUrl, agents);

@@ -3,33 +3,17 @@
 // sources are newer than the last build) and `next start` on a free port as the app role.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../lib/db/embedded.ts';
 import { startSandbox } from '../../lib/providers/sandbox/server.ts';
 import { startThrowawayDatabase } from '../../lib/db/scratch.ts';
+import { nextBuildIsFresh } from '../../scripts/support/next-build.ts';
 
 export const STATE_FILE = path.join(tmpdir(), 'effect-ledger-e2e-state.json');
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name === 'generated' || entry.name === 'node_modules') continue;
-      newest = Math.max(newest, newestMtime(p));
-    } else newest = Math.max(newest, statSync(p).mtimeMs);
-  }
-  return newest;
-}
 
-function needsBuild(): boolean {
-  const id = path.resolve('.next/BUILD_ID');
-  if (!existsSync(id)) return true;
-  const built = statSync(id).mtimeMs;
-  return ['app', 'components', 'lib'].some((d) => existsSync(d) && newestMtime(path.resolve(d)) > built);
-}
 
 async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000) {
   const until = Date.now() + timeoutMs;
@@ -61,7 +45,7 @@ export default async function globalSetup() {
   const seeded = await seed(db);
   await db.$disconnect();
 
-  if (needsBuild()) {
+  if (!nextBuildIsFresh()) {
     const build = spawnSync('npx', ['next', 'build'], { stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
     if (build.status !== 0) throw new Error('next build failed');
   }

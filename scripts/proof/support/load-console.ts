@@ -10,7 +10,7 @@
 // through the lib commands, so its deliveries can be counted per target at the sandbox.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -24,6 +24,7 @@ import { encodeCursor } from '../../../lib/read-models/common.ts';
 import { loadMillionItemRun } from '../../bench/console.ts';
 import type { ProofContext, ProofRow } from '../section.ts';
 import { browse, describeBrowse, fetchSession, signInOverHttp, type PageKind, type Session } from './load-browse.ts';
+import { nextBuildIsFresh } from '../../support/next-build.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 export interface ConsoleLoadOptions {
@@ -43,24 +44,8 @@ export const FULL: ConsoleLoadOptions = { items: 1_000_000, sessions: 50, browse
 const STATES = ['unknown', 'failed', 'revoked', 'pending', 'done'] as const;
 const ALL_STATES = ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck', 'none'];
 
-// Same rule as tests/e2e/global-setup.ts and scripts/start.ts (not exported there): rebuild only
-// when a source is newer than the last build.
-function newestMtime(entry: string): number {
-  if (!existsSync(entry)) return 0;
-  const stat = statSync(entry);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const child of readdirSync(entry)) {
-    if (child === 'generated' || child === 'node_modules') continue;
-    newest = Math.max(newest, newestMtime(path.join(entry, child)));
-  }
-  return newest;
-}
-
 function ensureBuild(log: (line: string) => void): void {
-  const id = path.join(ROOT, '.next/BUILD_ID');
-  const built = existsSync(id) ? statSync(id).mtimeMs : 0;
-  if (built && !['app', 'components', 'lib', 'public'].some((d) => newestMtime(path.join(ROOT, d)) > built)) return;
+  if (nextBuildIsFresh(ROOT)) return;
   log('console load: building the console (sources newer than .next)');
   const build = spawnSync('npx', ['--no-install', 'next', 'build'], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
   if (build.status !== 0) throw new Error('next build failed');
