@@ -231,8 +231,11 @@ class Tally {
     this.d.failed += c.failed;
     this.d.unknown += c.unknown - (was === 'interrupted' ? 1 : 0);
   }
+  /** Writes every count added before this call. Flushes run one after another: a call made while one
+   *  is writing waits for it and then writes what was added meanwhile (returning the running flush
+   *  instead lost those counts on a cancelled replay, which is never recounted). */
   flush(): Promise<void> {
-    this.flushing ??= (async () => {
+    const write = async (): Promise<void> => {
       const d = this.d;
       if (!d.sent && !d.skipped && !d.failed && !d.unknown) return;
       this.d = { sent: 0, skipped: 0, failed: 0, unknown: 0 };
@@ -242,8 +245,14 @@ class Tally {
         for (const k of ['sent', 'skipped', 'failed', 'unknown'] as const) this.d[k] += d[k]; // next time
         throw error;
       }
-    })().finally(() => (this.flushing = undefined));
-    return this.flushing;
+    };
+    const next = (this.flushing ?? Promise.resolve()).catch(() => {}).then(write);
+    const tracked: Promise<void> = next.finally(() => {
+      if (this.flushing === tracked) this.flushing = undefined;
+    });
+    this.flushing = tracked;
+    tracked.catch(() => {}); // the caller handles the error of its own flush
+    return next;
   }
 }
 
