@@ -155,8 +155,8 @@ export async function benchAudit(opts: {
         'one run (run_id)': () => auditPage(db, { run: runUuid(7) }),
         'time range (1 minute)': () => auditPage(db, { from: mid.toISOString(), to: new Date(mid.getTime() + 60_000).toISOString() }),
         'one subject chain (chain, seq)': () => db.auditEntry.findMany({ where: { chain: chainSample }, orderBy: { seq: 'asc' } }),
-        'one effect, as the target page reads it (subject_type, subject_id)': () =>
-          db.auditEntry.findMany({ where: { subjectType: 'effect', subjectId: chainSample }, orderBy: { id: 'desc' }, take: 100 }),
+        'one effect, as the target page reads it (its chain and its refusals chain)': () =>
+          db.auditEntry.findMany({ where: { chain: { in: [chainSample, `refused:${chainSample}`] } }, orderBy: { id: 'desc' }, take: 100 }),
       };
       for (const [name, fn] of Object.entries(q)) queries[`${label}: ${name}`] = await timeRepeat(repeat, fn);
     }
