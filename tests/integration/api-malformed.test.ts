@@ -6,20 +6,11 @@ import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
 import { makeKey, post, useApiDb } from './api-support.ts';
 import * as schemas from '../../lib/api/schemas.ts';
 import type { z } from 'zod';
+import { rng } from '../../scripts/proof/support/abuse-rng.ts'; // mulberry32: a failure reproduces from its seed
 
 let t: TestDatabase;
 let token: string;
 
-/** Small deterministic PRNG (mulberry32) so a failure reproduces. */
-function rng(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const BAD_VALUES: unknown[] = [null, 0, -1, 1.5, true, false, [], {}, [1, 2], { nested: 1 }, '', '   ', 'x'.repeat(5000), '\u0000\u0001', 'not-a-uuid', '2026-13-45', Number.MAX_SAFE_INTEGER + 2];
 

@@ -123,16 +123,7 @@ export function changedTables(before: Record<string, string>, after: Record<stri
   return Object.keys({ ...before, ...after }).filter((t) => before[t] !== after[t]);
 }
 
-/** Small deterministic PRNG (mulberry32): a failing case reproduces from its seed. */
-export function rng(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng } from './abuse-rng.ts';
 
 /** Runs `fn` over `items` with at most `width` in flight, results in order. */
 export async function pooled<T, R>(items: T[], width: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
