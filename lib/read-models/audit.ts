@@ -3,6 +3,7 @@
 import { verifyAuditTrail, type ChainVerification } from '../audit/verify.ts';
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
+import { invalid } from '../ledger/errors.ts';
 import { remember } from './common.ts';
 
 export interface AuditFilter {
@@ -132,4 +133,25 @@ export async function pageVerification(db: Db): Promise<{ result: ChainVerificat
     : { value: await verifyAuditTrail(db), at: new Date() };
   largeTrail = value.ok && value.entries > LARGE_TRAIL;
   return { result: value, checkedAt: at };
+}
+
+/** The export's format and filter, checked before anything streams: a bad parameter is a 422 naming
+ *  it, not a 200 that breaks mid-stream or silently exports more than asked. */
+export function exportRequestFrom(p: URLSearchParams): { format: 'csv' | 'jsonl'; filter: AuditFilter } {
+  checkExportParams(p);
+  return { format: p.get('format') === 'jsonl' ? 'jsonl' : 'csv', filter: auditFilterFrom(p) };
+}
+
+function checkExportParams(p: URLSearchParams): void {
+  const format = p.get('format');
+  if (format !== null && format !== 'csv' && format !== 'jsonl') throw invalid('format', 'format: csv or jsonl');
+  for (const name of ['actor', 'action', 'run', 'target', 'from', 'to', 'outcome']) {
+    const value = p.get(name)?.trim();
+    if (!value) continue;
+    if (value.length > 1000) throw invalid(name, `${name}: at most 1,000 characters`);
+    if (/[\u0000\p{Cs}]/u.test(value)) throw invalid(name, `${name}: contains a NUL character or a lone surrogate`);
+    if ((name === 'from' || name === 'to') && Number.isNaN(new Date(value).getTime())) throw invalid(name, `${name}: not a date (e.g. 2026-11-30T10:00)`);
+    if (name === 'run' && !/^[0-9a-f-]{36}$/i.test(value)) throw invalid(name, 'run: a run id (uuid)');
+    if (name === 'outcome' && value !== 'ok' && value !== 'refused') throw invalid(name, 'outcome: ok or refused');
+  }
 }

@@ -4,16 +4,13 @@
 // silently exports more than asked), and every export is itself written to the audit trail.
 import { appendAudit } from '../../../../../lib/audit/append.ts';
 import { consoleRoute } from '../../../../../lib/auth/guard.ts';
-import { invalid } from '../../../../../lib/ledger/errors.ts';
-import { auditFilterFrom, auditStream, CSV_COLUMNS, csvLine, jsonLine } from '../../../../../lib/read-models/audit.ts';
+import { auditStream, CSV_COLUMNS, csvLine, exportRequestFrom, jsonLine } from '../../../../../lib/read-models/audit.ts';
 
 export const dynamic = 'force-dynamic';
 
 export const GET = consoleRoute('audit.export', { mutating: false }, async (g, req) => {
   const url = new URL(req.url);
-  checkParams(url.searchParams);
-  const format = url.searchParams.get('format') === 'jsonl' ? 'jsonl' : 'csv';
-  const filter = auditFilterFrom(url.searchParams);
+  const { format, filter } = exportRequestFrom(url.searchParams);
   await appendAudit(g.db, {
     chain: 'audit:export', actor: g.actor, action: 'audit.export', subjectType: 'audit', subjectId: 'export',
     detail: { format, filter: Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) }, request: g.request,
@@ -42,17 +39,3 @@ export const GET = consoleRoute('audit.export', { mutating: false }, async (g, r
     },
   });
 });
-
-function checkParams(p: URLSearchParams): void {
-  const format = p.get('format');
-  if (format !== null && format !== 'csv' && format !== 'jsonl') throw invalid('format', 'format: csv or jsonl');
-  for (const name of ['actor', 'action', 'run', 'target', 'from', 'to', 'outcome']) {
-    const value = p.get(name)?.trim();
-    if (!value) continue;
-    if (value.length > 1000) throw invalid(name, `${name}: at most 1,000 characters`);
-    if (/[\u0000\p{Cs}]/u.test(value)) throw invalid(name, `${name}: contains a NUL character or a lone surrogate`);
-    if ((name === 'from' || name === 'to') && Number.isNaN(new Date(value).getTime())) throw invalid(name, `${name}: not a date (e.g. 2026-11-30T10:00)`);
-    if (name === 'run' && !/^[0-9a-f-]{36}$/i.test(value)) throw invalid(name, 'run: a run id (uuid)');
-    if (name === 'outcome' && value !== 'ok' && value !== 'refused') throw invalid(name, 'outcome: ok or refused');
-  }
-}
