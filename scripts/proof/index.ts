@@ -112,7 +112,7 @@ function render(outcomes: PartOutcome[], seconds: number): { text: string; ok: b
     '# Reliability and security proof',
     '',
     `Written by \`npm run proof\` on ${new Date().toISOString().slice(0, 10)} in ${(seconds / 60).toFixed(1)} minutes on ${os.cpus().length} cores, ${mem} GiB, ${os.type()} ${os.release()}, Node ${process.version}, embedded PostgreSQL 18 (fsync on).`,
-    'A reduced version of every part runs in `npm test` (`tests/integration/proof-*.test.ts`, and the console load check in `tests/e2e/console-load.spec.ts`).',
+    'A reduced version of every part runs in `npm test` (`tests/integration/proof-*.test.ts`, and the console load check in `tests/e2e/zz-console-load.spec.ts`).',
     '',
     `**${ok ? 'Every part passed' : 'NOT PASSED'}: ${verdict}.**`,
     '',

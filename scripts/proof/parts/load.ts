@@ -6,7 +6,7 @@
 // database, sandbox provider, worker process and `next start`.
 // Scale 'reduced' (`npm test`, tests/integration/proof-load.test.ts): 50 claim trials only. The
 // console row needs a built Next server, which vitest does not have; its reduced version is the
-// browser suite's tests/e2e/console-load.spec.ts, which drives the same browsing code
+// browser suite's tests/e2e/zz-console-load.spec.ts, which drives the same browsing code
 // (scripts/proof/support/load-browse.ts) with 10 sessions against the e2e server.
 import type { ProofPart, ProofRow } from '../section.ts';
 import { claimRaceRow, raceClaims } from '../support/load-claims.ts';
@@ -34,7 +34,7 @@ export const proof: ProofPart = async (ctx) => {
     notes.push(...result.notes);
   } else {
     notes.push(
-      'Console under load is not run at reduced scale here (it needs a built Next server): tests/e2e/console-load.spec.ts runs ' +
+      'Console under load is not run at reduced scale here (it needs a built Next server): tests/e2e/zz-console-load.spec.ts runs ' +
         'the same browsing code with 10 signed-in sessions against the browser suite\'s server and asserts zero error responses.',
     );
   }

@@ -1,5 +1,5 @@
 // Load, row 2: signed-in console sessions browsing over real HTTP. Shared by the full-scale part
-// (fetch against its own `next start`) and the browser suite (tests/e2e/console-load.spec.ts, with
+// (fetch against its own `next start`) and the browser suite (tests/e2e/zz-console-load.spec.ts, with
 // Playwright's request contexts against the e2e server): a session is anything that can GET a path
 // without following redirects.
 //

@@ -1,3 +1,5 @@
+// Named zz- so it runs last: its ten concurrent sign-ins must not count against the sign-in rate limit the
+// journeys meet (a CI rehearsal saw every later journey held at the sign-in page).
 // Issue 6 (Load), reduced: the console under load. 10 sessions, each signed in through next-auth's
 // credentials flow over HTTP (CSRF token, POST /api/auth/callback/credentials) in its own
 // Playwright request context, browse the e2e server's seeded runs at the same time: runs list, run
