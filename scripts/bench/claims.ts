@@ -6,8 +6,9 @@
 // Same server, same run, same concurrency; at 0%, 50% and 99% duplicate claims.
 import pg from 'pg';
 import { createDb } from '../../lib/db/client.ts';
+import { GroupCommit } from '../../lib/db/group-commit.ts';
 import { claimEffect } from '../../lib/ledger/index.ts';
-import { closedLoop, type LoadResult } from './harness.ts';
+import { alternatingRounds, closedLoop, type LoadResult } from './harness.ts';
 import { startPeer } from './peer.ts';
 
 export interface ClaimRateResult {
@@ -16,12 +17,14 @@ export interface ClaimRateResult {
   claims: number;
   distinctKeys: number;
   raw: LoadResult;
+  /** The raw insert with the ledger's group commit: the same batches, one multi-row INSERT each. */
+  rawGrouped: LoadResult;
   ledger: LoadResult;
   peer: LoadResult;
   /** Claims each path reported as won (the first of their key): must equal distinctKeys. */
-  winners: { raw: number; ledger: number; peer: number };
+  winners: { raw: number; rawGrouped: number; ledger: number; peer: number };
   /** Rows each path holds afterwards for this rate's keys: must equal distinctKeys. */
-  rows: { raw: number; ledger: number; peer: number };
+  rows: { raw: number; rawGrouped: number; ledger: number; peer: number };
 }
 
 export interface ClaimBench {
@@ -31,8 +34,31 @@ export interface ClaimBench {
 
 export const DEFAULT_DUPLICATE_RATES = [0, 0.5, 0.99];
 
+/** Each path's claims run in this many rounds, alternating with the other paths (harness.ts). A
+ *  round covers whole keys at every rate used here (20,000 / 4 is a multiple of 100 claims per key). */
+const ROUNDS = 4;
+
 const RAW_SQL =
   'INSERT INTO bench_raw (key, epoch, state, run_id, idempotency_key, changed_by_kind, changed_by) VALUES ($1, 1, $2, $3, $4, $5, $6) ON CONFLICT (key, epoch) DO NOTHING RETURNING id';
+const RAW_GROUPED_SQL = `
+  INSERT INTO bench_raw (key, epoch, state, run_id, idempotency_key, changed_by_kind, changed_by)
+  SELECT k, 1, 'pending', $2::uuid, i, 'runtime', 'bench runtime' FROM unnest($1::text[], $3::text[]) AS u(k, i)
+  ON CONFLICT (key, epoch) DO NOTHING RETURNING key`;
+
+/** The raw insert grouped like the ledger's claims (lib/db/group-commit.ts, same batch slots): what
+ *  the physical ceiling becomes when a commit is shared; a key is won by its first claimer in the batch. */
+function groupedRaw(owner: pg.Pool, runId: string, connections: number) {
+  return new GroupCommit<{ key: string; idem: string }, boolean>({
+    maxInFlight: Math.max(1, Math.floor(connections / 4)),
+    maxBatch: 64,
+    runOne: async (c) => (await owner.query(RAW_SQL, [c.key, 'pending', runId, c.idem, 'runtime', 'bench runtime'])).rowCount === 1,
+    runBatch: async (items) => {
+      const { rows } = await owner.query<{ key: string }>(RAW_GROUPED_SQL, [items.map((c) => c.key), runId, items.map((c) => c.idem)]);
+      const inserted = new Set(rows.map((r) => r.key));
+      return items.map((c) => inserted.delete(c.key));
+    },
+  });
+}
 
 /** Claims per key for a duplicate rate: 0 -> 1, 0.5 -> 2, 0.99 -> 100. Duplicates of a key arrive
  *  back to back, so they race the winner (the hard case: losers wait for its commit). */
@@ -68,11 +94,14 @@ export async function benchClaims(opts: {
       claimEffect({ db, actor }, { runId: run.id, tool: tool.name, action: 'notify', recordId: `${record}-${k}`, target: `user${k}@example.com` });
     const rawKey = (prefix: string, k: number) => `v1/${triggerId}/${toolName}/notify/${prefix}-${k}/email/user${k}%40example.com`;
     const raw = (prefix: string, k: number) => owner.query(RAW_SQL, [rawKey(prefix, k), 'pending', run.id, `el1-${prefix}-${k}`, 'runtime', 'bench runtime']);
+    const grouped = groupedRaw(owner, run.id, connections);
+    const rawGrouped = (prefix: string, k: number) => grouped.submit({ key: rawKey(`g${prefix}`, k), idem: `el1-g${prefix}-${k}` });
 
     // Warm all three paths (connections, plans, caches) before measuring.
     const warmQueue = await peer.queue('warm');
     await closedLoop(warmup, connections, (i) => claim('warm', i));
     await closedLoop(warmup, connections, (i) => raw('warm', i));
+    await closedLoop(warmup, connections, (i) => rawGrouped('warm', i));
     await closedLoop(warmup, connections, (i) => peer.send(warmQueue, `warm-${i}`));
 
     const results: ClaimRateResult[] = [];
@@ -81,29 +110,29 @@ export async function benchClaims(opts: {
       const distinctKeys = Math.ceil(claims / perKey);
       const tag = `d${Math.round(rate * 100)}`;
       const keyOf = (i: number) => Math.floor(i / perKey);
-      const winners = { raw: 0, ledger: 0, peer: 0 };
+      const winners = { raw: 0, rawGrouped: 0, ledger: 0, peer: 0 };
 
-      console.log(`[bench] claims ${tag}: ${claims} claims over ${distinctKeys} keys, ${connections} connections: raw, ledger, peer`);
-      const rawResult = await closedLoop(claims, connections, async (i) => {
-        const r = await raw(tag, keyOf(i));
-        if (r.rowCount === 1) winners.raw++;
-      });
-      const ledgerResult = await closedLoop(claims, connections, async (i) => {
-        const r = await claim(tag, keyOf(i));
-        if (r.claimed) winners.ledger++;
-      });
+      console.log(`[bench] claims ${tag}: ${claims} claims over ${distinctKeys} keys, ${connections} connections: raw, raw grouped, ledger, peer in ${ROUNDS} alternating rounds`);
       const queue = await peer.queue(tag);
-      const peerResult = await closedLoop(claims, connections, async (i) => {
-        if (await peer.send(queue, `${tag}-${keyOf(i)}`)) winners.peer++;
+      const measured = await alternatingRounds(['raw', 'rawGrouped', 'ledger', 'peer'] as const, claims, ROUNDS, connections, async (path, i) => {
+        if (path === 'raw') {
+          if ((await raw(tag, keyOf(i))).rowCount === 1) winners.raw++;
+        } else if (path === 'rawGrouped') {
+          if (await rawGrouped(tag, keyOf(i))) winners.rawGrouped++;
+        } else if (path === 'ledger') {
+          if ((await claim(tag, keyOf(i))).claimed) winners.ledger++;
+        } else if (await peer.send(queue, `${tag}-${keyOf(i)}`)) winners.peer++;
       });
+      const { raw: rawResult, rawGrouped: rawGroupedResult, ledger: ledgerResult, peer: peerResult } = measured;
 
       const rows = {
         raw: Number((await owner.query<{ n: string }>(`SELECT count(*) AS n FROM bench_raw WHERE key LIKE $1`, [`v1/${triggerId}/${toolName}/notify/${tag}-%`])).rows[0]!.n),
+        rawGrouped: Number((await owner.query<{ n: string }>(`SELECT count(*) AS n FROM bench_raw WHERE key LIKE $1`, [`v1/${triggerId}/${toolName}/notify/g${tag}-%`])).rows[0]!.n),
         ledger: Number((await owner.query<{ n: string }>(`SELECT count(*) AS n FROM effect_key WHERE run_id = $1 AND record_id LIKE $2`, [run.id, `${tag}-%`])).rows[0]!.n),
         peer: await peer.count(queue),
       };
-      results.push({ duplicateRate: rate, claims, distinctKeys, raw: rawResult, ledger: ledgerResult, peer: peerResult, winners, rows });
-      console.log(`[bench] claims ${tag}: raw ${rawResult.perSecond.toFixed(0)}/s, ledger ${ledgerResult.perSecond.toFixed(0)}/s, peer ${peerResult.perSecond.toFixed(0)}/s`);
+      results.push({ duplicateRate: rate, claims, distinctKeys, raw: rawResult, rawGrouped: rawGroupedResult, ledger: ledgerResult, peer: peerResult, winners, rows });
+      console.log(`[bench] claims ${tag}: raw ${rawResult.perSecond.toFixed(0)}/s, raw grouped ${rawGroupedResult.perSecond.toFixed(0)}/s, ledger ${ledgerResult.perSecond.toFixed(0)}/s, peer ${peerResult.perSecond.toFixed(0)}/s`);
     }
     return { connections, rates: results };
   } finally {

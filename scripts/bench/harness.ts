@@ -86,6 +86,8 @@ export interface LoadResult {
   perSecond: number;
   p50ms: number;
   p99ms: number;
+  /** Every op's latency in ms, ascending. */
+  samples: Float64Array;
 }
 
 /** Runs `op(i)` for i in [0, total) on `concurrency` closed-loop workers; latency per op. */
@@ -103,9 +105,47 @@ export async function closedLoop(total: number, concurrency: number, op: (i: num
     }),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const sorted = Array.from(latencies).sort((a, b) => a - b);
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-  return { ops: total, seconds, perSecond: total / seconds, p50ms: pct(0.5), p99ms: pct(0.99) };
+  return loadResult(total, seconds, latencies);
+}
+
+function loadResult(ops: number, seconds: number, latencies: Float64Array): LoadResult {
+  const samples = latencies.sort();
+  return { ops, seconds, perSecond: ops / seconds, p50ms: percentile(samples, 50), p99ms: percentile(samples, 99), samples };
+}
+
+/** Several closed-loop rounds of one path as one result: ops and time summed, latencies pooled. */
+export function mergeLoads(rounds: LoadResult[]): LoadResult {
+  const all = new Float64Array(rounds.reduce((n, r) => n + r.samples.length, 0));
+  let at = 0;
+  for (const r of rounds) {
+    all.set(r.samples, at);
+    at += r.samples.length;
+  }
+  return loadResult(rounds.reduce((n, r) => n + r.ops, 0), rounds.reduce((s, r) => s + r.seconds, 0), all);
+}
+
+/**
+ * Runs several paths over the same work in alternating rounds (a, b, c, a, b, c, ...) so that
+ * whatever else the machine does at the time weighs on each path alike; on a small shared VM
+ * back-to-back runs of one path at a time moved the ratios by a third. `op(path, i)` gets indexes
+ * in [0, total) per path; each round covers a contiguous slice of them.
+ */
+export async function alternatingRounds<P extends string>(
+  paths: readonly P[],
+  total: number,
+  rounds: number,
+  concurrency: number,
+  op: (path: P, i: number) => Promise<unknown>,
+): Promise<Record<P, LoadResult>> {
+  const perPath = new Map<P, LoadResult[]>(paths.map((p) => [p, []]));
+  const size = Math.ceil(total / rounds);
+  for (let r = 0; r < rounds; r++) {
+    const from = r * size;
+    const count = Math.min(size, total - from);
+    if (count <= 0) break;
+    for (const path of paths) perPath.get(path)!.push(await closedLoop(count, concurrency, (i) => op(path, from + i)));
+  }
+  return Object.fromEntries(paths.map((p) => [p, mergeLoads(perPath.get(p)!)])) as Record<P, LoadResult>;
 }
 
 export function progress(label: string): (done: number, total: number) => void {

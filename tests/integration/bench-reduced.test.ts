@@ -19,14 +19,14 @@ afterAll(async () => {
 });
 
 describe('reduced benchmark', () => {
-  it('S1: claims at 0%, 50% and 99% duplicates: raw, ledger and the pg-boss peer each let exactly one claimer per key win', async () => {
+  it('S1: claims at 0%, 50% and 99% duplicates: raw, raw grouped, ledger and the pg-boss peer each let exactly one claimer per key win', async () => {
     const c = await benchClaims({ ownerUrl: t.ownerUrl, appUrl: t.appUrl, claims: 200, connections: 8, warmup: 20 });
     expect(c.rates.map((r) => r.duplicateRate)).toEqual([0, 0.5, 0.99]);
     expect(c.rates.map((r) => r.distinctKeys)).toEqual([200, 100, 2]);
     for (const r of c.rates) {
-      expect(r.winners).toEqual({ raw: r.distinctKeys, ledger: r.distinctKeys, peer: r.distinctKeys });
-      expect(r.rows).toEqual({ raw: r.distinctKeys, ledger: r.distinctKeys, peer: r.distinctKeys });
-      for (const load of [r.raw, r.ledger, r.peer]) expect(load.ops).toBe(200);
+      expect(r.winners).toEqual({ raw: r.distinctKeys, rawGrouped: r.distinctKeys, ledger: r.distinctKeys, peer: r.distinctKeys });
+      expect(r.rows).toEqual({ raw: r.distinctKeys, rawGrouped: r.distinctKeys, ledger: r.distinctKeys, peer: r.distinctKeys });
+      for (const load of [r.raw, r.rawGrouped, r.ledger, r.peer]) expect(load.ops).toBe(200);
     }
     expect(claimLines(c).join('\n')).not.toContain('**no**');
   }, 180_000);

@@ -1,5 +1,6 @@
 // Claim (S1, S3): derive the key on the server from the registered tool definition, then one call
 // to ledger_claim, which commits the pending row before any provider call. Losers skip.
+// Claims made at the same moment share one commit (../claim-batcher.ts).
 import { z } from 'zod';
 import type { EffectState } from '../../db/generated/enums.ts';
 import { auditRefusal } from '../../audit/append.ts';
@@ -10,6 +11,7 @@ import { deriveKey } from '../keys.ts';
 import { checkTransition } from '../transitions.ts';
 import { parseInput } from '../validate.ts';
 import { sqlPool, type DbOrTx } from '../../db/client.ts';
+import { CLAIM_SQL, claimBatcher, claimParams, type ClaimCall, type ClaimRow } from '../claim-batcher.ts';
 
 export const claimEffectInput = z.strictObject({
   runId: z.uuid(),
@@ -23,20 +25,6 @@ export type ClaimEffectInput = z.input<typeof claimEffectInput>;
 export type ClaimEffectResult =
   | { claimed: true; key: string; epoch: number; attemptId: string; idempotencyKey: string; target: string }
   | { claimed: false; key: string; epoch: number; state: EffectState; changedBy: string; changedAt: Date; target: string };
-
-const CLAIM_SQL = `
-  SELECT claimed, epoch, state, attempt_id, idempotency_key, changed_by, changed_at
-  FROM ledger_claim($1, $2, $3, $4, $5, $6::"TargetType", $7, $8::uuid, $9::"ActorKind", $10, $11, $12::int, $13::jsonb)`;
-
-interface ClaimRow {
-  claimed: boolean;
-  epoch: number;
-  state: EffectState;
-  attempt_id: string | null;
-  idempotency_key: string;
-  changed_by: string;
-  changed_at: Date;
-}
 
 export async function claimEffect(
   ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
@@ -66,13 +54,15 @@ export async function claimEffect(
     targetType: tool.targetType,
     target: input.target,
   });
-  const params = [
-    key, tool.name, input.action, input.recordId, target, tool.targetType, run.triggerId, run.id,
-    actor.kind, actor.id, actor.label, tool.leaseSeconds, JSON.stringify(requestJson(ctx.request)),
-  ];
+  const call: ClaimCall = {
+    key, tool: tool.name, action: input.action, recordId: input.recordId, target, targetType: tool.targetType,
+    triggerId: run.triggerId, runId: run.id, actorKind: actor.kind, actorId: actor.id, actorLabel: actor.label,
+    leaseSeconds: tool.leaseSeconds, request: JSON.stringify(requestJson(ctx.request)),
+  };
+  // On the root client, concurrent claims share a commit (claim-batcher.ts); inside a caller's
+  // transaction the claim is part of that transaction and commits with it.
   const pool = sqlPool(db);
-  const rows = pool ? (await pool.query<ClaimRow>(CLAIM_SQL, params)).rows : await db.$queryRawUnsafe<ClaimRow[]>(CLAIM_SQL, ...params);
-  const row = rows[0]!;
+  const row = pool ? await claimBatcher(pool).claim(call) : (await db.$queryRawUnsafe<ClaimRow[]>(CLAIM_SQL, ...claimParams(call)))[0]!;
   if (row.claimed) {
     return { claimed: true, key, epoch: row.epoch, attemptId: row.attempt_id!, idempotencyKey: row.idempotency_key, target };
   }

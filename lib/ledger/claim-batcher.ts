@@ -1,0 +1,96 @@
+// Group commit for claims (lib/db/group-commit.ts). A claim's commit (a WAL flush) was about half of
+// its cost, so claims made at the same moment through one connection pool share one transaction:
+// ledger_claim_batch runs each of them through the unchanged ledger_claim, in key order (so two
+// batches cannot deadlock on each other), and commits once. Every claimer still gets its own answer,
+// and only after the commit that holds its pending row (S1), so nobody calls a provider on a claim
+// that could still roll back.
+import type pg from 'pg';
+import { GroupCommit } from '../db/group-commit.ts';
+import type { EffectState } from '../db/generated/enums.ts';
+
+export interface ClaimCall {
+  key: string;
+  tool: string;
+  action: string;
+  recordId: string;
+  target: string;
+  targetType: string;
+  triggerId: string;
+  runId: string;
+  actorKind: string;
+  actorId: string;
+  actorLabel: string;
+  leaseSeconds: number;
+  /** Where the request came from (A1), as JSON text. */
+  request: string;
+}
+
+export interface ClaimRow {
+  claimed: boolean;
+  epoch: number;
+  state: EffectState;
+  attempt_id: string | null;
+  idempotency_key: string;
+  changed_by: string;
+  changed_at: Date;
+}
+
+const COLUMNS = 'claimed, epoch, state, attempt_id, idempotency_key, changed_by, changed_at';
+
+export const CLAIM_SQL = `
+  SELECT ${COLUMNS}
+  FROM ledger_claim($1, $2, $3, $4, $5, $6::"TargetType", $7, $8::uuid, $9::"ActorKind", $10, $11, $12::int, $13::jsonb)`;
+
+const BATCH_SQL = `
+  SELECT ord, ${COLUMNS}
+  FROM ledger_claim_batch($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                          $8::uuid[], $9::text[], $10::text[], $11::text[], $12::int[], $13::jsonb[])`;
+
+/** The most claims one transaction carries: bounds how long its row locks are held. */
+const MAX_BATCH = 64;
+
+export function claimParams(c: ClaimCall): unknown[] {
+  return [c.key, c.tool, c.action, c.recordId, c.target, c.targetType, c.triggerId, c.runId, c.actorKind, c.actorId, c.actorLabel, c.leaseSeconds, c.request];
+}
+
+/** Claims through one pool, grouped: see the top of this file. */
+export class ClaimBatcher {
+  private readonly group: GroupCommit<ClaimCall, ClaimRow>;
+
+  /** maxInFlight: claim batches running at once, each on its own pooled connection. */
+  constructor(pool: pg.Pool, maxInFlight: number) {
+    this.group = new GroupCommit<ClaimCall, ClaimRow>({
+      maxInFlight,
+      maxBatch: MAX_BATCH,
+      runOne: async (call) => (await pool.query<ClaimRow>({ name: 'ledger_claim', text: CLAIM_SQL, values: claimParams(call) })).rows[0]!,
+      runBatch: async (calls) => {
+        const column = <K extends keyof ClaimCall>(k: K) => calls.map((c) => c[k]);
+        const values = [
+          column('key'), column('tool'), column('action'), column('recordId'), column('target'), column('targetType'),
+          column('triggerId'), column('runId'), column('actorKind'), column('actorId'), column('actorLabel'),
+          column('leaseSeconds'), column('request'),
+        ];
+        const { rows } = await pool.query<ClaimRow & { ord: number }>({ name: 'ledger_claim_batch', text: BATCH_SQL, values });
+        const answers: ClaimRow[] = [];
+        for (const { ord, ...claim } of rows) answers[ord - 1] = claim;
+        return answers.filter(Boolean);
+      },
+    });
+  }
+
+  claim(call: ClaimCall): Promise<ClaimRow> {
+    return this.group.submit(call);
+  }
+}
+
+const batchers = new WeakMap<pg.Pool, ClaimBatcher>();
+
+/** The pool's batcher: up to a quarter of its connections carry claim batches at once. */
+export function claimBatcher(pool: pg.Pool): ClaimBatcher {
+  let batcher = batchers.get(pool);
+  if (!batcher) {
+    batcher = new ClaimBatcher(pool, Math.max(1, Math.floor((pool.options.max ?? 10) / 4)));
+    batchers.set(pool, batcher);
+  }
+  return batcher;
+}
