@@ -12,7 +12,11 @@ import type { DbOrTx } from '../db/client.ts';
 
 export const JOB_SCHEMA = 'pgboss';
 export const REPLAY_QUEUE = 'replay-chunk';
-export const CHUNK_SIZE = 500;
+/** Items per chunk job. Small enough that a replay is many more chunks than handlers (4 processes x 4
+ *  handlers = 16): with 500, 10,000 targets were 20 chunks, so after the first 16 the last 4 ran with
+ *  12 handlers idle, and the run took two chunk-times where one and a quarter would do. One window
+ *  of the executor (128) still covers a chunk in one read. */
+export const CHUNK_SIZE = 100;
 
 /** Retried on failure (a provider that refuses connections, a database restart) with a short delay;
  *  a worker killed mid-chunk is detected by its released advisory lock (see rescue.ts). */

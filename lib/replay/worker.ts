@@ -102,20 +102,30 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
       log(`chunk job ${job.id} is still held by a live worker; not running it twice`);
       return;
     }
+    // The job is completed (or failed for a retry) while the lock is still held: released first, a
+    // chunk that had finished looked like a dead worker's to the rescue (active, lock free) until
+    // pg-boss marked it, and was failed and run again by another handler (seen with 4 workers).
     try {
       const r = await runChunk(deps, job.data);
       failuresInARow = 0;
       log(`chunk ${job.data.fromId}-${job.data.toId} of ${job.data.replayId}: ${r.processed} processed${r.stoppedBy ? `, stopped: ${r.stoppedBy}` : ''}`);
+      await boss.complete(REPLAY_QUEUE, job.id);
     } catch (error) {
       if (((error as { processed?: number }).processed ?? 0) > 0) failuresInARow = 0;
       const wait = stopping ? 0 : backoffMs(failuresInARow++, 15_000, 1_000);
       log(`chunk ${job.data.fromId}-${job.data.toId}: ${(error as Error).message}; retried in ${Math.round(wait / 100) / 10} s + the queue's delay`);
       if (wait) await pause(wait);
-      throw error; // pg-boss retries the chunk
+      // pg-boss retries the chunk; if this call cannot reach the database either, pg-boss's own
+      // fail (the handler throws) or the rescue does it.
+      const failed = await boss.fail(REPLAY_QUEUE, job.id, { message: (error as Error).message }).then(() => true, () => false);
+      if (!failed) throw error;
     } finally {
       await locks.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, job.id]).catch(() => undefined);
     }
   };
+  // The lock connection is opened now: opened on a first chunk under load it could take longer than
+  // the rescue's grace period, and the chunk would be taken for a dead worker's.
+  await locks.query('SELECT 1', []);
   for (let i = 0; i < concurrency; i++) await boss.work<ReplayChunk>(REPLAY_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, handle);
 
   const rescue = async () => {

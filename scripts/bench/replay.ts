@@ -3,8 +3,14 @@
 // / 100,000), compared with the raw claim ceiling measured in the same run (one-row INSERT ... ON
 // CONFLICT DO NOTHING RETURNING, 16 connections), with the worker's peak memory (VmHWM from /proc,
 // sampled VmRSS as a cross-check) per size and a verdict on whether it stays flat from 10,000 to
-// 100,000. Then scale-out: the middle size again with 4 worker processes instead of 1.
-// Every size checks what it measured: one delivery per target at the sandbox, no duplicate.
+// 100,000. Then scale-out: the middle size again with 4 worker processes instead of 1 (instant
+// provider: on 2 cores the CPU is the limit, so this pair shows the overhead of more processes), and
+// a second pair, 1 worker vs 4 on a smaller replay, with the sandbox answering every send after a
+// fixed latency as real providers do (BENCH_REPLAY_LATENCY_MS, default 200 ms; BENCH_REPLAY_LATENCY_SIZE,
+// default 2,000 targets; BENCH_REPLAY_LATENCY_CONCURRENCY handlers per worker, default 1, i.e. 8 sends
+// in flight per worker): there the provider is the limit and more workers add throughput.
+// Every run checks what it measured: one delivery per target at the sandbox, no duplicate, and no
+// claim lost to another handler (the replay's skipped count is 0: the chunks are disjoint).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -60,7 +66,7 @@ const system = { kind: 'system' as const, id: 'bench', label: 'bench' };
 const operator = { kind: 'user' as const, id: '00000000-0000-4000-8000-000000000001', label: 'bench operator', role: 'operator' as const };
 
 /** A run of `size` approved targets, none sent yet, and its replay requested (not started). */
-async function prepareReplay(db: Db, size: number, label: string): Promise<string> {
+export async function prepareReplay(db: Db, size: number, label: string): Promise<string> {
   const stamp = `${label}_${size}_${Date.now()}`;
   const tool = await db.toolDefinition.create({
     data: { name: `bench_replay_${stamp}`, actions: ['notify'], targetType: 'email', provider: 'sandbox', generatedInputs: ['subject', 'body'], fourEyesReplay: false, supportsReceiptLookup: true, supportsIdempotencyKey: true },
@@ -87,6 +93,8 @@ export interface ReplayRunResult {
   dbCpuMsPerSend: number;
   /** This process's CPU per send (the sandbox provider, progress polling), ms. */
   benchCpuMsPerSend: number;
+  /** Items of the replay skipped (a lost claim, a changed target): 0 when no handler wasted work. */
+  skipped: number;
 }
 
 /** Starts `workers` worker processes, runs one prepared replay to completion, stops them. */
@@ -111,6 +119,7 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
         let out = '';
         child.stdout!.on('data', (d: Buffer) => {
           if (out.length < 10_000) out += d.toString();
+          if (process.env.BENCH_REPLAY_WORKER_LOG === '1') process.stderr.write(d);
           if (/ ready: /.test(out)) resolve();
         });
         child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it was ready`)));
@@ -122,6 +131,18 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
     for (const c of children) if (c.pid && c.exitCode === null) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).rss));
   };
   const sampler = setInterval(sample, 200);
+  // BENCH_REPLAY_WAITS=1: what the database's sessions are doing, sampled every 100 ms (evidence for
+  // where the time goes: CPU, lock waits, client round trips), printed at the end of the run.
+  const waits = new Map<string, number>();
+  let waitSampling = false;
+  const waitSampler = process.env.BENCH_REPLAY_WAITS === '1' ? setInterval(() => {
+    if (waitSampling) return;
+    waitSampling = true;
+    o.db.$queryRawUnsafe<{ w: string; n: bigint }[]>(
+      `SELECT coalesce(application_name, '') || ' ' || state || ' ' || coalesce(wait_event_type || ':' || wait_event, 'CPU') AS w, count(*) AS n
+         FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' GROUP BY 1`,
+    ).then((rows) => { for (const r of rows) waits.set(r.w, (waits.get(r.w) ?? 0) + Number(r.n)); }, () => undefined).finally(() => (waitSampling = false));
+  }, 100) : undefined;
   try {
     // Timing starts when every worker is up: start-up (tsx, Prisma) is not part of the send rate.
     await Promise.all(ready);
@@ -130,6 +151,7 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
     const db0 = new Map(serverPids(o.postmaster).map((pid) => [pid, cpuSeconds(pid)]));
     const bench0 = process.cpuUsage();
     const t0 = Date.now();
+    let skipped = 0;
     await startReplay({ db: o.db, actor: operator, jobs: o.sender }, { replayId: o.replayId });
     let lastLog = 0;
     for (;;) {
@@ -138,7 +160,10 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
         lastLog = Date.now();
         console.log(`[bench] replay ${o.size} x${o.workers} workers: ${p.sent}/${p.total} sent`);
       }
-      if (p.status === 'completed') break;
+      if (p.status === 'completed') {
+        skipped = p.skipped;
+        break;
+      }
       const dead = children.find((c) => c.exitCode !== null);
       if (dead) throw new Error(`worker exited with ${dead.exitCode}`);
       await new Promise((r) => setTimeout(r, 250));
@@ -151,9 +176,14 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
     for (const c of children) if (c.pid) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).hwm, memoryKb(c.pid).rss));
     const mine = o.sandbox.deliveries.slice(delivered0).filter((d) => d.to.endsWith(`@${o.domain}.bench.example.com`));
     const distinct = new Set(mine.map((d) => d.to)).size;
-    return { sendsPerSecond: o.size / seconds, seconds, peakMb: Math.max(0, ...peak.values()) / 1024, delivered: distinct, duplicates: mine.length - distinct, cpuMsPerSend: (cpu * 1000) / o.size, dbCpuMsPerSend: (dbCpu * 1000) / o.size, benchCpuMsPerSend: (benchCpu * 1000) / o.size };
+    return { sendsPerSecond: o.size / seconds, seconds, peakMb: Math.max(0, ...peak.values()) / 1024, delivered: distinct, duplicates: mine.length - distinct, cpuMsPerSend: (cpu * 1000) / o.size, dbCpuMsPerSend: (dbCpu * 1000) / o.size, benchCpuMsPerSend: (benchCpu * 1000) / o.size, skipped };
   } finally {
     clearInterval(sampler);
+    if (waitSampler) {
+      clearInterval(waitSampler);
+      const total = [...waits.values()].reduce((a, b) => a + b, 0) || 1;
+      console.log(`[bench] sessions of the replay ${o.size} x${o.workers} (share of samples): ${[...waits].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => `${k} ${((100 * v) / total).toFixed(1)}%`).join(', ')}`);
+    }
     await Promise.all(
       children.map(async (c) => {
         if (c.exitCode !== null || c.signalCode !== null) return;
@@ -167,7 +197,12 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
   }
 }
 
-export async function benchReplay(opts: { ownerUrl: string; appUrl: string; sizes?: number[]; concurrency?: number; scaleOutWorkers?: number }): Promise<Record<string, number>> {
+/** Throws unless every target got exactly one delivery and no claim was lost. */
+function check(r: ReplayRunResult, size: number, what: string) {
+  if (r.delivered !== size || r.duplicates !== 0 || r.skipped !== 0) throw new Error(`replay of ${what}: ${r.delivered} of ${size} targets delivered, ${r.duplicates} duplicates, ${r.skipped} skipped`);
+}
+
+export async function benchReplay(opts: { ownerUrl: string; appUrl: string; sizes?: number[]; concurrency?: number; scaleOutWorkers?: number; latencyMs?: number; latencySize?: number }): Promise<Record<string, number>> {
   const sizes = opts.sizes?.length ? opts.sizes : DEFAULT_REPLAY_SIZES;
   const concurrency = opts.concurrency ?? 4;
   const figures: Record<string, number> = {};
@@ -204,7 +239,7 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
       const domain = `s${n}`;
       const replayId = await prepareReplay(db, size, domain);
       const r = await runReplay({ postmaster, db, appUrl: opts.appUrl, sandbox, sender, replayId, size, workers: 1, concurrency, domain });
-      if (r.delivered !== size || r.duplicates !== 0) throw new Error(`replay of ${size}: ${r.delivered} targets delivered, ${r.duplicates} duplicates`);
+      check(r, size, `${size}`);
       peaks.set(size, r.peakMb);
       rates.set(size, r.sendsPerSecond);
       figures[`replay ${size}: sends/s (1 worker)`] = r.sendsPerSecond;
@@ -234,11 +269,40 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
       const domain = 'scale';
       const replayId = await prepareReplay(db, mid, domain);
       const r = await runReplay({ postmaster, db, appUrl: opts.appUrl, sandbox, sender, replayId, size: mid, workers, concurrency, domain });
-      if (r.delivered !== mid || r.duplicates !== 0) throw new Error(`replay of ${mid} with ${workers} workers: ${r.delivered} delivered, ${r.duplicates} duplicates`);
+      check(r, mid, `${mid} with ${workers} workers`);
       figures[`replay ${mid}: sends/s (${workers} workers)`] = r.sendsPerSecond;
       figures[`replay ${mid}: ${workers} workers / 1 worker`] = r.sendsPerSecond / rates.get(mid)!;
       figures[`replay ${mid}: peak memory per worker, ${workers} workers (MB)`] = r.peakMb;
-      console.log(`[bench] replay ${mid} with ${workers} workers: ${r.sendsPerSecond.toFixed(0)} sends/s (${(r.sendsPerSecond / rates.get(mid)!).toFixed(2)}x of 1 worker), 0 duplicates`);
+      figures[`replay ${mid}: claims lost to another worker (${workers} workers)`] = r.skipped;
+      console.log(`[bench] replay ${mid} with ${workers} workers: ${r.sendsPerSecond.toFixed(0)} sends/s (${(r.sendsPerSecond / rates.get(mid)!).toFixed(2)}x of 1 worker), 0 duplicates, 0 claims lost; CPU per send: worker ${r.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${r.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${r.benchCpuMsPerSend.toFixed(2)} ms`);
+
+      // The same pair with a provider that takes `latencyMs` per send: bound by the provider, not the CPU.
+      const latencyMs = opts.latencyMs ?? Number(process.env.BENCH_REPLAY_LATENCY_MS ?? 200);
+      const latencySize = opts.latencySize ?? Number(process.env.BENCH_REPLAY_LATENCY_SIZE ?? Math.min(2_000, mid));
+      // One handler (8 sends in flight) per worker: 4 such workers stay within what 2 shared cores
+      // can do, so the pair shows the provider as the limit rather than the machine.
+      const latencyConcurrency = Number(process.env.BENCH_REPLAY_LATENCY_CONCURRENCY ?? 1);
+      if (latencyMs > 0 && latencySize > 0) {
+        const label = `replay ${latencySize}, provider ${latencyMs} ms, ${latencyConcurrency} handler${latencyConcurrency > 1 ? 's' : ''} per worker`;
+        sandbox.setLatency(latencyMs);
+        try {
+          const rate = new Map<number, number>();
+          for (const n of [1, workers]) {
+            const d = `lat${n}`;
+            const id = await prepareReplay(db, latencySize, d);
+            const lr = await runReplay({ postmaster, db, appUrl: opts.appUrl, sandbox, sender, replayId: id, size: latencySize, workers: n, concurrency: latencyConcurrency, domain: d });
+            check(lr, latencySize, `${latencySize} with ${n} workers, ${latencyMs} ms provider`);
+            rate.set(n, lr.sendsPerSecond);
+            figures[`${label}: sends/s (${n} worker${n > 1 ? 's' : ''})`] = lr.sendsPerSecond;
+            console.log(`[bench] replay ${latencySize} with ${n} workers, provider answering in ${latencyMs} ms: ${lr.sendsPerSecond.toFixed(0)} sends/s in ${lr.seconds.toFixed(1)} s, 0 duplicates, 0 claims lost; CPU per send: worker ${lr.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${lr.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${lr.benchCpuMsPerSend.toFixed(2)} ms`);
+          }
+          figures[`${label}: ${workers} workers / 1 worker`] = rate.get(workers)! / rate.get(1)!;
+          // What the provider allows: every handler keeps its lanes busy, each send waits latencyMs.
+          figures[`${label}: ceiling of 1 worker (${latencyConcurrency} handler${latencyConcurrency > 1 ? 's' : ''} x 8 in flight / latency, sends/s)`] = (latencyConcurrency * 8 * 1000) / latencyMs;
+        } finally {
+          sandbox.setLatency(0);
+        }
+      }
     }
   } finally {
     await sender.stop({ graceful: false });

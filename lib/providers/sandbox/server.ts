@@ -4,6 +4,8 @@
 // after sending), timeout after accepting, body-hash dedup that answers already_existed=true pointing
 // at a failed prior object (R3, S6), and 201 with a one-shot completion token. Every message that
 // reached its recipient is recorded in `deliveries`, so tests count exactly what a recipient got.
+// `latencyMs` (or setLatency) makes every send answer after a fixed delay, like a real provider
+// (SMTP, chat APIs: tens to hundreds of ms per call), for benchmarks bound by provider latency.
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +37,8 @@ export interface SandboxOptions {
   bodyHashDedup?: boolean;
   /** How long a timeout_after_accept request is held before its socket is dropped. */
   holdMs?: number;
+  /** Milliseconds every POST /v1/messages waits before it is handled and answered (default 0). */
+  latencyMs?: number;
 }
 
 export type MessageStatus = 'delivered' | 'accepted' | 'failed' | 'awaiting_completion';
@@ -77,6 +81,8 @@ export interface Sandbox {
   failNext(mode: FailureMode, options?: { to?: string; times?: number }): void;
   deliveriesTo(to: string): Delivery[];
   setSettleLag(ms: number): void;
+  /** Every later send waits this many milliseconds before it is handled and answered. */
+  setLatency(ms: number): void;
   reset(): void;
   stop(): Promise<void>;
 }
@@ -90,6 +96,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const byBodyHash = new Map<string, string>();
   let rules: Rule[] = [];
   let settleLagMs = options.settleLagMs ?? 0;
+  let latencyMs = options.latencyMs ?? 0;
   let requestCount = 0;
   const holdMs = options.holdMs ?? 30_000;
   const held = new Set<NodeJS.Timeout>();
@@ -121,6 +128,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
       if (req.method === 'POST' && url.pathname === '/v1/messages') {
         requestCount += 1;
+        if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
         const to = typeof json.to === 'string' ? norm(json.to) : '';
         const subject = typeof json.subject === 'string' ? json.subject : '';
         const body = typeof json.body === 'string' ? json.body : '';
@@ -243,6 +251,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     deliveriesTo: (to) => deliveries.filter((d) => d.to === norm(to)),
     setSettleLag(ms) {
       settleLagMs = ms;
+    },
+    setLatency(ms) {
+      latencyMs = ms;
     },
     reset() {
       deliveries.length = 0;
