@@ -436,3 +436,92 @@ describe('A2: tamper detection', () => {
     expect(await verifyAuditTrail(x.db)).toMatchObject({ ok: false, entryId: null, chain: `run:${run.runId}`, problem: 'entries missing after this one' });
   });
 });
+
+describe('A2: the single-pass verification names the same first broken entry', () => {
+  // audit_verify() checks links and heads in one ordered pass and the content in another part of
+  // the same statement (a Parallel Append at scale): the lowest id must win across the parts, and
+  // on one entry the order stays gap, previous hash, content, missing entries. Each case is also
+  // verified with parallel plans forced, so the parallel path is held to the same answer.
+  async function verifyForcedParallel(appUrl: string) {
+    const client = new pg.Client({ connectionString: appUrl });
+    await client.connect();
+    try {
+      await client.query(`SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+                          SET min_parallel_index_scan_size = 0; SET max_parallel_workers_per_gather = 2`);
+      const { rows } = await client.query<{ entry_id: string | null; chain: string | null; seq: number | null; problem: string | null; entries: string; chains: string }>(
+        'SELECT entry_id::text, chain, seq, problem, entries::text, chains::text FROM audit_verify()');
+      const row = rows[0]!;
+      return row.problem === null
+        ? { ok: true, entries: Number(row.entries), chains: Number(row.chains) }
+        : { ok: false, entryId: row.entry_id, chain: row.chain, seq: row.seq, problem: row.problem };
+    } finally {
+      await client.end();
+    }
+  }
+
+  async function tamper(x: Awaited<ReturnType<typeof createTestDatabase>>, sql: string, params: unknown[]) {
+    await x.owner(`ALTER TABLE audit_entry DISABLE TRIGGER audit_entry_no_update`);
+    try {
+      await x.owner(sql, params);
+    } finally {
+      await x.owner(`ALTER TABLE audit_entry ENABLE TRIGGER audit_entry_no_update`);
+    }
+  }
+
+  it('A2: the lowest id wins between a link break and a content break, and one entry keeps its order of problems', async () => {
+    const x = await createTestDatabase({ poolSize: 4 });
+    const a = await makeEffect(x.db, 'revoked');
+    const b = await makeEffect(x.db, 'done');
+    const ok = await verifyAuditTrail(x.db);
+    const [counts] = await x.owner<{ entries: number; chains: number }>(
+      `SELECT (SELECT count(*)::int FROM audit_entry) AS entries, (SELECT count(*)::int FROM audit_chain_head) AS chains`).then((r) => r.rows);
+    expect(ok).toEqual({ ok: true, entries: counts!.entries, chains: counts!.chains });
+    expect(await verifyForcedParallel(x.appUrl)).toEqual(ok);
+
+    const chainA = await x.db.auditEntry.findMany({ where: { chain: `effect:${a.key}` }, orderBy: { seq: 'asc' } });
+    const chainB = await x.db.auditEntry.findMany({ where: { chain: `effect:${b.key}` }, orderBy: { seq: 'asc' } });
+    expect(chainA.length).toBeGreaterThanOrEqual(2);
+    const lastA = chainA[chainA.length - 1]!;
+    expect(chainB[0]!.id).toBeGreaterThan(lastA.id);
+
+    // A content break at a higher id (b's first entry) and a broken link at a lower id (a's last
+    // entry, whose content no longer matches either): the link at the lower id is named.
+    await tamper(x, `UPDATE audit_entry SET reason = 'edited' WHERE id = $1`, [chainB[0]!.id]);
+    await tamper(x, `UPDATE audit_entry SET prev_hash = repeat('a', 64) WHERE id = $1`, [lastA.id]);
+    let expected: object = { ok: false, entryId: String(lastA.id), chain: lastA.chain, seq: lastA.seq, problem: 'previous hash does not match' };
+    expect(await verifyAuditTrail(x.db)).toEqual(expected);
+    expect(await verifyForcedParallel(x.appUrl)).toEqual(expected);
+
+    // Now a content break below both: it is named.
+    await tamper(x, `UPDATE audit_entry SET actor_label = 'someone else' WHERE id = $1`, [chainA[0]!.id]);
+    expected = { ok: false, entryId: String(chainA[0]!.id), chain: chainA[0]!.chain, seq: chainA[0]!.seq, problem: 'content does not match its hash' };
+    expect(await verifyAuditTrail(x.db)).toEqual(expected);
+    expect(await verifyForcedParallel(x.appUrl)).toEqual(expected);
+  });
+
+  it('A2: a chain head whose hash was changed is reported at its last entry, after a content break on that entry', async () => {
+    const x = await createTestDatabase({ poolSize: 4 });
+    const e = await makeEffect(x.db, 'revoked');
+    const chain = await x.db.auditEntry.findMany({ where: { chain: `effect:${e.key}` }, orderBy: { seq: 'asc' } });
+    const last = chain[chain.length - 1]!;
+    await x.owner(`UPDATE audit_chain_head SET hash = repeat('b', 64) WHERE chain = $1`, [last.chain]);
+    let expected: object = { ok: false, entryId: String(last.id), chain: last.chain, seq: last.seq, problem: 'entries missing after this one' };
+    expect(await verifyAuditTrail(x.db)).toEqual(expected);
+    expect(await verifyForcedParallel(x.appUrl)).toEqual(expected);
+
+    // The same entry's content also altered: the content mismatch is named first.
+    await tamper(x, `UPDATE audit_entry SET outcome = 'refused' WHERE id = $1`, [last.id]);
+    expected = { ok: false, entryId: String(last.id), chain: last.chain, seq: last.seq, problem: 'content does not match its hash' };
+    expect(await verifyAuditTrail(x.db)).toEqual(expected);
+    expect(await verifyForcedParallel(x.appUrl)).toEqual(expected);
+
+    // A gap on that entry (its predecessor deleted) comes before its content.
+    expect(chain.length).toBeGreaterThanOrEqual(2);
+    {
+      await tamper(x, `DELETE FROM audit_entry WHERE id = $1`, [chain[chain.length - 2]!.id]);
+      expected = { ok: false, entryId: String(last.id), chain: last.chain, seq: last.seq, problem: 'sequence gap before this entry' };
+      expect(await verifyAuditTrail(x.db)).toEqual(expected);
+      expect(await verifyForcedParallel(x.appUrl)).toEqual(expected);
+    }
+  });
+});
