@@ -94,7 +94,7 @@ export function auditLines(a: AuditBench): string[] {
     '',
     `Hot subject / many subjects: **${fmt(a.hotSubject.perSecond / a.manySubjects.perSecond, 2)}**. The hot chain holds ${fmt(a.hotChainSeq)} entries after ${fmt(a.hotSubject.ops)} appends (${a.hotChainSeq === a.hotSubject.ops ? 'none lost or doubled' : '**mismatch**'}).`,
     '',
-    `Verification of the whole trail (\`verifyAuditTrail\`: \`audit_first_broken()\`, every entry's hash recomputed, every link and chain head checked); goal: 1,000,000 entries in under ${VERIFY_GOAL_SECONDS} s. The trail is bulk-loaded in chains of 10 with the hashes the trigger computes.`,
+    `Verification of the whole trail (\`verifyAuditTrail\`: one statement, \`audit_verify()\`, every entry's hash recomputed, every link and chain head checked); goal: 1,000,000 entries in under ${VERIFY_GOAL_SECONDS} s. The trail is bulk-loaded in chains of 10 with the hashes the trigger computes.`,
     '',
     '| entries | chains | verify s | entries/s | result |',
     '|---:|---:|---:|---:|---|',
