@@ -136,8 +136,10 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
     for (const { id } of active) {
       const [free] = await options.db.$queryRaw<{ free: boolean }[]>`SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${id})) AS free`;
       if (free?.free) {
-        log(`rescuing chunk job ${id}: its worker is gone`);
-        await boss.fail(REPLAY_QUEUE, id, { reason: 'worker died' });
+        // The job may have been completed between the SELECT and the lock check (its handler then
+        // released the lock): fail() changes only a job not yet completed, so count what it changed.
+        const r = (await boss.fail(REPLAY_QUEUE, id, { reason: 'worker died' })) as unknown as { affected?: number } | undefined;
+        if (r?.affected !== 0) log(`rescued chunk job ${id}: its worker is gone`);
       }
     }
   };

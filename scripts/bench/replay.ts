@@ -93,7 +93,8 @@ export interface ReplayRunResult {
   dbCpuMsPerSend: number;
   /** This process's CPU per send (the sandbox provider, progress polling), ms. */
   benchCpuMsPerSend: number;
-  /** Items of the replay skipped (a lost claim, a changed target): 0 when no handler wasted work. */
+  /** Items of the replay not 'sent' (skipped after a lost claim, failed, unknown, interrupted): 0 when
+   *  every target went out once through its own handler and no handler took another's item. */
   skipped: number;
 }
 
@@ -161,7 +162,7 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
         console.log(`[bench] replay ${o.size} x${o.workers} workers: ${p.sent}/${p.total} sent`);
       }
       if (p.status === 'completed') {
-        skipped = p.skipped;
+        skipped = p.skipped + p.failed + p.unknown + (p.total - p.sent - p.skipped - p.failed - p.unknown);
         break;
       }
       const dead = children.find((c) => c.exitCode !== null);
