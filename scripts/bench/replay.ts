@@ -7,7 +7,7 @@
 // provider: on 2 cores the CPU is the limit, so this pair shows the overhead of more processes), and
 // a second pair, 1 worker vs 4 on a smaller replay, with the sandbox answering every send after a
 // fixed latency as real providers do (BENCH_REPLAY_LATENCY_MS, default 200 ms; BENCH_REPLAY_LATENCY_SIZE,
-// default 2,000 targets; BENCH_REPLAY_LATENCY_CONCURRENCY handlers per worker, default 1, i.e. 8 sends
+// default 1,600 targets; BENCH_REPLAY_LATENCY_CONCURRENCY handlers per worker, default 1, i.e. 8 sends
 // in flight per worker): there the provider is the limit and more workers add throughput.
 // Every run checks what it measured: one delivery per target at the sandbox, no duplicate, and no
 // claim lost to another handler (the replay's skipped count is 0: the chunks are disjoint).
@@ -279,7 +279,7 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
 
       // The same pair with a provider that takes `latencyMs` per send: bound by the provider, not the CPU.
       const latencyMs = opts.latencyMs ?? Number(process.env.BENCH_REPLAY_LATENCY_MS ?? 200);
-      const latencySize = opts.latencySize ?? Number(process.env.BENCH_REPLAY_LATENCY_SIZE ?? Math.min(2_000, mid));
+      const latencySize = opts.latencySize ?? Number(process.env.BENCH_REPLAY_LATENCY_SIZE ?? Math.min(1_600, mid));
       // One handler (8 sends in flight) per worker: 4 such workers stay within what 2 shared cores
       // can do, so the pair shows the provider as the limit rather than the machine.
       const latencyConcurrency = Number(process.env.BENCH_REPLAY_LATENCY_CONCURRENCY ?? 1);
