@@ -1,9 +1,9 @@
 // Group commit for claims (lib/db/group-commit.ts). A claim's commit (a WAL flush) was about half of
 // its cost, so claims made at the same moment through one connection pool share one transaction:
-// ledger_claim_batch runs each of them through the unchanged ledger_claim, in key order (so two
-// batches cannot deadlock on each other), and commits once. Every claimer still gets its own answer,
-// and only after the commit that holds its pending row (S1), so nobody calls a provider on a claim
-// that could still roll back.
+// ledger_claim_batch (prisma/migrations/*_claim_batch) claims fresh keys set-wise, answers claimers
+// of held keys from one read, runs the rest through ledger_claim in key order, and commits once.
+// Every claimer still gets its own answer, and only after the commit that holds its pending row
+// (S1), so nobody calls a provider on a claim that could still roll back.
 import type pg from 'pg';
 import { GroupCommit } from '../db/group-commit.ts';
 import type { EffectState } from '../db/generated/enums.ts';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { sqlPool } from '../../lib/db/client.ts';
 import { ClaimBatcher, type ClaimCall } from '../../lib/ledger/claim-batcher.ts';
-import { claimEffect } from '../../lib/ledger/index.ts';
+import { claimEffect, failEffect } from '../../lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, runtimeActor, suffix } from '../helpers/factories.ts';
 
@@ -48,6 +48,48 @@ describe('claim batches (group commit)', () => {
     expect(second).toMatchObject({ claimed: false, state: 'pending', changed_by: `claimer ${k}` });
     const rows = await t.owner(`SELECT 1 FROM effect WHERE key = $1`, [call(k).key]);
     expect(rows.rowCount).toBe(1);
+  });
+
+  it('S1, A1: a fresh key claimed set-wise in a batch writes exactly the rows and audit entry a single claim writes', async () => {
+    const { call } = await setup();
+    const batcher = oneBatchAtATime();
+    const k0 = `alone-${suffix()}`;
+    const alone = await batcher.claim(call(k0)); // a batch of one: ledger_claim itself
+    const k1 = `batched-${suffix()}`;
+    const batched = await Promise.all([batcher.claim(call(k1)), batcher.claim(call(`other-${suffix()}`))]);
+    expect(alone.claimed && batched[0]!.claimed).toBe(true);
+    const rowsOf = async (key: string) => {
+      const q = async (sql: string) => (await t.owner(sql, [key])).rows.map((r) => JSON.parse(JSON.stringify(r).replaceAll(key, 'KEY')));
+      return {
+        head: await q(`SELECT tool, action, target_type, current_epoch, state, changed_by, changed_at = created_at AS same_time FROM effect_key WHERE key = $1`),
+        effect: await q(`SELECT epoch, state, idempotency_key = ledger_idempotency_key(key, 1) AS idem_ok, awaiting_claim, changed_by_kind, changed_by, lease_expires_at - changed_at AS lease FROM effect WHERE key = $1`),
+        attempt: await q(`SELECT a.epoch, a.response_status, a.effect_id = e.id AS linked FROM attempt a JOIN effect e ON e.key = a.key WHERE a.key = $1`),
+        transition: await q(`SELECT t.epoch, t.from_state, t.to_state, t.actor_kind, t.actor_id, t.attempt_id = a.id AS same_attempt FROM effect_transition t JOIN attempt a ON a.key = t.key WHERE t.key = $1`),
+        audit: await q(`SELECT chain, seq, actor_kind, actor_id, action, subject_type, subject_id, before_state, after_state, outcome, detail->'epoch' AS epoch, (detail->>'attemptId')::uuid = (SELECT id FROM attempt WHERE key = $1) AS same_attempt FROM audit_entry WHERE subject_id = $1`),
+      };
+    };
+    const single = await rowsOf(call(k0).key);
+    const set = await rowsOf(call(k1).key);
+    const relabel = <T extends { changed_by: string }>(rows: T[]) => rows.map((r) => ({ ...r, changed_by: `claimer ${k1}` }));
+    expect(single.head[0]).toMatchObject({ changed_by: `claimer ${k0}` });
+    expect(set).toEqual({ ...single, head: relabel(single.head), effect: relabel(single.effect) });
+    expect(set.audit).toHaveLength(1);
+  });
+
+  it('S1, S3: one batch holding fresh keys, a failed key to re-claim and a held key: each gets the answer a lone claim would', async () => {
+    const { call } = await setup();
+    const batcher = oneBatchAtATime();
+    const failed = `failed-${suffix()}`;
+    const held = `held-${suffix()}`;
+    await batcher.claim(call(failed));
+    await batcher.claim(call(held));
+    await failEffect({ db: t.db, actor: runtimeActor() }, { key: call(failed).key, epoch: 1, evidence: { status: 550, message: 'mailbox unavailable' } });
+    const fresh = [`f1-${suffix()}`, `f2-${suffix()}`];
+    const [a, b, c, d] = await Promise.all([batcher.claim(call(fresh[0]!)), batcher.claim(call(failed)), batcher.claim(call(held)), batcher.claim(call(fresh[1]!))]);
+    expect(a).toMatchObject({ claimed: true, epoch: 1 });
+    expect(b).toMatchObject({ claimed: true, epoch: 1, state: 'pending' });
+    expect(c).toMatchObject({ claimed: false, state: 'pending' });
+    expect(d).toMatchObject({ claimed: true, epoch: 1 });
   });
 
   it('S1: a claim the database refuses fails alone; the rest of its batch is claimed once', async () => {
