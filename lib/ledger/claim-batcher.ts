@@ -7,15 +7,11 @@
 import type pg from 'pg';
 import { GroupCommit } from '../db/group-commit.ts';
 import type { EffectState } from '../db/generated/enums.ts';
+import type { KeyInput } from './keys.ts';
 
-export interface ClaimCall {
+/** One claim: the key's intent (normalized target), its derived key and who claims it for which run. */
+export interface ClaimCall extends KeyInput {
   key: string;
-  tool: string;
-  action: string;
-  recordId: string;
-  target: string;
-  targetType: string;
-  triggerId: string;
   runId: string;
   actorKind: string;
   actorId: string;

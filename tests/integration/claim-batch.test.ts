@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { sqlPool } from '../../lib/db/client.ts';
 import { ClaimBatcher, type ClaimCall } from '../../lib/ledger/claim-batcher.ts';
 import { claimEffect, failEffect } from '../../lib/ledger/index.ts';
+import type { TargetType } from '../../lib/ledger/normalize.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, runtimeActor, suffix } from '../helpers/factories.ts';
 
@@ -96,7 +97,7 @@ describe('claim batches (group commit)', () => {
     const { call } = await setup();
     const batcher = oneBatchAtATime();
     const keys = Array.from({ length: 6 }, (_, i) => `iso${i}-${suffix()}`);
-    const settled = await Promise.allSettled(keys.map((k, i) => batcher.claim(i === 3 ? { ...call(k), targetType: 'carrier-pigeon' } : call(k))));
+    const settled = await Promise.allSettled(keys.map((k, i) => batcher.claim(i === 3 ? { ...call(k), targetType: 'carrier-pigeon' as TargetType } : call(k))));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(String((settled[3] as PromiseRejectedResult).reason)).toMatch(/TargetType|invalid input value/);
     const rows = await t.owner<{ n: string }>(`SELECT count(*) AS n FROM effect WHERE key = ANY($1)`, [keys.map((k) => call(k).key)]);
