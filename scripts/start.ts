@@ -10,6 +10,7 @@ import { provisionDatabase } from '../lib/db/provision.ts';
 import { startSandbox } from '../lib/providers/sandbox/server.ts';
 import { seedIfEmpty } from './seed.ts';
 import { nextBuildIsFresh } from './support/next-build.ts';
+import { WORKER_NODE_ARGS } from './support/worker-args.ts';
 
 const say = (line: string) => console.log(`[start] ${line}`);
 
@@ -70,7 +71,7 @@ async function main() {
     next.stdout!.on('data', (chunk: Buffer) => process.stdout.write(chunk));
     next.on('exit', (code) => void stop(code ?? 1));
     if (existsSync('scripts/worker.ts')) {
-      const worker = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], { stdio: 'inherit', env: childEnv });
+      const worker = spawn(process.execPath, [...WORKER_NODE_ARGS, '--import', 'tsx', 'scripts/worker.ts'], { stdio: 'inherit', env: childEnv });
       children.push(worker);
     }
 

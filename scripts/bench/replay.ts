@@ -20,6 +20,7 @@ import { approvePlan, submitPlan } from '../../lib/ledger/index.ts';
 import { startSandbox, type Sandbox } from '../../lib/providers/sandbox/index.ts';
 import { getReplayProgress, installJobEngine, requestReplay, startBoss, startReplay } from '../../lib/replay/index.ts';
 import { closedLoop } from './harness.ts';
+import { WORKER_NODE_ARGS } from '../support/worker-args.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 export const DEFAULT_REPLAY_SIZES = [1_000, 10_000, 100_000];
@@ -108,8 +109,9 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
     RECONCILE_INTERVAL_SECONDS: '30',
     LEDGER_PROVIDERS: JSON.stringify({ sandbox: { type: 'sandbox', url: o.sandbox.url } }),
   });
-  // BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the workers.
-  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The workers start as npm start starts them (WORKER_NODE_ARGS); BENCH_WORKER_NODE_ARGS adds flags
+  // (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the workers).
+  const nodeArgs = [...WORKER_NODE_ARGS, ...(process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const children: ChildProcess[] = [];
   const ready: Promise<void>[] = [];
   for (let w = 0; w < o.workers; w++) {
