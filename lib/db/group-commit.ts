@@ -5,6 +5,11 @@
 // Batching adds no waiting: items go out at the end of the current event-loop turn if a batch slot is
 // free, and items that arrive while every slot is busy ride in the next batch together. A lone caller
 // pays one round trip, as before; under load the batches grow by themselves (up to maxBatch).
+//
+// Waiting items are spread over the free slots, so batches run side by side on several server
+// processes instead of one large batch keeping one CPU busy while the others idle (measured: 16
+// waiting claims as one batch left half of a 2-core machine idle). A batch is not cut below
+// minBatch items, because each batch also pays a fixed cost (one statement, one commit).
 import pg from 'pg';
 
 export interface GroupCommitOptions<I, O> {
@@ -12,6 +17,8 @@ export interface GroupCommitOptions<I, O> {
   maxInFlight: number;
   /** The most items one transaction carries: bounds how long its row locks are held. */
   maxBatch: number;
+  /** The fewest items a batch is cut to when waiting items are spread over free slots. */
+  minBatch: number;
   /** Runs a batch of two or more items in one transaction; one answer per item, in item order. */
   runBatch(items: I[]): Promise<O[]>;
   /** Runs one item on its own. */
@@ -45,8 +52,10 @@ export class GroupCommit<I, O> {
     // finished batch just answered) joins the same batch.
     setImmediate(() => {
       this.scheduled = false;
+      const free = this.o.maxInFlight - this.inFlight;
+      const size = Math.min(this.o.maxBatch, Math.max(this.o.minBatch, Math.ceil(this.queue.length / free)));
       while (this.inFlight < this.o.maxInFlight && this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.o.maxBatch);
+        const batch = this.queue.splice(0, size);
         this.inFlight++;
         void this.run(batch).finally(() => {
           this.inFlight--;

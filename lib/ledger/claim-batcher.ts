@@ -43,7 +43,14 @@ const BATCH_SQL = `
                           $8::uuid[], $9::text[], $10::text[], $11::text[], $12::int[], $13::jsonb[])`;
 
 /** The most claims one transaction carries: bounds how long its row locks are held. */
-const MAX_BATCH = 64;
+export const MAX_BATCH = 64;
+/**
+ * The fewest claims a batch is cut to when waiting claims are spread over free connections. A batch
+ * costs about 1 ms of server CPU before its claims do any work, a fresh claim in it about 0.3 ms:
+ * 16 waiting claims ran fastest as two batches of 8 (as one batch of 16 one CPU sat idle; as four
+ * batches of 4 the fixed cost dominated).
+ */
+export const MIN_SPLIT = 8;
 
 export function claimParams(c: ClaimCall): unknown[] {
   return [c.key, c.tool, c.action, c.recordId, c.target, c.targetType, c.triggerId, c.runId, c.actorKind, c.actorId, c.actorLabel, c.leaseSeconds, c.request];
@@ -58,6 +65,7 @@ export class ClaimBatcher {
     this.group = new GroupCommit<ClaimCall, ClaimRow>({
       maxInFlight,
       maxBatch: MAX_BATCH,
+      minBatch: MIN_SPLIT,
       runOne: async (call) => (await pool.query<ClaimRow>({ name: 'ledger_claim', text: CLAIM_SQL, values: claimParams(call) })).rows[0]!,
       runBatch: async (calls) => {
         const column = <K extends keyof ClaimCall>(k: K) => calls.map((c) => c[k]);

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { createDb } from '../../lib/db/client.ts';
 import { GroupCommit } from '../../lib/db/group-commit.ts';
 import { claimEffect } from '../../lib/ledger/index.ts';
+import { MAX_BATCH, MIN_SPLIT } from '../../lib/ledger/claim-batcher.ts';
 import { alternatingRounds, closedLoop, type LoadResult } from './harness.ts';
 import { startPeer } from './peer.ts';
 
@@ -50,7 +51,8 @@ const RAW_GROUPED_SQL = `
 function groupedRaw(owner: pg.Pool, runId: string, connections: number) {
   return new GroupCommit<{ key: string; idem: string }, boolean>({
     maxInFlight: Math.max(1, Math.floor(connections / 4)),
-    maxBatch: 64,
+    maxBatch: MAX_BATCH,
+    minBatch: MIN_SPLIT,
     runOne: async (c) => (await owner.query(RAW_SQL, [c.key, 'pending', runId, c.idem, 'runtime', 'bench runtime'])).rowCount === 1,
     runBatch: async (items) => {
       const { rows } = await owner.query<{ key: string }>(RAW_GROUPED_SQL, [items.map((c) => c.key), runId, items.map((c) => c.idem)]);

@@ -267,6 +267,26 @@ describe('A2: append-only, hash chained', () => {
     expect((await verifyAuditTrail(t.db)).ok).toBe(true);
   });
 
+
+  it('A2: seq = 1 is only a hint that the chain is new: on an existing chain the entry is appended after its head', async () => {
+    const runtime = runtimeActor();
+    const entry = (n: number) => ({
+      chain: 'hint-test', seq: 1, prevHash: '', hash: '', at: new Date(), actorKind: 'runtime' as const, actorId: runtime.id,
+      actorLabel: runtime.label, action: `x${n}`, subjectType: 's', subjectId: '1', outcome: 'ok',
+    });
+    // Concurrent first writers of one chain, each hinting "new": one starts it, the others follow it.
+    await Promise.all([1, 2, 3, 4, 5].map((n) => t.db.auditEntry.create({ data: entry(n) })));
+    await t.db.auditEntry.create({ data: { ...entry(6), seq: 0 } });
+    await t.db.auditEntry.create({ data: entry(7) });
+    const chain = await t.db.auditEntry.findMany({ where: { chain: 'hint-test' }, orderBy: { seq: 'asc' } });
+    expect(chain.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(chain[0]!.prevHash).toBe('0'.repeat(64));
+    for (let i = 1; i < chain.length; i++) expect(chain[i]!.prevHash).toBe(chain[i - 1]!.hash);
+    expect(chain.at(-1)!.action).toBe('x7');
+    const { rows: [head] } = await t.owner<{ seq: number; hash: string }>(`SELECT seq, hash FROM audit_chain_head WHERE chain = 'hint-test'`);
+    expect(head).toEqual({ seq: 7, hash: chain.at(-1)!.hash });
+    expect((await verifyAuditTrail(t.db)).ok).toBe(true);
+  });
   it('A2: verifyAuditTrail is ok on a busy trail, also while it is being written (concurrent claims, transitions, refusals)', async () => {
     const tool = await makeTool(t.db);
     const run = await makeRun(t.db);
