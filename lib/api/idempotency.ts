@@ -7,7 +7,7 @@
 // died before completing (the process crashed) is taken over after STALE_SECONDS: every operation
 // behind the API is itself safe to repeat (claims lose, transitions are checked).
 import { createHash } from 'node:crypto';
-import type { Db } from '../db/client.ts';
+import { sqlRows, type Db } from '../db/client.ts';
 import { conflict, invalid } from '../ledger/errors.ts';
 import { jsonSafe } from './errors.ts';
 
@@ -38,6 +38,22 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
+// Plain statements on the pool (lib/db/client.ts sqlRows): every POST runs two of them.
+const INSERT_SQL = `
+  INSERT INTO idempotency_record (scope, key, request_hash) VALUES ($1, $2, $3)
+  ON CONFLICT (scope, key) DO NOTHING RETURNING id::text AS id`;
+const PRIOR_SQL = `
+  SELECT id::text AS id, request_hash, response_status, response_body, created_at < now() - make_interval(secs => $3::int) AS stale
+    FROM idempotency_record WHERE scope = $1 AND key = $2`;
+const TAKE_OVER_SQL = `
+  UPDATE idempotency_record SET created_at = now()
+   WHERE id = $1::bigint AND response_status IS NULL AND created_at < now() - make_interval(secs => $2::int)
+  RETURNING id::text AS id`;
+const FREE_SQL = 'DELETE FROM idempotency_record WHERE id = $1::bigint';
+const COMPLETE_SQL = `
+  UPDATE idempotency_record SET response_status = $2::int, response_body = $3::jsonb, completed_at = now()
+   WHERE id = $1::bigint`;
+
 export async function withIdempotency(
   db: Db,
   scope: string,
@@ -45,24 +61,18 @@ export async function withIdempotency(
   hash: string,
   run: () => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
-  const inserted = await db.$queryRaw<{ id: bigint }[]>`
-    INSERT INTO idempotency_record (scope, key, request_hash) VALUES (${scope}, ${key}, ${hash})
-    ON CONFLICT (scope, key) DO NOTHING RETURNING id`;
+  const inserted = await sqlRows<{ id: string }>(db, INSERT_SQL, [scope, key, hash], 'idempotency_insert');
   let id = inserted[0]?.id;
   if (id === undefined) {
-    const [prior] = await db.$queryRaw<{ id: bigint; request_hash: string; response_status: number | null; response_body: unknown; stale: boolean }[]>`
-      SELECT id, request_hash, response_status, response_body, created_at < now() - make_interval(secs => ${STALE_SECONDS}) AS stale
-        FROM idempotency_record WHERE scope = ${scope} AND key = ${key}`;
+    const [prior] = await sqlRows<{ id: string; request_hash: string; response_status: number | null; response_body: unknown; stale: boolean }>(
+      db, PRIOR_SQL, [scope, key, STALE_SECONDS], 'idempotency_prior');
     if (!prior) throw conflict('a request with this Idempotency-Key is in progress; retry it', { idempotency: 'in_progress' });
     if (prior.request_hash !== hash) {
       throw invalid('Idempotency-Key', 'this Idempotency-Key was already used with a different request: use a new key for a new request');
     }
     if (prior.response_status !== null) return { status: prior.response_status, body: prior.response_body, replayed: true };
     if (!prior.stale) throw conflict('a request with this Idempotency-Key is still in progress; retry it later', { idempotency: 'in_progress' });
-    const taken = await db.$queryRaw<{ id: bigint }[]>`
-      UPDATE idempotency_record SET created_at = now()
-       WHERE id = ${prior.id} AND response_status IS NULL AND created_at < now() - make_interval(secs => ${STALE_SECONDS})
-      RETURNING id`;
+    const taken = await sqlRows<{ id: string }>(db, TAKE_OVER_SQL, [prior.id, STALE_SECONDS], 'idempotency_take_over');
     if (!taken[0]) throw conflict('a request with this Idempotency-Key is still in progress; retry it later', { idempotency: 'in_progress' });
     id = taken[0].id;
   }
@@ -70,17 +80,15 @@ export async function withIdempotency(
   try {
     result = await run();
   } catch (error) {
-    await db.$executeRaw`DELETE FROM idempotency_record WHERE id = ${id}`;
+    await sqlRows(db, FREE_SQL, [id], 'idempotency_free');
     throw error;
   }
   // A 5xx may not have finished; a 404 or 422 was refused before anything changed: free the key.
   if (result.status >= 500 || result.status === 404 || result.status === 422) {
-    await db.$executeRaw`DELETE FROM idempotency_record WHERE id = ${id}`;
+    await sqlRows(db, FREE_SQL, [id], 'idempotency_free');
   } else {
     const body = jsonSafe(result.body);
-    await db.$executeRaw`
-      UPDATE idempotency_record SET response_status = ${result.status}, response_body = ${JSON.stringify(body)}::jsonb, completed_at = now()
-       WHERE id = ${id}`;
+    await sqlRows(db, COMPLETE_SQL, [id, result.status, JSON.stringify(body)], 'idempotency_complete');
     result = { status: result.status, body };
   }
   return { ...result, replayed: false };

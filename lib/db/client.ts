@@ -21,12 +21,25 @@ function makeClient(connectionString: string, max = 20) {
 }
 
 /**
- * The node-postgres pool under a root client (undefined for a transaction). Only for the claim hot
- * path, a single self-contained SQL function call where Prisma's per-query overhead was measured at
- * about a third of the claim's cost (docs/BENCHMARKS.md); everything else goes through Prisma.
+ * The node-postgres pool under a root client (undefined for a transaction). Only for the hot paths
+ * every agent request takes: the claim (a single self-contained SQL function call where Prisma's
+ * per-query overhead was measured at about a third of the claim's cost), and the API's runtime-key
+ * check and Idempotency-Key record (plain one-row statements, sent through Prisma they were most of
+ * an SDK request's CPU). Everything else goes through Prisma.
  */
 export function sqlPool(client: DbOrTx): pg.Pool | undefined {
   return pools.get(client);
+}
+
+/**
+ * One parameterized statement on the root client's pool, or through Prisma inside a transaction
+ * (or on a client without one). Same SQL either way ($1, $2, ... placeholders); rows as node-postgres
+ * returns them (bigint columns as strings).
+ */
+export async function sqlRows<T>(client: DbOrTx, text: string, values: unknown[], name?: string): Promise<T[]> {
+  const pool = pools.get(client);
+  if (pool) return (await pool.query<T & pg.QueryResultRow>(name ? { name, text, values } : { text, values })).rows;
+  return (client as Db).$queryRawUnsafe<T[]>(text, ...values);
 }
 
 export type Db = ReturnType<typeof makeClient>;

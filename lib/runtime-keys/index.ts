@@ -4,12 +4,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
-import type { DbOrTx, Db } from '../db/client.ts';
+import { sqlRows, type DbOrTx, type Db } from '../db/client.ts';
 import type { Actor } from '../ledger/actor.ts';
 import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 
 const TOKEN = /^elk_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
+const LAST_USED_EVERY_MS = 60_000;
 
 export const createRuntimeKeyInput = z.strictObject({
   name: z.string().trim().min(1).max(128),
@@ -72,13 +73,17 @@ export async function verifyRuntimeKey(db: DbOrTx, token: string): Promise<Verif
   const m = TOKEN.exec(token);
   if (!m) return { ok: false, why: 'malformed runtime key (expected elk_<prefix>_<secret>)', prefix: null };
   const prefix = m[1]!;
-  const row = await db.runtimeKey.findUnique({ where: { prefix }, omit: { secretHash: false } });
+  const [row] = await sqlRows<{ id: string; name: string; secret_hash: string; workflows: string[]; revoked_at: Date | null; last_used_at: Date | null }>(
+    db, 'SELECT id::text AS id, name, secret_hash, workflows, revoked_at, last_used_at FROM runtime_key WHERE prefix = $1', [prefix], 'runtime_key_by_prefix');
   if (!row) return { ok: false, why: 'unknown runtime key', prefix };
   const a = Buffer.from(hashToken(token), 'hex');
-  const b = Buffer.from(row.secretHash, 'hex');
+  const b = Buffer.from(row.secret_hash, 'hex');
   if (a.length !== b.length || !timingSafeEqual(a, b)) return { ok: false, why: 'runtime key secret does not match', prefix };
-  if (row.revokedAt) return { ok: false, why: `runtime key "${row.name}" was revoked`, prefix };
-  // Throttled: one write per key per minute at most.
-  await db.runtimeKey.updateMany({ where: { id: row.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(Date.now() - 60_000) } }] }, data: { lastUsedAt: new Date() } });
+  if (row.revoked_at) return { ok: false, why: `runtime key "${row.name}" was revoked`, prefix };
+  // Last use is recorded at most once a minute per key: only a request that finds it older writes
+  // (the WHERE keeps concurrent requests from writing it twice).
+  if (!row.last_used_at || row.last_used_at.getTime() < Date.now() - LAST_USED_EVERY_MS) {
+    await db.runtimeKey.updateMany({ where: { id: row.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(Date.now() - LAST_USED_EVERY_MS) } }] }, data: { lastUsedAt: new Date() } });
+  }
   return { ok: true, actor: { kind: 'runtime', id: row.id, label: `runtime:${row.name}`, workflows: row.workflows } };
 }

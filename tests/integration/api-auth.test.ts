@@ -99,4 +99,21 @@ describe('runtime-key authentication (Z6, A4)', () => {
     const audit = await t.owner<{ action: string }>(`SELECT action FROM audit_entry WHERE chain = $1 ORDER BY seq`, [`runtime_key:${created.id}`]);
     expect(audit.rows.map((r) => r.action)).toEqual(['runtime_key.create', 'runtime_key.revoke']);
   });
+
+  it('Z6: a key\'s last use is recorded on its first request and then at most once a minute', async () => {
+    const run = await makeRun(t.db);
+    const key = await makeKey(t.db);
+    const lastUsed = async () => (await t.owner<{ last_used_at: Date | null }>('SELECT last_used_at FROM runtime_key WHERE id = $1', [key.id])).rows[0]!.last_used_at;
+    expect(await lastUsed()).toBeNull();
+    expect((await get(`/runs/${run.runId}`, key.token)).status).toBe(200);
+    const first = await lastUsed();
+    expect(first).not.toBeNull();
+    expect((await get(`/runs/${run.runId}`, key.token)).status).toBe(200);
+    expect(await lastUsed()).toEqual(first);
+    // Two minutes later (the stored time moved back), the next request records it again.
+    await t.owner(`UPDATE runtime_key SET last_used_at = now() - interval '2 minutes' WHERE id = $1`, [key.id]);
+    const stale = await lastUsed();
+    expect((await get(`/runs/${run.runId}`, key.token)).status).toBe(200);
+    expect((await lastUsed())!.getTime()).toBeGreaterThan(stale!.getTime() + 60_000);
+  });
 });
