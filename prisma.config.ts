@@ -5,5 +5,7 @@ import { defineConfig } from 'prisma/config';
 export default defineConfig({
   schema: 'prisma/schema.prisma',
   migrations: { path: 'prisma/migrations' },
-  datasource: { url: process.env.MIGRATION_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgresql://localhost/effect_ledger' },
+  datasource: {
+    url: process.env.MIGRATION_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgresql://localhost/effect_ledger',
+  },
 });

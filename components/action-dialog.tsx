@@ -97,51 +97,129 @@ export function ActionDialog({
     }
   }
 
-  const fieldError = (name: string) => (error?.field && (error.field === name || error.field.startsWith(`${name}.`)) ? error.message : null);
-  const generalError = error && !fields.some((f) => fieldError(f.name)) && error.field !== '__confirm' ? error.message : null;
+  const fieldError = (name: string) =>
+    error?.field && (error.field === name || error.field.startsWith(`${name}.`)) ? error.message : null;
+  const generalError =
+    error && !fields.some((f) => fieldError(f.name)) && error.field !== '__confirm' ? error.message : null;
 
   return (
     <>
-      <Button type="button" variant={triggerVariant} size={triggerSize} disabled={disabled} data-testid={testId} onClick={() => { setError(null); setDone(null); ref.current?.showModal(); }}>
+      <Button
+        type="button"
+        variant={triggerVariant}
+        size={triggerSize}
+        disabled={disabled}
+        data-testid={testId}
+        onClick={() => {
+          setError(null);
+          setDone(null);
+          ref.current?.showModal();
+        }}
+      >
         {trigger}
       </Button>
-      <dialog ref={ref} aria-labelledby={`${id}-title`} onClose={() => { if (done) router.refresh(); }} className="m-auto w-full max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl">
+      <dialog
+        ref={ref}
+        aria-labelledby={`${id}-title`}
+        onClose={() => {
+          if (done) router.refresh();
+        }}
+        className="m-auto w-full max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl"
+      >
         <form onSubmit={onSubmit} className="flex max-h-[85vh] flex-col">
           <div className="border-b border-zinc-100 px-5 py-4">
-            <h2 id={`${id}-title`} className="text-base font-semibold">{title}</h2>
+            <h2 id={`${id}-title`} className="text-base font-semibold">
+              {title}
+            </h2>
             {description && <div className="mt-1 text-sm text-zinc-600">{description}</div>}
           </div>
           <div className="space-y-4 overflow-y-auto px-5 py-4">
             {preview && <div className="rounded-md border border-zinc-200 bg-zinc-50 p-3 text-sm">{preview}</div>}
             {done ? (
-              <p role="status" className="rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-900">{done}</p>
+              <p role="status" className="rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-900">
+                {done}
+              </p>
             ) : (
               <>
                 {fields.map((f) => {
                   const fid = `${id}-${f.name}`;
                   const err = fieldError(f.name);
                   return (
-                    <Field key={f.name} label={f.label + (f.required ? ' (required)' : '')} htmlFor={fid} error={err} hint={f.hint}>
+                    <Field
+                      key={f.name}
+                      label={f.label + (f.required ? ' (required)' : '')}
+                      htmlFor={fid}
+                      error={err}
+                      hint={f.hint}
+                    >
                       {f.type === 'textarea' ? (
-                        <textarea id={fid} name={f.name} aria-required={f.required} rows={3} defaultValue={f.defaultValue} placeholder={f.placeholder} aria-invalid={Boolean(err)} className={inputClass} />
+                        <textarea
+                          id={fid}
+                          name={f.name}
+                          aria-required={f.required}
+                          rows={3}
+                          defaultValue={f.defaultValue}
+                          placeholder={f.placeholder}
+                          aria-invalid={Boolean(err)}
+                          className={inputClass}
+                        />
                       ) : f.type === 'select' ? (
-                        <select id={fid} name={f.name} defaultValue={f.defaultValue} aria-invalid={Boolean(err)} className={inputClass}>
-                          {f.options?.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
+                        <select
+                          id={fid}
+                          name={f.name}
+                          defaultValue={f.defaultValue}
+                          aria-invalid={Boolean(err)}
+                          className={inputClass}
+                        >
+                          {f.options?.map((o) => (
+                            <option key={o.value} value={o.value}>
+                              {o.label}
+                            </option>
+                          ))}
                         </select>
                       ) : f.type === 'checkbox' ? (
-                        <input id={fid} name={f.name} type="checkbox" defaultChecked={f.defaultValue === 'true'} className="h-4 w-4" />
+                        <input
+                          id={fid}
+                          name={f.name}
+                          type="checkbox"
+                          defaultChecked={f.defaultValue === 'true'}
+                          className="h-4 w-4"
+                        />
                       ) : (
-                        <input id={fid} name={f.name} type={f.type ?? 'text'} aria-required={f.required} defaultValue={f.defaultValue} placeholder={f.placeholder} aria-invalid={Boolean(err)} className={inputClass} />
+                        <input
+                          id={fid}
+                          name={f.name}
+                          type={f.type ?? 'text'}
+                          aria-required={f.required}
+                          defaultValue={f.defaultValue}
+                          placeholder={f.placeholder}
+                          aria-invalid={Boolean(err)}
+                          className={inputClass}
+                        />
                       )}
                     </Field>
                   );
                 })}
                 {confirmCount !== undefined && (
-                  <Field label={`Type ${confirmCount} to confirm`} htmlFor={`${id}-confirm`} error={error?.field === '__confirm' ? error.message : null}>
-                    <input id={`${id}-confirm`} name="__confirm" inputMode="numeric" autoComplete="off" className={inputClass} />
+                  <Field
+                    label={`Type ${confirmCount} to confirm`}
+                    htmlFor={`${id}-confirm`}
+                    error={error?.field === '__confirm' ? error.message : null}
+                  >
+                    <input
+                      id={`${id}-confirm`}
+                      name="__confirm"
+                      inputMode="numeric"
+                      autoComplete="off"
+                      className={inputClass}
+                    />
                   </Field>
                 )}
-                {generalError && <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">{generalError}</p>}
+                {generalError && (
+                  <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
+                    {generalError}
+                  </p>
+                )}
               </>
             )}
           </div>

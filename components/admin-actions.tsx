@@ -1,33 +1,86 @@
 'use client';
 import { useState } from 'react';
-import { createRuntimeKeyAction, createUserAction, revokeRuntimeKeyAction, saveToolAction, updateUserAction } from '../app/actions/admin.ts';
+import {
+  createRuntimeKeyAction,
+  createUserAction,
+  revokeRuntimeKeyAction,
+  saveToolAction,
+  updateUserAction,
+} from '../app/actions/admin.ts';
 import { ActionDialog } from './action-dialog.tsx';
 
 const ROLE_OPTIONS = ['operator', 'support', 'auditor', 'admin'].map((r) => ({ value: r, label: r }));
 
 export function CreateUser() {
   return (
-    <ActionDialog trigger="Add user" triggerVariant="primary" triggerSize="md" testId="add-user" title="Add a user" description="They sign in with this email and password; share the password through a safe channel."
+    <ActionDialog
+      trigger="Add user"
+      triggerVariant="primary"
+      triggerSize="md"
+      testId="add-user"
+      title="Add a user"
+      description="They sign in with this email and password; share the password through a safe channel."
       fields={[
         { name: 'email', label: 'Email', type: 'email', required: true },
         { name: 'name', label: 'Name', required: true },
         { name: 'role', label: 'Role', type: 'select', options: ROLE_OPTIONS, defaultValue: 'operator' },
-        { name: 'password', label: 'Initial password', type: 'password', required: true, hint: 'At least 12 characters.' },
+        {
+          name: 'password',
+          label: 'Initial password',
+          type: 'password',
+          required: true,
+          hint: 'At least 12 characters.',
+        },
       ]}
-      submitLabel="Create user" action={createUserAction} baseInput={{}} success={(d) => `Created ${(d as { email: string }).email}.`} />
+      submitLabel="Create user"
+      action={createUserAction}
+      baseInput={{}}
+      success={(d) => `Created ${(d as { email: string }).email}.`}
+    />
   );
 }
 
-export function EditUser({ userId, email, role, disabled }: { userId: string; email: string; role: string; disabled: boolean }) {
+export function EditUser({
+  userId,
+  email,
+  role,
+  disabled,
+}: {
+  userId: string;
+  email: string;
+  role: string;
+  disabled: boolean;
+}) {
   return (
     <div className="flex gap-2">
-      <ActionDialog trigger="Change role" title={`Change the role of ${email}`} description="Takes effect on their next request: their session is revoked and they sign in again (Z4)."
-        fields={[{ name: 'role', label: 'Role', type: 'select', options: ROLE_OPTIONS, defaultValue: role }, { name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
-        submitLabel="Change role" action={updateUserAction} baseInput={{ userId }} success={() => 'Role changed.'} />
-      <ActionDialog trigger={disabled ? 'Enable' : 'Disable'} triggerVariant={disabled ? 'secondary' : 'danger'} testId={`toggle-${email}`} title={`${disabled ? 'Enable' : 'Disable'} ${email}`}
-        description={disabled ? 'They can sign in again.' : 'Their next request is refused, whatever session they hold (Z4).'}
-        fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]} submitLabel={disabled ? 'Enable' : 'Disable'} submitVariant={disabled ? 'primary' : 'danger'}
-        action={updateUserAction} baseInput={{ userId, disabled: !disabled }} success={() => (disabled ? 'Enabled.' : 'Disabled.')} />
+      <ActionDialog
+        trigger="Change role"
+        title={`Change the role of ${email}`}
+        description="Takes effect on their next request: their session is revoked and they sign in again (Z4)."
+        fields={[
+          { name: 'role', label: 'Role', type: 'select', options: ROLE_OPTIONS, defaultValue: role },
+          { name: 'reason', label: 'Reason', type: 'textarea', required: true },
+        ]}
+        submitLabel="Change role"
+        action={updateUserAction}
+        baseInput={{ userId }}
+        success={() => 'Role changed.'}
+      />
+      <ActionDialog
+        trigger={disabled ? 'Enable' : 'Disable'}
+        triggerVariant={disabled ? 'secondary' : 'danger'}
+        testId={`toggle-${email}`}
+        title={`${disabled ? 'Enable' : 'Disable'} ${email}`}
+        description={
+          disabled ? 'They can sign in again.' : 'Their next request is refused, whatever session they hold (Z4).'
+        }
+        fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
+        submitLabel={disabled ? 'Enable' : 'Disable'}
+        submitVariant={disabled ? 'primary' : 'danger'}
+        action={updateUserAction}
+        baseInput={{ userId, disabled: !disabled }}
+        success={() => (disabled ? 'Enabled.' : 'Disabled.')}
+      />
     </div>
   );
 }
@@ -36,14 +89,31 @@ export function CreateKey() {
   const [secret, setSecret] = useState<string | null>(null);
   return (
     <div className="space-y-2">
-      <ActionDialog trigger="Create runtime key" triggerVariant="primary" triggerSize="md" title="Create a runtime API key" description="Agent runtimes use it to create runs, submit plans, claim and report effects (Z6). It can never approve, revoke, bump or force."
-        fields={[{ name: 'name', label: 'Name', required: true, placeholder: 'campaign-runner-prod' }, { name: 'workflows', label: 'Workflows (comma separated, * for all)', required: true }]}
-        submitLabel="Create key" action={createRuntimeKeyAction} baseInput={{}}
-        success={(d) => { const k = d as { secret: string }; setSecret(k.secret); return 'Created. Copy the secret below now: it is shown only once.'; }} />
+      <ActionDialog
+        trigger="Create runtime key"
+        triggerVariant="primary"
+        triggerSize="md"
+        title="Create a runtime API key"
+        description="Agent runtimes use it to create runs, submit plans, claim and report effects (Z6). It can never approve, revoke, bump or force."
+        fields={[
+          { name: 'name', label: 'Name', required: true, placeholder: 'campaign-runner-prod' },
+          { name: 'workflows', label: 'Workflows (comma separated, * for all)', required: true },
+        ]}
+        submitLabel="Create key"
+        action={createRuntimeKeyAction}
+        baseInput={{}}
+        success={(d) => {
+          const k = d as { secret: string };
+          setSecret(k.secret);
+          return 'Created. Copy the secret below now: it is shown only once.';
+        }}
+      />
       {secret && (
         <div role="status" className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm">
           <div className="font-medium">Copy this secret now; it will not be shown again.</div>
-          <code className="mono mt-1 block break-all" data-testid="new-key-secret">{secret}</code>
+          <code className="mono mt-1 block break-all" data-testid="new-key-secret">
+            {secret}
+          </code>
         </div>
       )}
     </div>
@@ -52,29 +122,102 @@ export function CreateKey() {
 
 export function RevokeKey({ keyId, name }: { keyId: string; name: string }) {
   return (
-    <ActionDialog trigger="Revoke" triggerVariant="danger" title={`Revoke ${name}`} description="Requests with this key are refused from now on."
-      fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]} submitLabel="Revoke key" submitVariant="danger" action={revokeRuntimeKeyAction} baseInput={{ keyId }} success={() => 'Revoked.'} />
+    <ActionDialog
+      trigger="Revoke"
+      triggerVariant="danger"
+      title={`Revoke ${name}`}
+      description="Requests with this key are refused from now on."
+      fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
+      submitLabel="Revoke key"
+      submitVariant="danger"
+      action={revokeRuntimeKeyAction}
+      baseInput={{ keyId }}
+      success={() => 'Revoked.'}
+    />
   );
 }
 
-export function SaveTool({ tool }: { tool?: { name: string; actions: string[]; targetType: string; provider: string; generatedInputs: string[]; fourEyesBump: boolean; distinctApprover: boolean; supportsIdempotencyKey: boolean; supportsReceiptLookup: boolean; settleWindowSeconds: number; leaseSeconds: number } }) {
+export function SaveTool({
+  tool,
+}: {
+  tool?: {
+    name: string;
+    actions: string[];
+    targetType: string;
+    provider: string;
+    generatedInputs: string[];
+    fourEyesBump: boolean;
+    distinctApprover: boolean;
+    supportsIdempotencyKey: boolean;
+    supportsReceiptLookup: boolean;
+    settleWindowSeconds: number;
+    leaseSeconds: number;
+  };
+}) {
   return (
-    <ActionDialog trigger={tool ? 'Edit' : 'Register tool'} triggerVariant={tool ? 'secondary' : 'primary'} triggerSize={tool ? 'sm' : 'md'} title={tool ? `Edit ${tool.name}` : 'Register a tool'}
+    <ActionDialog
+      trigger={tool ? 'Edit' : 'Register tool'}
+      triggerVariant={tool ? 'secondary' : 'primary'}
+      triggerSize={tool ? 'sm' : 'md'}
+      title={tool ? `Edit ${tool.name}` : 'Register a tool'}
       description="Keys are built from the trigger, the tool and action tag, the resolved record and one normalized target (K1); inputs the model writes never reach a key."
       fields={[
         { name: 'name', label: 'Name', required: true, defaultValue: tool?.name },
-        { name: 'actions', label: 'Action tags (comma separated)', required: true, defaultValue: tool?.actions.join(', ') },
-        { name: 'targetType', label: 'Target type', type: 'select', options: ['email', 'phone', 'url'].map((v) => ({ value: v, label: v })), defaultValue: tool?.targetType ?? 'email' },
+        {
+          name: 'actions',
+          label: 'Action tags (comma separated)',
+          required: true,
+          defaultValue: tool?.actions.join(', '),
+        },
+        {
+          name: 'targetType',
+          label: 'Target type',
+          type: 'select',
+          options: ['email', 'phone', 'url'].map((v) => ({ value: v, label: v })),
+          defaultValue: tool?.targetType ?? 'email',
+        },
         { name: 'provider', label: 'Provider', required: true, defaultValue: tool?.provider },
-        { name: 'generatedInputs', label: 'Model-generated inputs (comma separated)', defaultValue: tool?.generatedInputs.join(', ') ?? 'subject, body' },
-        { name: 'settleWindowSeconds', label: 'Settle window (s)', defaultValue: String(tool?.settleWindowSeconds ?? 60) },
+        {
+          name: 'generatedInputs',
+          label: 'Model-generated inputs (comma separated)',
+          defaultValue: tool?.generatedInputs.join(', ') ?? 'subject, body',
+        },
+        {
+          name: 'settleWindowSeconds',
+          label: 'Settle window (s)',
+          defaultValue: String(tool?.settleWindowSeconds ?? 60),
+        },
         { name: 'leaseSeconds', label: 'Lease (s)', defaultValue: String(tool?.leaseSeconds ?? 300) },
-        { name: 'supportsIdempotencyKey', label: 'Provider honours an idempotency key', type: 'checkbox', defaultValue: String(tool?.supportsIdempotencyKey ?? true) },
-        { name: 'supportsReceiptLookup', label: 'Provider can look up a receipt', type: 'checkbox', defaultValue: String(tool?.supportsReceiptLookup ?? true) },
-        { name: 'fourEyesBump', label: 'Four-eyes for epoch bumps', type: 'checkbox', defaultValue: String(tool?.fourEyesBump ?? true) },
+        {
+          name: 'supportsIdempotencyKey',
+          label: 'Provider honours an idempotency key',
+          type: 'checkbox',
+          defaultValue: String(tool?.supportsIdempotencyKey ?? true),
+        },
+        {
+          name: 'supportsReceiptLookup',
+          label: 'Provider can look up a receipt',
+          type: 'checkbox',
+          defaultValue: String(tool?.supportsReceiptLookup ?? true),
+        },
+        {
+          name: 'fourEyesBump',
+          label: 'Four-eyes for epoch bumps',
+          type: 'checkbox',
+          defaultValue: String(tool?.fourEyesBump ?? true),
+        },
         { name: 'fourEyesReplay', label: 'Four-eyes for forced replays', type: 'checkbox', defaultValue: 'true' },
-        { name: 'distinctApprover', label: 'Plan approver must not be its author', type: 'checkbox', defaultValue: String(tool?.distinctApprover ?? true) },
+        {
+          name: 'distinctApprover',
+          label: 'Plan approver must not be its author',
+          type: 'checkbox',
+          defaultValue: String(tool?.distinctApprover ?? true),
+        },
       ]}
-      submitLabel="Save" action={saveToolAction} baseInput={{}} success={() => 'Saved.'} />
+      submitLabel="Save"
+      action={saveToolAction}
+      baseInput={{}}
+      success={() => 'Saved.'}
+    />
   );
 }

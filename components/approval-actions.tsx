@@ -2,21 +2,53 @@
 import { decideBumpAction } from '../app/actions/ledger.ts';
 import { ActionDialog } from './action-dialog.tsx';
 
-export function ApprovalActions({ requestId, setHash, count, own }: { requestId: string; setHash: string; count: number; own: boolean }) {
+export function ApprovalActions({
+  requestId,
+  setHash,
+  count,
+  own,
+}: {
+  requestId: string;
+  setHash: string;
+  count: number;
+  own: boolean;
+}) {
   return (
     <div className="flex gap-2">
       {own ? (
         <span className="text-xs text-zinc-500">Your request: another operator must approve it (Z3).</span>
       ) : (
-        <ActionDialog trigger="Approve" triggerVariant="primary" testId="approve-request" title={`Approve the bump of ${count} key(s)`}
+        <ActionDialog
+          trigger="Approve"
+          triggerVariant="primary"
+          testId="approve-request"
+          title={`Approve the bump of ${count} key(s)`}
           description="The bumps run now, each re-checking its epoch; a key that changed meanwhile is reported, not bumped."
-          preview={<span>Bound to set hash <span className="mono text-xs break-all">{setHash}</span></span>}
-          fields={[{ name: 'reason', label: 'Note', type: 'textarea' }]} submitLabel="Approve and bump" action={decideBumpAction}
+          preview={
+            <span>
+              Bound to set hash <span className="mono text-xs break-all">{setHash}</span>
+            </span>
+          }
+          fields={[{ name: 'reason', label: 'Note', type: 'textarea' }]}
+          submitLabel="Approve and bump"
+          action={decideBumpAction}
           baseInput={{ requestId, setHash, decision: 'approve' }}
-          success={(d) => { const r = d as { bumped: number; failed: unknown[] }; return `${r.bumped} bumped${r.failed.length ? `, ${r.failed.length} skipped (state changed)` : ''}.`; }} />
+          success={(d) => {
+            const r = d as { bumped: number; failed: unknown[] };
+            return `${r.bumped} bumped${r.failed.length ? `, ${r.failed.length} skipped (state changed)` : ''}.`;
+          }}
+        />
       )}
-      <ActionDialog trigger="Reject" triggerVariant="ghost" title="Reject this request" fields={[{ name: 'reason', label: 'Reason', type: 'textarea' }]} submitLabel="Reject"
-        action={decideBumpAction} baseInput={{ requestId, setHash, decision: 'reject' }} success={() => 'Rejected.'} />
+      <ActionDialog
+        trigger="Reject"
+        triggerVariant="ghost"
+        title="Reject this request"
+        fields={[{ name: 'reason', label: 'Reason', type: 'textarea' }]}
+        submitLabel="Reject"
+        action={decideBumpAction}
+        baseInput={{ requestId, setHash, decision: 'reject' }}
+        success={() => 'Rejected.'}
+      />
     </div>
   );
 }

@@ -4,12 +4,20 @@ import { usePathname } from 'next/navigation';
 import { signOut } from 'next-auth/react';
 import { cn } from './ui/cn.ts';
 
-export function Nav({ links, user }: { links: { href: string; label: string }[]; user: { email: string; name: string; role: string } }) {
+export function Nav({
+  links,
+  user,
+}: {
+  links: { href: string; label: string }[];
+  user: { email: string; name: string; role: string };
+}) {
   const pathname = usePathname();
   return (
     <aside className="sticky top-0 flex h-screen w-56 shrink-0 flex-col border-r border-zinc-200 bg-white">
       <div className="flex items-center gap-2 px-4 py-4">
-        <div className="flex h-7 w-7 items-center justify-center rounded-md bg-zinc-900 text-[11px] font-bold text-white">EL</div>
+        <div className="flex h-7 w-7 items-center justify-center rounded-md bg-zinc-900 text-[11px] font-bold text-white">
+          EL
+        </div>
         <span className="text-sm font-semibold">Effect Ledger</span>
       </div>
       <nav aria-label="Console" className="flex-1 space-y-0.5 px-2">
@@ -20,7 +28,10 @@ export function Nav({ links, user }: { links: { href: string; label: string }[];
               key={l.href}
               href={l.href}
               aria-current={active ? 'page' : undefined}
-              className={cn('block rounded-md px-3 py-1.5 text-sm', active ? 'bg-zinc-100 font-medium text-zinc-900' : 'text-zinc-600 hover:bg-zinc-50 hover:text-zinc-900')}
+              className={cn(
+                'block rounded-md px-3 py-1.5 text-sm',
+                active ? 'bg-zinc-100 font-medium text-zinc-900' : 'text-zinc-600 hover:bg-zinc-50 hover:text-zinc-900',
+              )}
             >
               {l.label}
             </Link>
@@ -28,11 +39,17 @@ export function Nav({ links, user }: { links: { href: string; label: string }[];
         })}
       </nav>
       <div className="border-t border-zinc-200 p-3 text-xs">
-        <div className="truncate font-medium text-zinc-900" data-testid="current-user">{user.email}</div>
+        <div className="truncate font-medium text-zinc-900" data-testid="current-user">
+          {user.email}
+        </div>
         <div className="text-zinc-500">
           Role: <span data-testid="current-role">{user.role}</span>
         </div>
-        <button type="button" onClick={() => signOut({ callbackUrl: '/sign-in?reason=signed_out' })} className="mt-2 text-zinc-600 underline hover:text-zinc-900">
+        <button
+          type="button"
+          onClick={() => signOut({ callbackUrl: '/sign-in?reason=signed_out' })}
+          className="mt-2 text-zinc-600 underline hover:text-zinc-900"
+        >
           Sign out
         </button>
       </div>

@@ -4,7 +4,15 @@
 import Link from 'next/link';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
 import { useEffect, useMemo, useState } from 'react';
-import { createColumnHelper, rowSelectionFeature, rowSortingFeature, tableFeatures, useTable, type RowSelectionState, type SortingState } from '@tanstack/react-table';
+import {
+  createColumnHelper,
+  rowSelectionFeature,
+  rowSortingFeature,
+  tableFeatures,
+  useTable,
+  type RowSelectionState,
+  type SortingState,
+} from '@tanstack/react-table';
 import { requestBumpAction, revokeAction } from '../app/actions/ledger.ts';
 import { ActionDialog } from './action-dialog.tsx';
 import { StateBadge, STATE_STYLE } from './ui/badge.tsx';
@@ -24,10 +32,23 @@ const columns = helper.columns([
   helper.display({
     id: 'select',
     header: ({ table }) => (
-      <input type="checkbox" aria-label="Select all rows on this page" className="h-4 w-4" checked={table.getIsAllRowsSelected()} onChange={table.getToggleAllRowsSelectedHandler()} />
+      <input
+        type="checkbox"
+        aria-label="Select all rows on this page"
+        className="h-4 w-4"
+        checked={table.getIsAllRowsSelected()}
+        onChange={table.getToggleAllRowsSelectedHandler()}
+      />
     ),
     cell: ({ row }) => (
-      <input type="checkbox" aria-label={`Select ${row.original.target}`} className="h-4 w-4" disabled={!row.getCanSelect()} checked={row.getIsSelected()} onChange={row.getToggleSelectedHandler()} />
+      <input
+        type="checkbox"
+        aria-label={`Select ${row.original.target}`}
+        className="h-4 w-4"
+        disabled={!row.getCanSelect()}
+        checked={row.getIsSelected()}
+        onChange={row.getToggleSelectedHandler()}
+      />
     ),
     enableSorting: false,
   }),
@@ -39,13 +60,49 @@ const columns = helper.columns([
       </Link>
     ),
   }),
-  helper.accessor('recordId', { header: 'Record', enableSorting: false, cell: (c) => <span className="mono text-xs">{c.getValue()}</span> }),
-  helper.accessor('action', { header: 'Action', enableSorting: false, cell: (c) => <span className="text-xs">{c.row.original.tool} · {c.getValue()}</span> }),
-  helper.accessor('key', { header: 'Key', enableSorting: false, cell: (c) => <span className="mono block max-w-48 truncate text-xs text-zinc-500" title={c.getValue()}>{c.getValue()}</span> }),
-  helper.accessor('epoch', { header: 'Epoch', enableSorting: false, cell: (c) => <span className="tabular-nums">{c.getValue() ?? '—'}</span> }),
+  helper.accessor('recordId', {
+    header: 'Record',
+    enableSorting: false,
+    cell: (c) => <span className="mono text-xs">{c.getValue()}</span>,
+  }),
+  helper.accessor('action', {
+    header: 'Action',
+    enableSorting: false,
+    cell: (c) => (
+      <span className="text-xs">
+        {c.row.original.tool} · {c.getValue()}
+      </span>
+    ),
+  }),
+  helper.accessor('key', {
+    header: 'Key',
+    enableSorting: false,
+    cell: (c) => (
+      <span className="mono block max-w-48 truncate text-xs text-zinc-500" title={c.getValue()}>
+        {c.getValue()}
+      </span>
+    ),
+  }),
+  helper.accessor('epoch', {
+    header: 'Epoch',
+    enableSorting: false,
+    cell: (c) => <span className="tabular-nums">{c.getValue() ?? '—'}</span>,
+  }),
   helper.accessor('state', { header: 'State', enableSorting: false, cell: (c) => <StateBadge state={c.getValue()} /> }),
-  helper.accessor('changedBy', { header: 'Last changed by', enableSorting: false, cell: (c) => <span className="text-xs">{c.getValue() ?? '—'}</span> }),
-  helper.accessor('changedAt', { header: 'When', enableSorting: false, cell: (c) => <span className="text-xs tabular-nums text-zinc-600">{c.getValue() ? c.getValue()!.replace('T', ' ').slice(0, 19) : '—'}</span> }),
+  helper.accessor('changedBy', {
+    header: 'Last changed by',
+    enableSorting: false,
+    cell: (c) => <span className="text-xs">{c.getValue() ?? '—'}</span>,
+  }),
+  helper.accessor('changedAt', {
+    header: 'When',
+    enableSorting: false,
+    cell: (c) => (
+      <span className="text-xs tabular-nums text-zinc-600">
+        {c.getValue() ? c.getValue()!.replace('T', ' ').slice(0, 19) : '—'}
+      </span>
+    ),
+  }),
 ]);
 
 const VIEWS = [
@@ -54,7 +111,17 @@ const VIEWS = [
   { id: 'not_in_plan', label: 'Sent but not in the plan' },
 ];
 
-export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next: string | null; canRevoke: boolean; canBump: boolean }) {
+export function RunTable({
+  rows,
+  next,
+  canRevoke,
+  canBump,
+}: {
+  rows: Row[];
+  next: string | null;
+  canRevoke: boolean;
+  canBump: boolean;
+}) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
@@ -67,7 +134,7 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
 
   const go = (changes: Record<string, string | undefined>) => {
     const p = new URLSearchParams(params.toString());
-    for (const [k, v] of Object.entries(changes)) (v ? p.set(k, v) : p.delete(k));
+    for (const [k, v] of Object.entries(changes)) v ? p.set(k, v) : p.delete(k);
     if (!('cursor' in changes)) p.delete('cursor');
     setSelection({});
     router.push(`${pathname}?${p.toString()}`);
@@ -89,8 +156,13 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
   });
 
   const selected = useMemo(() => rows.filter((r) => selection[r.key]), [rows, selection]);
-  const byState = selected.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.state ?? 'none']: (acc[r.state ?? 'none'] ?? 0) + 1 }), {});
-  const previewText = Object.entries(byState).map(([s, n]) => `${n} ${STATE_STYLE[s]?.label ?? s}`).join(', ');
+  const byState = selected.reduce<Record<string, number>>(
+    (acc, r) => ({ ...acc, [r.state ?? 'none']: (acc[r.state ?? 'none'] ?? 0) + 1 }),
+    {},
+  );
+  const previewText = Object.entries(byState)
+    .map(([s, n]) => `${n} ${STATE_STYLE[s]?.label ?? s}`)
+    .join(', ');
   const revocable = selected.filter((r) => ['pending', 'done', 'unknown', 'stuck'].includes(r.state ?? ''));
   const bumpable = selected.filter((r) => ['done', 'revoked', 'stuck'].includes(r.state ?? ''));
 
@@ -98,54 +170,120 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
     <div>
       <div role="tablist" aria-label="Views" className="mb-3 flex flex-wrap gap-1 border-b border-zinc-200">
         {VIEWS.map((v) => (
-          <button key={v.id} role="tab" type="button" aria-selected={view === v.id} onClick={() => go({ view: v.id === 'plan' ? undefined : v.id, state: undefined })}
-            className={cn('-mb-px border-b-2 px-3 py-2 text-sm', view === v.id ? 'border-zinc-900 font-medium text-zinc-900' : 'border-transparent text-zinc-500 hover:text-zinc-800')}>
+          <button
+            key={v.id}
+            role="tab"
+            type="button"
+            aria-selected={view === v.id}
+            onClick={() => go({ view: v.id === 'plan' ? undefined : v.id, state: undefined })}
+            className={cn(
+              '-mb-px border-b-2 px-3 py-2 text-sm',
+              view === v.id
+                ? 'border-zinc-900 font-medium text-zinc-900'
+                : 'border-transparent text-zinc-500 hover:text-zinc-800',
+            )}
+          >
             {v.label}
           </button>
         ))}
       </div>
-      <form className="mb-3 flex flex-wrap items-end gap-3" role="search" aria-label="Filter targets" onSubmit={(e) => { e.preventDefault(); const f = new FormData(e.currentTarget); go({ q: String(f.get('q') ?? '') || undefined, state: String(f.get('state') ?? '') || undefined }); }}>
+      <form
+        className="mb-3 flex flex-wrap items-end gap-3"
+        role="search"
+        aria-label="Filter targets"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const f = new FormData(e.currentTarget);
+          go({ q: String(f.get('q') ?? '') || undefined, state: String(f.get('state') ?? '') || undefined });
+        }}
+      >
         <label className="text-xs font-medium text-zinc-700">
           Target starts with
-          <input name="q" defaultValue={params.get('q') ?? ''} placeholder="ana@" className={`${inputClass} mt-1 w-64`} />
+          <input
+            name="q"
+            defaultValue={params.get('q') ?? ''}
+            placeholder="ana@"
+            className={`${inputClass} mt-1 w-64`}
+          />
         </label>
         {view !== 'never_sent' && (
           <label className="text-xs font-medium text-zinc-700">
             State
             <select name="state" defaultValue={params.get('state') ?? ''} className={`${inputClass} mt-1`}>
               <option value="">Any</option>
-              {['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck'].map((s) => <option key={s} value={s}>{STATE_STYLE[s]!.label}</option>)}
+              {['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck'].map((s) => (
+                <option key={s} value={s}>
+                  {STATE_STYLE[s]!.label}
+                </option>
+              ))}
             </select>
           </label>
         )}
-        <button type="submit" className={linkButton('primary', 'sm')}>Apply</button>
+        <button type="submit" className={linkButton('primary', 'sm')}>
+          Apply
+        </button>
       </form>
 
       {selected.length > 0 && (
-        <div className="mb-3 flex flex-wrap items-center gap-2 rounded-md border border-blue-200 bg-blue-50 px-3 py-2 text-sm" aria-live="polite">
+        <div
+          className="mb-3 flex flex-wrap items-center gap-2 rounded-md border border-blue-200 bg-blue-50 px-3 py-2 text-sm"
+          aria-live="polite"
+        >
           <span className="font-medium">{selected.length} selected</span>
           <span className="text-zinc-600">({previewText})</span>
           {canRevoke && (
-            <ActionDialog trigger={`Revoke ${revocable.length}`} triggerVariant="danger" disabled={revocable.length === 0} title={`Revoke ${revocable.length} target(s)`}
+            <ActionDialog
+              trigger={`Revoke ${revocable.length}`}
+              triggerVariant="danger"
+              disabled={revocable.length === 0}
+              title={`Revoke ${revocable.length} target(s)`}
               description="Revoked keys are never sent again at this epoch; they stay visible with who revoked them and why (S5)."
               preview={<PreviewList rows={revocable} skipped={selected.length - revocable.length} to="revoked" />}
-              fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]} confirmCount={revocable.length >= 20 ? revocable.length : undefined}
-              submitLabel="Revoke" submitVariant="danger" action={revokeAction} baseInput={{ keys: revocable.map((r) => r.key) }}
-              success={(d) => { const r = d as { revoked: number; failed: unknown[] }; return `${r.revoked} revoked${r.failed.length ? `, ${r.failed.length} refused (state changed)` : ''}.`; }} />
+              fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
+              confirmCount={revocable.length >= 20 ? revocable.length : undefined}
+              submitLabel="Revoke"
+              submitVariant="danger"
+              action={revokeAction}
+              baseInput={{ keys: revocable.map((r) => r.key) }}
+              success={(d) => {
+                const r = d as { revoked: number; failed: unknown[] };
+                return `${r.revoked} revoked${r.failed.length ? `, ${r.failed.length} refused (state changed)` : ''}.`;
+              }}
+            />
           )}
           {canBump && (
-            <ActionDialog trigger={`Bump epoch ${bumpable.length}`} disabled={bumpable.length === 0} title={`Bump the epoch of ${bumpable.length} target(s)`}
+            <ActionDialog
+              trigger={`Bump epoch ${bumpable.length}`}
+              disabled={bumpable.length === 0}
+              title={`Bump the epoch of ${bumpable.length} target(s)`}
               description="A new epoch (pending) supersedes a done, revoked or stuck one, so the next forced replay sends again (E2). Four-eyes: another operator must approve."
               preview={<PreviewList rows={bumpable} skipped={selected.length - bumpable.length} to="new epoch" />}
-              fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]} confirmCount={bumpable.length >= 20 ? bumpable.length : undefined}
-              submitLabel="Request bump" action={requestBumpAction} baseInput={{ keys: bumpable.map((r) => r.key) }}
-              success={(d) => { const r = d as { mode: string; count?: number; bumped?: number }; return r.mode === 'requested' ? `Requested: ${r.count} key(s) await another operator's approval on the Four-eyes page.` : `${r.bumped} bumped.`; }} />
+              fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
+              confirmCount={bumpable.length >= 20 ? bumpable.length : undefined}
+              submitLabel="Request bump"
+              action={requestBumpAction}
+              baseInput={{ keys: bumpable.map((r) => r.key) }}
+              success={(d) => {
+                const r = d as { mode: string; count?: number; bumped?: number };
+                return r.mode === 'requested'
+                  ? `Requested: ${r.count} key(s) await another operator's approval on the Four-eyes page.`
+                  : `${r.bumped} bumped.`;
+              }}
+            />
           )}
         </div>
       )}
 
       {rows.length === 0 ? (
-        <EmptyState title={view === 'never_sent' ? 'Every approved target has an effect' : view === 'not_in_plan' ? 'Nothing was sent outside the plan' : 'No target matches'}>
+        <EmptyState
+          title={
+            view === 'never_sent'
+              ? 'Every approved target has an effect'
+              : view === 'not_in_plan'
+                ? 'Nothing was sent outside the plan'
+                : 'No target matches'
+          }
+        >
           {params.get('q') || params.get('state') ? 'Clear the search or the state filter.' : null}
         </EmptyState>
       ) : (
@@ -155,10 +293,24 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
               {table.getHeaderGroups().map((group) => (
                 <tr key={group.id}>
                   {group.headers.map((header) => (
-                    <th key={header.id} scope="col" className="px-3 py-2 font-medium"
-                      aria-sort={header.column.getCanSort() ? (header.column.getIsSorted() === 'desc' ? 'descending' : 'ascending') : undefined}>
+                    <th
+                      key={header.id}
+                      scope="col"
+                      className="px-3 py-2 font-medium"
+                      aria-sort={
+                        header.column.getCanSort()
+                          ? header.column.getIsSorted() === 'desc'
+                            ? 'descending'
+                            : 'ascending'
+                          : undefined
+                      }
+                    >
                       {header.column.getCanSort() ? (
-                        <button type="button" onClick={header.column.getToggleSortingHandler()} className="inline-flex items-center gap-1 uppercase hover:text-zinc-900">
+                        <button
+                          type="button"
+                          onClick={header.column.getToggleSortingHandler()}
+                          className="inline-flex items-center gap-1 uppercase hover:text-zinc-900"
+                        >
                           <table.FlexRender header={header} />
                           <span aria-hidden>{header.column.getIsSorted() === 'desc' ? '↓' : '↑'}</span>
                         </button>
@@ -172,7 +324,12 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
             </thead>
             <tbody className="divide-y divide-zinc-100 bg-white">
               {table.getRowModel().rows.map((row) => (
-                <tr key={row.id} data-testid="target-row" data-state={row.original.state ?? 'none'} className={row.getIsSelected() ? 'bg-blue-50/60' : 'hover:bg-zinc-50'}>
+                <tr
+                  key={row.id}
+                  data-testid="target-row"
+                  data-state={row.original.state ?? 'none'}
+                  className={row.getIsSelected() ? 'bg-blue-50/60' : 'hover:bg-zinc-50'}
+                >
                   {row.getAllCells().map((cell) => (
                     <td key={cell.id} className="px-3 py-2">
                       <table.FlexRender cell={cell} />
@@ -185,8 +342,18 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
         </div>
       )}
       <div className="mt-3 flex justify-between">
-        {params.get('cursor') ? <button type="button" className={linkButton('secondary', 'sm')} onClick={() => go({ cursor: undefined })}>First page</button> : <span />}
-        {next && <button type="button" className={linkButton('secondary', 'sm')} onClick={() => go({ cursor: next })}>Next page</button>}
+        {params.get('cursor') ? (
+          <button type="button" className={linkButton('secondary', 'sm')} onClick={() => go({ cursor: undefined })}>
+            First page
+          </button>
+        ) : (
+          <span />
+        )}
+        {next && (
+          <button type="button" className={linkButton('secondary', 'sm')} onClick={() => go({ cursor: next })}>
+            Next page
+          </button>
+        )}
       </div>
     </div>
   );
@@ -195,12 +362,17 @@ export function RunTable({ rows, next, canRevoke, canBump }: { rows: Row[]; next
 function PreviewList({ rows, skipped, to }: { rows: Row[]; skipped: number; to: string }) {
   return (
     <div>
-      <p className="mb-2 font-medium">{rows.length} will move to {to}{skipped > 0 ? `; ${skipped} selected target(s) are skipped (their state does not allow it)` : ''}.</p>
+      <p className="mb-2 font-medium">
+        {rows.length} will move to {to}
+        {skipped > 0 ? `; ${skipped} selected target(s) are skipped (their state does not allow it)` : ''}.
+      </p>
       <ul className="max-h-40 space-y-1 overflow-y-auto text-xs">
         {rows.slice(0, 50).map((r) => (
           <li key={r.key} className="flex items-center justify-between gap-2">
             <span className="truncate">{r.target}</span>
-            <span className="flex items-center gap-1">epoch {r.epoch} <StateBadge state={r.state} /> {r.changedBy ? `by ${r.changedBy}` : ''}</span>
+            <span className="flex items-center gap-1">
+              epoch {r.epoch} <StateBadge state={r.state} /> {r.changedBy ? `by ${r.changedBy}` : ''}
+            </span>
           </li>
         ))}
         {rows.length > 50 && <li className="text-zinc-500">…and {rows.length - 50} more</li>}

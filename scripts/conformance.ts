@@ -31,7 +31,9 @@ async function main() {
   for (const { tool, sample } of entries) {
     const report = await checkConformance(tool, { sample });
     if (report.ok) {
-      console.log(`ok    ${tool.name}/${tool.action}: ${report.variations} variations of ${tool.generated.join(', ') || '(no generated inputs)'}; key stable`);
+      console.log(
+        `ok    ${tool.name}/${tool.action}: ${report.variations} variations of ${tool.generated.join(', ') || '(no generated inputs)'}; key stable`,
+      );
     } else {
       failed += 1;
       console.log(`FAIL  ${tool.name}/${tool.action}`);

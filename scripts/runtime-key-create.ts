@@ -9,7 +9,9 @@ import { provisionDatabase } from '../lib/db/provision.ts';
 import { createRuntimeKey } from '../lib/runtime-keys/index.ts';
 
 async function main() {
-  const { values } = parseArgs({ options: { name: { type: 'string' }, workflows: { type: 'string' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: { name: { type: 'string' }, workflows: { type: 'string' }, help: { type: 'boolean' } },
+  });
   if (values.help || !values.name || !values.workflows) {
     console.error('usage: npm run runtime-key:create -- --name <runtime name> --workflows <workflow,...|*>');
     process.exit(values.help ? 0 : 2);
@@ -19,10 +21,16 @@ async function main() {
   try {
     const key = await createRuntimeKey(
       { db, actor: { kind: 'system', id: `cli:${process.env.USER ?? 'unknown'}`, label: 'runtime-key:create (CLI)' } },
-      { name: values.name, workflows: values.workflows.split(',').map((w) => w.trim()).filter(Boolean) },
+      {
+        name: values.name,
+        workflows: values.workflows
+          .split(',')
+          .map((w) => w.trim())
+          .filter(Boolean),
+      },
     );
     console.log(`Runtime key "${key.name}" (${key.id}) for workflows: ${key.workflows.join(', ')}`);
-    console.log('Token (shown once, store it in your runtime\'s secret store):');
+    console.log("Token (shown once, store it in your runtime's secret store):");
     console.log(key.token);
   } finally {
     await db.$disconnect();

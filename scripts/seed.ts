@@ -53,12 +53,21 @@ export async function seedIfEmpty(options: SeedOptions): Promise<SeedResult> {
     await db.$transaction(async (tx) => {
       await tx.run.update({ where: { id: result.runId }, data: { status: 'crashed', updatedAt: new Date() } });
       await appendAudit(tx, {
-        chain: `run:${result.runId}`, actor: SEED, action: 'run.crashed', subjectType: 'run', subjectId: result.runId, runId: result.runId,
-        before: 'running', after: 'crashed', detail: { crashedAt: result.crashedAt, notStarted: result.notStarted },
+        chain: `run:${result.runId}`,
+        actor: SEED,
+        action: 'run.crashed',
+        subjectType: 'run',
+        subjectId: result.runId,
+        runId: result.runId,
+        before: 'running',
+        after: 'crashed',
+        detail: { crashedAt: result.crashedAt, notStarted: result.notStarted },
       });
     });
     const o = result.outcomes;
-    options.log(`demo run ${result.runId}: ${o.done} done, ${o.failed} failed, ${o.unknown} unknown, ${result.notStarted} never started (the agent "crashed" at recipient ${result.crashedAt?.index ?? '?'})`);
+    options.log(
+      `demo run ${result.runId}: ${o.done} done, ${o.failed} failed, ${o.unknown} unknown, ${result.notStarted} never started (the agent "crashed" at recipient ${result.crashedAt?.index ?? '?'})`,
+    );
     return { admin, demoPassword, demoUsers: DEMO_PEOPLE.map((p) => ({ email: p.email, role: p.role })) };
   } finally {
     await db.$disconnect();

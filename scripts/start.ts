@@ -14,8 +14,6 @@ import { WORKER_NODE_ARGS } from './support/worker-args.ts';
 
 const say = (line: string) => console.log(`[start] ${line}`);
 
-
-
 function authSecret(dataDir: string): string {
   if (env().NEXTAUTH_SECRET) return env().NEXTAUTH_SECRET!;
   const file = path.join(dataDir, 'nextauth-secret');
@@ -57,7 +55,9 @@ async function main() {
     };
     // The demo's email provider: a real HTTP service that keeps what it delivered while we run.
     const sandbox = await startSandbox({ port: env().SANDBOX_PORT, host: '127.0.0.1' });
-    (childEnv as Record<string, string>).LEDGER_PROVIDERS ??= JSON.stringify({ sandbox: { type: 'sandbox', url: sandbox.url } });
+    (childEnv as Record<string, string>).LEDGER_PROVIDERS ??= JSON.stringify({
+      sandbox: { type: 'sandbox', url: sandbox.url },
+    });
     sandboxStop = () => sandbox.stop();
     const seeded = await seedIfEmpty({ appUrl: database.appUrl, sandboxUrl: sandbox.url, log: say });
 
@@ -66,21 +66,30 @@ async function main() {
       const build = spawnSync('npx', ['--no-install', 'next', 'build'], { stdio: 'inherit', env: childEnv });
       if (build.status !== 0) throw new Error('next build failed');
     }
-    const next = spawn('npx', ['--no-install', 'next', dev ? 'dev' : 'start', '-p', String(port)], { stdio: ['ignore', 'pipe', 'inherit'], env: childEnv });
+    const next = spawn('npx', ['--no-install', 'next', dev ? 'dev' : 'start', '-p', String(port)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: childEnv,
+    });
     children.push(next);
     next.stdout!.on('data', (chunk: Buffer) => process.stdout.write(chunk));
     next.on('exit', (code) => void stop(code ?? 1));
     if (existsSync('scripts/worker.ts')) {
-      const worker = spawn(process.execPath, [...WORKER_NODE_ARGS, '--import', 'tsx', 'scripts/worker.ts'], { stdio: 'inherit', env: childEnv });
+      const worker = spawn(process.execPath, [...WORKER_NODE_ARGS, '--import', 'tsx', 'scripts/worker.ts'], {
+        stdio: 'inherit',
+        env: childEnv,
+      });
       children.push(worker);
     }
 
     say('');
     say(`Effect Ledger console: http://localhost:${port}`);
-    if (seeded.admin) say(`Sign in as ${seeded.admin.email} with the one-time password ${seeded.admin.password} (shown once).`);
+    if (seeded.admin)
+      say(`Sign in as ${seeded.admin.email} with the one-time password ${seeded.admin.password} (shown once).`);
     else say('Sign in with the admin account created on the first start (npm run user:create adds users).');
     if (seeded.demoPassword) {
-      say(`Demo people (password ${seeded.demoPassword}, shown once): ${seeded.demoUsers.map((u) => `${u.email} (${u.role})`).join(', ')}`);
+      say(
+        `Demo people (password ${seeded.demoPassword}, shown once): ${seeded.demoUsers.map((u) => `${u.email} (${u.role})`).join(', ')}`,
+      );
     }
     say('Stop with Ctrl+C (the embedded PostgreSQL stops with it; its data stays in .data/).');
   } catch (error) {

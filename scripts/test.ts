@@ -5,7 +5,10 @@ import { existsSync, readdirSync } from 'node:fs';
 
 function run(step: string, command: string, args: string[]): void {
   console.log(`\n=== ${step}: ${command} ${args.join(' ')}`);
-  const result = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, FORCE_COLOR: process.env.CI ? '0' : '1' } });
+  const result = spawnSync(command, args, {
+    stdio: 'inherit',
+    env: { ...process.env, FORCE_COLOR: process.env.CI ? '0' : '1' },
+  });
   if (result.status !== 0) {
     console.error(`\n${step} failed (exit ${result.status ?? result.signal})`);
     process.exit(result.status ?? 1);

@@ -13,9 +13,18 @@ import { APP_DATABASE, APP_LOGIN, provisionDatabase } from '../lib/db/provision.
 import { env } from '../lib/env.ts';
 import { LedgerError } from '../lib/ledger/errors.ts';
 
-const { values } = parseArgs({ options: { email: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, password: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    email: { type: 'string' },
+    role: { type: 'string' },
+    name: { type: 'string' },
+    password: { type: 'string' },
+  },
+});
 if (!values.email || !values.role || !(ROLES as readonly string[]).includes(values.role)) {
-  console.error(`usage: npm run user:create -- --email <email> --role <${ROLES.join('|')}> [--name <name>] [--password <password>]`);
+  console.error(
+    `usage: npm run user:create -- --email <email> --role <${ROLES.join('|')}> [--name <name>] [--password <password>]`,
+  );
   process.exit(2);
 }
 
@@ -39,11 +48,26 @@ const password = values.password ?? generatePassword();
 const target = await appUrl();
 const db = createDb(target.url, 2);
 try {
-  const user = await insertUser(db, { email: values.email, name: values.name ?? values.email.split('@')[0]!, role: values.role as (typeof ROLES)[number], password }, { kind: 'system', id: 'user-create', label: 'npm run user:create' });
+  const user = await insertUser(
+    db,
+    {
+      email: values.email,
+      name: values.name ?? values.email.split('@')[0]!,
+      role: values.role as (typeof ROLES)[number],
+      password,
+    },
+    { kind: 'system', id: 'user-create', label: 'npm run user:create' },
+  );
   console.log(`created ${user.email} (${user.role})`);
   if (!values.password) console.log(`one-time password: ${password}`);
 } catch (error) {
-  console.error(error instanceof LedgerError ? `${error.details.field ?? ''}: ${error.message}` : error instanceof Error && /Unique constraint/.test(error.message) ? `a user with email ${values.email} already exists` : error);
+  console.error(
+    error instanceof LedgerError
+      ? `${error.details.field ?? ''}: ${error.message}`
+      : error instanceof Error && /Unique constraint/.test(error.message)
+        ? `a user with email ${values.email} already exists`
+        : error,
+  );
   process.exitCode = 1;
 } finally {
   await db.$disconnect();

@@ -5,42 +5,79 @@
 import { z } from 'zod';
 import { decideBump, decideInput, requestBump, requestBumpInput } from '../../lib/approvals/bump.ts';
 import { consoleAction } from '../../lib/auth/guard.ts';
-import { approvePlan, approvePlanInput, LedgerError, resolveUnknown, resolveUnknownInput, revokeEffect } from '../../lib/ledger/index.ts';
+import {
+  approvePlan,
+  approvePlanInput,
+  LedgerError,
+  resolveUnknown,
+  resolveUnknownInput,
+  revokeEffect,
+} from '../../lib/ledger/index.ts';
 
 const reason = z.string().trim().min(1, 'a reason is required').max(2000);
 const keys = z.array(z.string().min(1).max(4096)).min(1, 'pick at least one target').max(10_000);
 
 export async function approvePlanAction(input: unknown) {
-  return consoleAction('plan.approve', approvePlanInput, input, (g, i) => approvePlan(g, i), (i) => ({ type: 'plan', id: i.planId }));
+  return consoleAction(
+    'plan.approve',
+    approvePlanInput,
+    input,
+    (g, i) => approvePlan(g, i),
+    (i) => ({ type: 'plan', id: i.planId }),
+  );
 }
 
 const revokeManyInput = z.strictObject({ keys, reason });
 
 export async function revokeAction(input: unknown) {
-  return consoleAction('effect.revoke', revokeManyInput, input, async (g, i) => {
-    let revoked = 0;
-    const failed: { key: string; error: string }[] = [];
-    for (const key of i.keys) {
-      try {
-        await revokeEffect(g, { key, reason: i.reason });
-        revoked++;
-      } catch (error) {
-        if (!(error instanceof LedgerError) || i.keys.length === 1) throw error;
-        failed.push({ key, error: error.message });
+  return consoleAction(
+    'effect.revoke',
+    revokeManyInput,
+    input,
+    async (g, i) => {
+      let revoked = 0;
+      const failed: { key: string; error: string }[] = [];
+      for (const key of i.keys) {
+        try {
+          await revokeEffect(g, { key, reason: i.reason });
+          revoked++;
+        } catch (error) {
+          if (!(error instanceof LedgerError) || i.keys.length === 1) throw error;
+          failed.push({ key, error: error.message });
+        }
       }
-    }
-    return { revoked, failed };
-  }, (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys` }));
+      return { revoked, failed };
+    },
+    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys` }),
+  );
 }
 
 export async function resolveUnknownAction(input: unknown) {
-  return consoleAction('effect.resolve', resolveUnknownInput, input, (g, i) => resolveUnknown(g, i), (i) => ({ type: 'effect', id: i.key }));
+  return consoleAction(
+    'effect.resolve',
+    resolveUnknownInput,
+    input,
+    (g, i) => resolveUnknown(g, i),
+    (i) => ({ type: 'effect', id: i.key }),
+  );
 }
 
 export async function requestBumpAction(input: unknown) {
-  return consoleAction('effect.bump.request', requestBumpInput, input, (g, i) => requestBump(g, i), (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys` }));
+  return consoleAction(
+    'effect.bump.request',
+    requestBumpInput,
+    input,
+    (g, i) => requestBump(g, i),
+    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys` }),
+  );
 }
 
 export async function decideBumpAction(input: unknown) {
-  return consoleAction('effect.bump.approve', decideInput, input, (g, i) => decideBump(g, i), (i) => ({ type: 'approval', id: i.requestId }));
+  return consoleAction(
+    'effect.bump.approve',
+    decideInput,
+    input,
+    (g, i) => decideBump(g, i),
+    (i) => ({ type: 'approval', id: i.requestId }),
+  );
 }

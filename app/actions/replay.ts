@@ -4,37 +4,90 @@
 // re-check the role and audit in the same transaction as the change.
 import { consoleAction } from '../../lib/auth/guard.ts';
 import {
-  approveReplay, approveReplayInput, cancelReplay, cancelReplayInput, getReplayProgress, pauseReplay, rejectReplay, rejectReplayInput,
-  replayControlInput, requestReplay, requestReplayInput, resumeReplay, startReplay,
+  approveReplay,
+  approveReplayInput,
+  cancelReplay,
+  cancelReplayInput,
+  getReplayProgress,
+  pauseReplay,
+  rejectReplay,
+  rejectReplayInput,
+  replayControlInput,
+  requestReplay,
+  requestReplayInput,
+  resumeReplay,
+  startReplay,
 } from '../../lib/replay/index.ts';
 
 export async function requestReplayAction(input: unknown) {
-  return consoleAction('replay.request', requestReplayInput, input, (g, i) => requestReplay(g, i), (i) => ({ type: 'run', id: i.runId, runId: i.runId }));
+  return consoleAction(
+    'replay.request',
+    requestReplayInput,
+    input,
+    (g, i) => requestReplay(g, i),
+    (i) => ({ type: 'run', id: i.runId, runId: i.runId }),
+  );
 }
 
 export async function approveReplayAction(input: unknown) {
-  return consoleAction('replay.approve', approveReplayInput, input, (g, i) => approveReplay(g, i), (i) => ({ type: 'approval', id: i.approvalRequestId }));
+  return consoleAction(
+    'replay.approve',
+    approveReplayInput,
+    input,
+    (g, i) => approveReplay(g, i),
+    (i) => ({ type: 'approval', id: i.approvalRequestId }),
+  );
 }
 
 export async function rejectReplayAction(input: unknown) {
-  return consoleAction('replay.approve', rejectReplayInput, input, (g, i) => rejectReplay(g, i), (i) => ({ type: 'approval', id: i.approvalRequestId }));
+  return consoleAction(
+    'replay.approve',
+    rejectReplayInput,
+    input,
+    (g, i) => rejectReplay(g, i),
+    (i) => ({ type: 'approval', id: i.approvalRequestId }),
+  );
 }
 
 export async function startReplayAction(input: unknown) {
-  return consoleAction('replay.control', replayControlInput, input, (g, i) => startReplay(g, i), (i) => ({ type: 'replay', id: i.replayId }));
+  return consoleAction(
+    'replay.control',
+    replayControlInput,
+    input,
+    (g, i) => startReplay(g, i),
+    (i) => ({ type: 'replay', id: i.replayId }),
+  );
 }
 
 export async function pauseReplayAction(input: unknown) {
-  return consoleAction('replay.control', replayControlInput, input, (g, i) => pauseReplay(g, i), (i) => ({ type: 'replay', id: i.replayId }));
+  return consoleAction(
+    'replay.control',
+    replayControlInput,
+    input,
+    (g, i) => pauseReplay(g, i),
+    (i) => ({ type: 'replay', id: i.replayId }),
+  );
 }
 
 export async function resumeReplayAction(input: unknown) {
-  return consoleAction('replay.control', replayControlInput, input, (g, i) => resumeReplay(g, i), (i) => ({ type: 'replay', id: i.replayId }));
+  return consoleAction(
+    'replay.control',
+    replayControlInput,
+    input,
+    (g, i) => resumeReplay(g, i),
+    (i) => ({ type: 'replay', id: i.replayId }),
+  );
 }
 
 export async function cancelReplayAction(input: unknown) {
-  return consoleAction('replay.control', cancelReplayInput, input, async (g, i) => {
-    const result = await cancelReplay(g, i);
-    return { ...result, progress: await getReplayProgress(g, { replayId: i.replayId }) };
-  }, (i) => ({ type: 'replay', id: i.replayId }));
+  return consoleAction(
+    'replay.control',
+    cancelReplayInput,
+    input,
+    async (g, i) => {
+      const result = await cancelReplay(g, i);
+      return { ...result, progress: await getReplayProgress(g, { replayId: i.replayId }) };
+    },
+    (i) => ({ type: 'replay', id: i.replayId }),
+  );
 }

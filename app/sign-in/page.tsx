@@ -13,7 +13,11 @@ const REASONS: Record<string, string> = {
   signed_out: 'You are signed out.',
 };
 
-export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
+export default async function SignInPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | undefined>>;
+}) {
   const sp = await searchParams;
   const notice = REASONS[sp.reason ?? ''] || (sp.error && sp.error !== 'CredentialsSignin' ? sp.error : '');
   const callbackUrl = sp.callbackUrl && sp.callbackUrl.startsWith('/') ? sp.callbackUrl : '/runs';
@@ -21,7 +25,9 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
     <main id="main" className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-sm">
         <div className="mb-6 text-center">
-          <div className="mx-auto mb-3 flex h-10 w-10 items-center justify-center rounded-lg bg-zinc-900 text-sm font-bold text-white">EL</div>
+          <div className="mx-auto mb-3 flex h-10 w-10 items-center justify-center rounded-lg bg-zinc-900 text-sm font-bold text-white">
+            EL
+          </div>
           <h1 className="text-lg font-semibold">Sign in to Effect Ledger</h1>
           <p className="mt-1 text-sm text-zinc-500">Operator console</p>
         </div>

@@ -12,7 +12,11 @@ export function SignInForm({ callbackUrl, oidc }: { callbackUrl: string; oidc: b
     const form = new FormData(e.currentTarget);
     setBusy(true);
     setError(null);
-    const result = await signIn('credentials', { email: String(form.get('email')), password: String(form.get('password')), redirect: false });
+    const result = await signIn('credentials', {
+      email: String(form.get('email')),
+      password: String(form.get('password')),
+      redirect: false,
+    });
     if (result?.ok && !result.error) {
       window.location.assign(callbackUrl);
       return;
@@ -26,7 +30,15 @@ export function SignInForm({ callbackUrl, oidc }: { callbackUrl: string; oidc: b
         <input id="email" name="email" type="email" autoComplete="username" required className={inputClass} />
       </Field>
       <Field label="Password" htmlFor="password" error={error}>
-        <input id="password" name="password" type="password" autoComplete="current-password" required aria-invalid={Boolean(error)} className={inputClass} />
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          aria-invalid={Boolean(error)}
+          className={inputClass}
+        />
       </Field>
       <Button type="submit" className="w-full" disabled={busy}>
         {busy ? 'Signing in…' : 'Sign in'}

@@ -5,7 +5,14 @@
 // server page is refreshed, so a finished replay shows its report.
 import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
-import { approveReplayAction, cancelReplayAction, pauseReplayAction, rejectReplayAction, resumeReplayAction, startReplayAction } from '../../app/actions/replay.ts';
+import {
+  approveReplayAction,
+  cancelReplayAction,
+  pauseReplayAction,
+  rejectReplayAction,
+  resumeReplayAction,
+  startReplayAction,
+} from '../../app/actions/replay.ts';
 import { ActionDialog } from '../action-dialog.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
@@ -16,7 +23,14 @@ export type ProgressView = Wire<ReplayProgress>;
 
 const ACTIVE = ['awaiting_approval', 'approved', 'running', 'paused'];
 const TONE: Record<string, 'zinc' | 'green' | 'red' | 'amber' | 'blue'> = {
-  awaiting_approval: 'amber', approved: 'blue', running: 'blue', paused: 'amber', completed: 'green', cancelled: 'zinc', rejected: 'red', expired: 'zinc',
+  awaiting_approval: 'amber',
+  approved: 'blue',
+  running: 'blue',
+  paused: 'amber',
+  completed: 'green',
+  cancelled: 'zinc',
+  rejected: 'red',
+  expired: 'zinc',
 };
 const SEGMENTS = [
   { k: 'sent', label: 'Sent', bar: 'bg-emerald-500' },
@@ -28,7 +42,17 @@ const SEGMENTS = [
 
 type Result = { ok: true; data: unknown } | { ok: false; error: string; field?: string; code: string };
 
-export function ReplayPanel({ initial, viewerId, canControl, users }: { initial: ProgressView; viewerId: string; canControl: boolean; users: Record<string, string> }) {
+export function ReplayPanel({
+  initial,
+  viewerId,
+  canControl,
+  users,
+}: {
+  initial: ProgressView;
+  viewerId: string;
+  canControl: boolean;
+  users: Record<string, string>;
+}) {
   const router = useRouter();
   const [p, setP] = useState(initial);
   const [error, setError] = useState<string | null>(null);
@@ -86,24 +110,42 @@ export function ReplayPanel({ initial, viewerId, canControl, users }: { initial:
   return (
     <div className="space-y-3" data-testid="replay-panel" data-replay-id={p.replayId} data-status={p.status}>
       <div className="flex flex-wrap items-center gap-2 text-sm">
-        <Badge tone={TONE[p.status] ?? 'zinc'}><span data-testid="replay-status">{p.status.replace('_', ' ')}</span></Badge>
+        <Badge tone={TONE[p.status] ?? 'zinc'}>
+          <span data-testid="replay-status">{p.status.replace('_', ' ')}</span>
+        </Badge>
         <b>{p.total.toLocaleString('en-US')} target(s)</b>
-        <span className="text-zinc-600">requested by {who(p.requestedById)} · {p.createdAt.slice(0, 19).replace('T', ' ')} UTC</span>
+        <span className="text-zinc-600">
+          requested by {who(p.requestedById)} · {p.createdAt.slice(0, 19).replace('T', ' ')} UTC
+        </span>
         {p.approvedById && <span className="text-zinc-600">· approved by {who(p.approvedById)}</span>}
       </div>
       <div className="text-sm">Reason: {p.reason}</div>
-      <div className="text-xs text-zinc-500">Set hash <span className="mono break-all">{p.setHash}</span></div>
+      <div className="text-xs text-zinc-500">
+        Set hash <span className="mono break-all">{p.setHash}</span>
+      </div>
 
       <div>
-        <div role="progressbar" aria-label="Replay progress" aria-valuemin={0} aria-valuemax={p.total} aria-valuenow={p.total - p.remaining}
-          className="flex h-3 w-full overflow-hidden rounded-full bg-zinc-100 ring-1 ring-inset ring-zinc-200" data-testid="replay-progress">
-          {SEGMENTS.filter((s) => s.k !== 'remaining').map((s) => <div key={s.k} className={s.bar} style={{ width: `${pct(p[s.k])}%` }} />)}
+        <div
+          role="progressbar"
+          aria-label="Replay progress"
+          aria-valuemin={0}
+          aria-valuemax={p.total}
+          aria-valuenow={p.total - p.remaining}
+          className="flex h-3 w-full overflow-hidden rounded-full bg-zinc-100 ring-1 ring-inset ring-zinc-200"
+          data-testid="replay-progress"
+        >
+          {SEGMENTS.filter((s) => s.k !== 'remaining').map((s) => (
+            <div key={s.k} className={s.bar} style={{ width: `${pct(p[s.k])}%` }} />
+          ))}
         </div>
         <ul className="mt-2 flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-600">
           {SEGMENTS.map((s) => (
             <li key={s.k} className="flex items-center gap-1.5">
               <span aria-hidden className={`h-2 w-2 rounded-full ring-1 ring-zinc-300 ${s.bar}`} />
-              {s.label} <span className="font-medium tabular-nums text-zinc-900" data-testid={`replay-${s.k}`}>{p[s.k].toLocaleString('en-US')}</span>
+              {s.label}{' '}
+              <span className="font-medium tabular-nums text-zinc-900" data-testid={`replay-${s.k}`}>
+                {p[s.k].toLocaleString('en-US')}
+              </span>
             </li>
           ))}
           <li className="tabular-nums">{Math.round(p.fraction * 100)}%</li>
@@ -112,33 +154,90 @@ export function ReplayPanel({ initial, viewerId, canControl, users }: { initial:
 
       {p.status === 'awaiting_approval' && p.approval && (
         <div className="rounded-md border border-amber-200 bg-amber-50 p-3 text-sm">
-          Waiting for a second operator (Z3); the request expires {p.approval.expiresAt.slice(0, 16).replace('T', ' ')} UTC.
-          {canControl && (own ? (
-            <div className="mt-2 text-xs text-zinc-600">Your request: another operator must approve it.</div>
-          ) : (
-            <div className="mt-2 flex flex-wrap gap-2">
-              <Button size="sm" disabled={busy} data-testid="replay-approve" onClick={() => run(approveReplayAction, { approvalRequestId: p.approval!.id, setHash: p.setHash })}>
-                Approve replay of {p.total} target(s)
-              </Button>
-              <ActionDialog trigger="Reject" triggerVariant="ghost" title="Reject this replay request" fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
-                submitLabel="Reject" submitVariant="danger" action={rejectReplayAction} baseInput={{ approvalRequestId: p.approval.id }} successMessage="Rejected." />
-            </div>
-          ))}
+          Waiting for a second operator (Z3); the request expires {p.approval.expiresAt.slice(0, 16).replace('T', ' ')}{' '}
+          UTC.
+          {canControl &&
+            (own ? (
+              <div className="mt-2 text-xs text-zinc-600">Your request: another operator must approve it.</div>
+            ) : (
+              <div className="mt-2 flex flex-wrap gap-2">
+                <Button
+                  size="sm"
+                  disabled={busy}
+                  data-testid="replay-approve"
+                  onClick={() => run(approveReplayAction, { approvalRequestId: p.approval!.id, setHash: p.setHash })}
+                >
+                  Approve replay of {p.total} target(s)
+                </Button>
+                <ActionDialog
+                  trigger="Reject"
+                  triggerVariant="ghost"
+                  title="Reject this replay request"
+                  fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
+                  submitLabel="Reject"
+                  submitVariant="danger"
+                  action={rejectReplayAction}
+                  baseInput={{ approvalRequestId: p.approval.id }}
+                  successMessage="Rejected."
+                />
+              </div>
+            ))}
         </div>
       )}
 
       {canControl && ACTIVE.includes(p.status) && (
         <div className="flex flex-wrap gap-2">
-          {p.status === 'approved' && <Button size="sm" disabled={busy} data-testid="replay-start" onClick={() => run(startReplayAction, { replayId: p.replayId })}>Start replay</Button>}
-          {p.status === 'running' && <Button size="sm" variant="secondary" disabled={busy} data-testid="replay-pause" onClick={() => run(pauseReplayAction, { replayId: p.replayId })}>Pause</Button>}
-          {p.status === 'paused' && <Button size="sm" disabled={busy} data-testid="replay-resume" onClick={() => run(resumeReplayAction, { replayId: p.replayId })}>Resume</Button>}
-          <ActionDialog trigger="Cancel replay" triggerVariant="ghost" testId="replay-cancel" title="Cancel this replay"
+          {p.status === 'approved' && (
+            <Button
+              size="sm"
+              disabled={busy}
+              data-testid="replay-start"
+              onClick={() => run(startReplayAction, { replayId: p.replayId })}
+            >
+              Start replay
+            </Button>
+          )}
+          {p.status === 'running' && (
+            <Button
+              size="sm"
+              variant="secondary"
+              disabled={busy}
+              data-testid="replay-pause"
+              onClick={() => run(pauseReplayAction, { replayId: p.replayId })}
+            >
+              Pause
+            </Button>
+          )}
+          {p.status === 'paused' && (
+            <Button
+              size="sm"
+              disabled={busy}
+              data-testid="replay-resume"
+              onClick={() => run(resumeReplayAction, { replayId: p.replayId })}
+            >
+              Resume
+            </Button>
+          )}
+          <ActionDialog
+            trigger="Cancel replay"
+            triggerVariant="ghost"
+            testId="replay-cancel"
+            title="Cancel this replay"
             description="Targets already sent stay sent; the rest are not sent. An open approval request is cancelled too."
-            fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]} submitLabel="Cancel replay" submitVariant="danger"
-            action={cancelReplayAction} baseInput={{ replayId: p.replayId }} successMessage="Cancelled." />
+            fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
+            submitLabel="Cancel replay"
+            submitVariant="danger"
+            action={cancelReplayAction}
+            baseInput={{ replayId: p.replayId }}
+            successMessage="Cancelled."
+          />
         </div>
       )}
-      {error && <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">{error}</p>}
+      {error && (
+        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
+          {error}
+        </p>
+      )}
     </div>
   );
 }

@@ -8,7 +8,17 @@ import { requestReplayAction } from '../../app/actions/replay.ts';
 import { Button } from '../ui/button.tsx';
 import { Field, inputClass } from '../ui/card.tsx';
 
-export function RequestReplayForm({ runId, willSend, setHash, fourEyes }: { runId: string; willSend: number; setHash: string; fourEyes: boolean }) {
+export function RequestReplayForm({
+  runId,
+  willSend,
+  setHash,
+  fourEyes,
+}: {
+  runId: string;
+  willSend: number;
+  setHash: string;
+  fourEyes: boolean;
+}) {
   const id = useId();
   const router = useRouter();
   const [error, setError] = useState<{ message: string; field?: string } | null>(null);
@@ -25,7 +35,12 @@ export function RequestReplayForm({ runId, willSend, setHash, fourEyes }: { runI
     setBusy(true);
     setError(null);
     try {
-      const result = await requestReplayAction({ runId, confirmCount: Number(typed), setHash, reason: String(form.get('reason') ?? '') });
+      const result = await requestReplayAction({
+        runId,
+        confirmCount: Number(typed),
+        setHash,
+        reason: String(form.get('reason') ?? ''),
+      });
       if (!result.ok) setError({ message: result.error, field: result.field });
       else router.refresh();
     } catch {
@@ -40,16 +55,39 @@ export function RequestReplayForm({ runId, willSend, setHash, fourEyes }: { runI
     <form onSubmit={onSubmit} className="space-y-3" data-testid="replay-request-form">
       <p className="text-sm text-zinc-700">
         {willSend.toLocaleString('en-US')} target(s) will be sent. The set is frozen when you confirm;
-        {fourEyes ? ' another operator must then approve it (four-eyes) before it can start.' : ' no second approval is configured for these tools, so it can start right away.'}
+        {fourEyes
+          ? ' another operator must then approve it (four-eyes) before it can start.'
+          : ' no second approval is configured for these tools, so it can start right away.'}
       </p>
       <Field label={`Type ${willSend} to confirm (required)`} htmlFor={`${id}-count`} error={err('confirmCount')}>
-        <input id={`${id}-count`} name="confirmCount" inputMode="numeric" autoComplete="off" aria-required className={inputClass} data-testid="replay-confirm-count" />
+        <input
+          id={`${id}-count`}
+          name="confirmCount"
+          inputMode="numeric"
+          autoComplete="off"
+          aria-required
+          className={inputClass}
+          data-testid="replay-confirm-count"
+        />
       </Field>
       <Field label="Reason (required)" htmlFor={`${id}-reason`} error={err('reason')}>
-        <textarea id={`${id}-reason`} name="reason" rows={2} aria-required className={inputClass} data-testid="replay-reason" />
+        <textarea
+          id={`${id}-reason`}
+          name="reason"
+          rows={2}
+          aria-required
+          className={inputClass}
+          data-testid="replay-reason"
+        />
       </Field>
-      {error && !['confirmCount', 'reason'].includes(error.field ?? '') && <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">{error.message}</p>}
-      <Button type="submit" disabled={busy} data-testid="replay-request">{fourEyes ? 'Request replay (needs a second operator)' : 'Confirm replay'}</Button>
+      {error && !['confirmCount', 'reason'].includes(error.field ?? '') && (
+        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
+          {error.message}
+        </p>
+      )}
+      <Button type="submit" disabled={busy} data-testid="replay-request">
+        {fourEyes ? 'Request replay (needs a second operator)' : 'Confirm replay'}
+      </Button>
     </form>
   );
 }

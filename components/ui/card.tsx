@@ -1,7 +1,19 @@
 import type { ReactNode } from 'react';
 import { cn } from './cn.ts';
 
-export function Card({ title, description, actions, children, className }: { title?: ReactNode; description?: ReactNode; actions?: ReactNode; children: ReactNode; className?: string }) {
+export function Card({
+  title,
+  description,
+  actions,
+  children,
+  className,
+}: {
+  title?: ReactNode;
+  description?: ReactNode;
+  actions?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
   return (
     <section className={cn('rounded-lg border border-zinc-200 bg-white shadow-sm', className)}>
       {(title || actions) && (
@@ -18,7 +30,15 @@ export function Card({ title, description, actions, children, className }: { tit
   );
 }
 
-export function PageHeader({ title, description, actions }: { title: ReactNode; description?: ReactNode; actions?: ReactNode }) {
+export function PageHeader({
+  title,
+  description,
+  actions,
+}: {
+  title: ReactNode;
+  description?: ReactNode;
+  actions?: ReactNode;
+}) {
   return (
     <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
       <div>
@@ -52,7 +72,19 @@ export function Stat({ label, value, hint }: { label: string; value: ReactNode; 
 export const inputClass =
   'block w-full rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-sm text-zinc-900 shadow-xs placeholder:text-zinc-400 focus:border-blue-600 focus:outline-2 focus:outline-blue-600/30 aria-invalid:border-red-500';
 
-export function Field({ label, htmlFor, error, hint, children }: { label: string; htmlFor: string; error?: string | null; hint?: ReactNode; children: ReactNode }) {
+export function Field({
+  label,
+  htmlFor,
+  error,
+  hint,
+  children,
+}: {
+  label: string;
+  htmlFor: string;
+  error?: string | null;
+  hint?: ReactNode;
+  children: ReactNode;
+}) {
   return (
     <div className="space-y-1">
       <label htmlFor={htmlFor} className="block text-xs font-medium text-zinc-700">

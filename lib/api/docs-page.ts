@@ -1,7 +1,8 @@
 // A readable reference page rendered from the same OpenAPI document (no client-side script needed).
 import { openApiDocument } from './openapi.ts';
 
-const esc = (s: unknown) => String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const esc = (s: unknown) =>
+  String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 type Json = Record<string, any>;
 
@@ -19,10 +20,20 @@ export function docsHtml(): string {
   for (const [path, methods] of Object.entries(doc.paths as Json)) {
     for (const [method, op] of Object.entries(methods as Json)) {
       const o = op as Json;
-      const params = (o.parameters ?? []).map((p: Json) => `<li><code>${esc(p.name)}</code> (${esc(p.in)}${p.required ? ', required' : ''}) ${esc(p.description ?? '')}</li>`).join('');
-      const body = o.requestBody ? `<h4>Request body</h4>${schemaBlock(o.requestBody.content['application/json'].schema, components)}` : '';
+      const params = (o.parameters ?? [])
+        .map(
+          (p: Json) =>
+            `<li><code>${esc(p.name)}</code> (${esc(p.in)}${p.required ? ', required' : ''}) ${esc(p.description ?? '')}</li>`,
+        )
+        .join('');
+      const body = o.requestBody
+        ? `<h4>Request body</h4>${schemaBlock(o.requestBody.content['application/json'].schema, components)}`
+        : '';
       const responses = Object.entries(o.responses as Json)
-        .map(([status, r]) => `<li><strong>${esc(status)}</strong> ${esc((r as Json).description)} ${schemaBlock((r as Json).content?.['application/json']?.schema, components)}</li>`)
+        .map(
+          ([status, r]) =>
+            `<li><strong>${esc(status)}</strong> ${esc((r as Json).description)} ${schemaBlock((r as Json).content?.['application/json']?.schema, components)}</li>`,
+        )
         .join('');
       ops.push(`<section id="${esc(o.operationId)}"><h3><span class="m">${esc(method.toUpperCase())}</span> <code>/api/v1${esc(path)}</code></h3>
 <p><strong>${esc(o.summary)}.</strong> ${esc(o.description)}</p>${params ? `<h4>Parameters</h4><ul>${params}</ul>` : ''}${body}<h4>Responses</h4><ul>${responses}</ul></section>`);
@@ -35,6 +46,12 @@ section{border-top:1px solid #ddd;padding:.5rem 0}.m{background:#1f4f8f;color:#f
 pre{background:#f5f5f5;padding:.5rem;overflow:auto;font-size:12px}code{font-size:.95em}</style></head><body>
 <h1>${esc(doc.info.title)} <small>v${esc(doc.info.version)}</small></h1><p>${esc(doc.info.description)}</p>
 <p>Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI ${esc(doc.openapi)}). SDK guide: docs/SDK.md.</p>
-<nav><ul>${Object.entries(doc.paths as Json).flatMap(([p, m]) => Object.entries(m as Json).map(([meth, o]) => `<li><a href="#${esc((o as Json).operationId)}">${esc(meth.toUpperCase())} ${esc(p)}</a></li>`)).join('')}</ul></nav>
+<nav><ul>${Object.entries(doc.paths as Json)
+    .flatMap(([p, m]) =>
+      Object.entries(m as Json).map(
+        ([meth, o]) => `<li><a href="#${esc((o as Json).operationId)}">${esc(meth.toUpperCase())} ${esc(p)}</a></li>`,
+      ),
+    )
+    .join('')}</ul></nav>
 ${ops.join('\n')}</body></html>`;
 }

@@ -29,7 +29,12 @@ export function statusForCode(code: ApiErrorCode): number {
   }
 }
 
-export function errorBody(code: ApiErrorCode, message: string, field?: string, details?: Record<string, unknown>): ApiErrorBody {
+export function errorBody(
+  code: ApiErrorCode,
+  message: string,
+  field?: string,
+  details?: Record<string, unknown>,
+): ApiErrorBody {
   const error: ApiErrorBody['error'] = { code, message };
   if (field) error.field = field;
   if (details && Object.keys(details).length) error.details = details;
@@ -43,7 +48,13 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     return { status: statusForCode(err.code), body: errorBody(err.code, err.message, field, jsonSafe(details)) };
   }
   console.error('[api] unexpected error', err);
-  return { status: 500, body: errorBody('internal', 'internal error: the request may or may not have taken effect; retry with the same Idempotency-Key') };
+  return {
+    status: 500,
+    body: errorBody(
+      'internal',
+      'internal error: the request may or may not have taken effect; retry with the same Idempotency-Key',
+    ),
+  };
 }
 
 /** Dates to ISO strings, bigints to strings: what JSON.stringify would send. */

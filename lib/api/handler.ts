@@ -41,15 +41,22 @@ type RouteCtx<P> = { params: Promise<P> };
 function json(status: number, body: unknown, meta: RequestMeta, extra: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': meta.requestId ?? '', ...extra },
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-request-id': meta.requestId ?? '',
+      ...extra,
+    },
   });
 }
 
 async function readJson(request: Request): Promise<unknown> {
   const length = Number(request.headers.get('content-length') ?? '0');
-  if (length > MAX_BODY_BYTES) throw new LedgerError('validation', `body: larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
+  if (length > MAX_BODY_BYTES)
+    throw new LedgerError('validation', `body: larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
   const text = await request.text();
-  if (text.length > MAX_BODY_BYTES) throw new LedgerError('validation', `body: larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
+  if (text.length > MAX_BODY_BYTES)
+    throw new LedgerError('validation', `body: larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text);

@@ -22,13 +22,16 @@ export interface StoredResponse {
 export function parseIdempotencyKey(request: Request): string | null {
   const key = request.headers.get('idempotency-key');
   if (key === null) return null;
-  if (!KEY.test(key)) throw invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces');
+  if (!KEY.test(key))
+    throw invalid('Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces');
   return key;
 }
 
 /** Hash of what makes two requests "the same": method, path and the JSON body in canonical form. */
 export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${canonicalJson(body)}`)
+    .digest('hex');
 }
 
 export function canonicalJson(value: unknown): string {
@@ -64,16 +67,32 @@ export async function withIdempotency(
   const inserted = await sqlRows<{ id: string }>(db, INSERT_SQL, [scope, key, hash], 'idempotency_insert');
   let id = inserted[0]?.id;
   if (id === undefined) {
-    const [prior] = await sqlRows<{ id: string; request_hash: string; response_status: number | null; response_body: unknown; stale: boolean }>(
-      db, PRIOR_SQL, [scope, key, STALE_SECONDS], 'idempotency_prior');
-    if (!prior) throw conflict('a request with this Idempotency-Key is in progress; retry it', { idempotency: 'in_progress' });
+    const [prior] = await sqlRows<{
+      id: string;
+      request_hash: string;
+      response_status: number | null;
+      response_body: unknown;
+      stale: boolean;
+    }>(db, PRIOR_SQL, [scope, key, STALE_SECONDS], 'idempotency_prior');
+    if (!prior)
+      throw conflict('a request with this Idempotency-Key is in progress; retry it', { idempotency: 'in_progress' });
     if (prior.request_hash !== hash) {
-      throw invalid('Idempotency-Key', 'this Idempotency-Key was already used with a different request: use a new key for a new request');
+      throw invalid(
+        'Idempotency-Key',
+        'this Idempotency-Key was already used with a different request: use a new key for a new request',
+      );
     }
-    if (prior.response_status !== null) return { status: prior.response_status, body: prior.response_body, replayed: true };
-    if (!prior.stale) throw conflict('a request with this Idempotency-Key is still in progress; retry it later', { idempotency: 'in_progress' });
+    if (prior.response_status !== null)
+      return { status: prior.response_status, body: prior.response_body, replayed: true };
+    if (!prior.stale)
+      throw conflict('a request with this Idempotency-Key is still in progress; retry it later', {
+        idempotency: 'in_progress',
+      });
     const taken = await sqlRows<{ id: string }>(db, TAKE_OVER_SQL, [prior.id, STALE_SECONDS], 'idempotency_take_over');
-    if (!taken[0]) throw conflict('a request with this Idempotency-Key is still in progress; retry it later', { idempotency: 'in_progress' });
+    if (!taken[0])
+      throw conflict('a request with this Idempotency-Key is still in progress; retry it later', {
+        idempotency: 'in_progress',
+      });
     id = taken[0].id;
   }
   let result: StoredResponse;

@@ -33,48 +33,103 @@ const ERRORS: Record<number, string> = {
 
 export const OPERATIONS: Op[] = [
   {
-    method: 'post', path: '/runs', id: 'createRun', summary: 'Create a run',
-    description: 'A run of a workflow for one trigger occurrence (event id or scheduled occurrence id). Every key of the run derives from the trigger, so a retried run of the same event sees what is already done.',
-    body: s.createRunBody, responses: { 201: { schema: s.createRunResponse, description: 'The run.' } }, errors: [401, 403, 422],
+    method: 'post',
+    path: '/runs',
+    id: 'createRun',
+    summary: 'Create a run',
+    description:
+      'A run of a workflow for one trigger occurrence (event id or scheduled occurrence id). Every key of the run derives from the trigger, so a retried run of the same event sees what is already done.',
+    body: s.createRunBody,
+    responses: { 201: { schema: s.createRunResponse, description: 'The run.' } },
+    errors: [401, 403, 422],
   },
   {
-    method: 'get', path: '/runs/{runId}', id: 'readRun', summary: 'Read a run with its plan and states',
-    description: 'The union of the plan and the ledger (P3): every planned target with its state, who changed it last and when, and keys of the same trigger that are not in the plan.',
-    params: ['runId'], responses: { 200: { schema: s.runViewResponse, description: 'The run.' } }, errors: [401, 403, 404, 422],
-  },
-  {
-    method: 'post', path: '/runs/{runId}/plan', id: 'submitPlan', summary: 'Submit a plan for approval',
-    description: 'Targets are normalized and keyed on the server. Invalid items are rejected one by one with reasons in `error.details.items`; nothing is written for a rejected plan.',
-    params: ['runId'], body: s.submitPlanBody, responses: { 201: { schema: s.submitPlanResponse, description: 'The submitted plan, awaiting approval in the console.' } }, errors: [401, 403, 404, 409, 422],
-  },
-  {
-    method: 'post', path: '/runs/{runId}/replay', id: 'replayRun', summary: 'Ask to replay a run',
-    description: 'F6: 409 with every target\'s state when any effect of the run is pending past its lease, unknown or stuck (the console is the way forward); otherwise 202 with what may proceed. Proceeding still claims each target through POST /effects/claim.',
-    params: ['runId'], body: s.replayBody,
-    responses: { 202: { schema: s.replayAccepted, description: 'What may proceed and what is skipped.' }, 409: { schema: s.replayBlocked, description: 'Blocked: resolve these targets in the console first.' } },
+    method: 'get',
+    path: '/runs/{runId}',
+    id: 'readRun',
+    summary: 'Read a run with its plan and states',
+    description:
+      'The union of the plan and the ledger (P3): every planned target with its state, who changed it last and when, and keys of the same trigger that are not in the plan.',
+    params: ['runId'],
+    responses: { 200: { schema: s.runViewResponse, description: 'The run.' } },
     errors: [401, 403, 404, 422],
   },
   {
-    method: 'post', path: '/effects/claim', id: 'claimEffect', summary: 'Claim an effect before calling the provider',
-    description: 'The key is derived on the server from the registered tool definition: (trigger, tool, action, record, normalized target). Of any number of concurrent claimers exactly one gets 201; everyone else gets 200 and must skip the provider call.',
+    method: 'post',
+    path: '/runs/{runId}/plan',
+    id: 'submitPlan',
+    summary: 'Submit a plan for approval',
+    description:
+      'Targets are normalized and keyed on the server. Invalid items are rejected one by one with reasons in `error.details.items`; nothing is written for a rejected plan.',
+    params: ['runId'],
+    body: s.submitPlanBody,
+    responses: {
+      201: { schema: s.submitPlanResponse, description: 'The submitted plan, awaiting approval in the console.' },
+    },
+    errors: [401, 403, 404, 409, 422],
+  },
+  {
+    method: 'post',
+    path: '/runs/{runId}/replay',
+    id: 'replayRun',
+    summary: 'Ask to replay a run',
+    description:
+      "F6: 409 with every target's state when any effect of the run is pending past its lease, unknown or stuck (the console is the way forward); otherwise 202 with what may proceed. Proceeding still claims each target through POST /effects/claim.",
+    params: ['runId'],
+    body: s.replayBody,
+    responses: {
+      202: { schema: s.replayAccepted, description: 'What may proceed and what is skipped.' },
+      409: { schema: s.replayBlocked, description: 'Blocked: resolve these targets in the console first.' },
+    },
+    errors: [401, 403, 404, 422],
+  },
+  {
+    method: 'post',
+    path: '/effects/claim',
+    id: 'claimEffect',
+    summary: 'Claim an effect before calling the provider',
+    description:
+      'The key is derived on the server from the registered tool definition: (trigger, tool, action, record, normalized target). Of any number of concurrent claimers exactly one gets 201; everyone else gets 200 and must skip the provider call.',
     body: s.claimBody,
-    responses: { 201: { schema: s.claimWon, description: 'Claimed: call the provider with `idempotencyKey`.' }, 200: { schema: s.claimLost, description: 'Not claimed: skip.' } },
+    responses: {
+      201: { schema: s.claimWon, description: 'Claimed: call the provider with `idempotencyKey`.' },
+      200: { schema: s.claimLost, description: 'Not claimed: skip.' },
+    },
     errors: [401, 403, 404, 422],
   },
   {
-    method: 'post', path: '/attempts/{attemptId}/response', id: 'recordResponse', summary: "Store an attempt's raw provider response",
-    description: 'R1: status, header pairs in order and the body bytes (base64) exactly as received, stored before anything parses them. Once per attempt.',
-    params: ['attemptId'], body: s.attemptResponseBody, responses: { 201: { schema: s.attemptRecorded, description: 'Stored.' } }, errors: [401, 403, 404, 409, 422],
+    method: 'post',
+    path: '/attempts/{attemptId}/response',
+    id: 'recordResponse',
+    summary: "Store an attempt's raw provider response",
+    description:
+      'R1: status, header pairs in order and the body bytes (base64) exactly as received, stored before anything parses them. Once per attempt.',
+    params: ['attemptId'],
+    body: s.attemptResponseBody,
+    responses: { 201: { schema: s.attemptRecorded, description: 'Stored.' } },
+    errors: [401, 403, 404, 409, 422],
   },
   {
-    method: 'post', path: '/effects/outcome', id: 'reportOutcome', summary: 'Report the outcome of an effect',
-    description: 'done (with a receipt that can be looked up later), failed (a definitive rejection, with the provider response as evidence; frees the key), unknown (ambiguous: timeout, 5xx, crash), or stuck (issued but permanently uncompletable).',
-    body: s.outcomeBody, responses: { 200: { schema: s.effectStateResponse, description: 'The new state.' } }, errors: [401, 403, 404, 409, 422],
+    method: 'post',
+    path: '/effects/outcome',
+    id: 'reportOutcome',
+    summary: 'Report the outcome of an effect',
+    description:
+      'done (with a receipt that can be looked up later), failed (a definitive rejection, with the provider response as evidence; frees the key), unknown (ambiguous: timeout, 5xx, crash), or stuck (issued but permanently uncompletable).',
+    body: s.outcomeBody,
+    responses: { 200: { schema: s.effectStateResponse, description: 'The new state.' } },
+    errors: [401, 403, 404, 409, 422],
   },
   {
-    method: 'post', path: '/effects/deletion', id: 'reportDeletion', summary: 'Report the deletion of what an effect produced',
-    description: 'V1, V2: revokes the key in the same transaction that records the deletion, and returns the deterministic successor id (UUIDv5 of the deleted id and the deletion time) that a redo must use. Repeating the report returns the same successor.',
-    body: s.deletionBody, responses: { 200: { schema: s.deletionResponse, description: 'Revoked.' } }, errors: [401, 403, 404, 409, 422],
+    method: 'post',
+    path: '/effects/deletion',
+    id: 'reportDeletion',
+    summary: 'Report the deletion of what an effect produced',
+    description:
+      'V1, V2: revokes the key in the same transaction that records the deletion, and returns the deterministic successor id (UUIDv5 of the deleted id and the deletion time) that a redo must use. Repeating the report returns the same successor.',
+    body: s.deletionBody,
+    responses: { 200: { schema: s.deletionResponse, description: 'Revoked.' } },
+    errors: [401, 403, 404, 409, 422],
   },
 ];
 
@@ -82,7 +137,12 @@ let cached: Json | undefined;
 
 export function openApiDocument(): Json {
   if (cached) return cached;
-  const { schemas } = z.toJSONSchema(s.apiRegistry, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any', uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, Json> };
+  const { schemas } = z.toJSONSchema(s.apiRegistry, {
+    target: 'draft-2020-12',
+    io: 'input',
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, Json> };
   for (const schema of Object.values(schemas)) {
     delete schema.$schema;
     delete schema.$id;
@@ -90,13 +150,28 @@ export function openApiDocument(): Json {
   const paths: Record<string, Json> = {};
   for (const op of OPERATIONS) {
     const responses: Json = {};
-    for (const [status, r] of Object.entries(op.responses)) responses[status] = { description: r.description, content: { 'application/json': { schema: ref(r.schema) } } };
-    for (const status of op.errors) if (!responses[status]) responses[status] = { description: ERRORS[status], content: { 'application/json': { schema: ref(s.errorSchema) } } };
-    const parameters: Json[] = (op.params ?? []).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
+    for (const [status, r] of Object.entries(op.responses))
+      responses[status] = { description: r.description, content: { 'application/json': { schema: ref(r.schema) } } };
+    for (const status of op.errors)
+      if (!responses[status])
+        responses[status] = {
+          description: ERRORS[status],
+          content: { 'application/json': { schema: ref(s.errorSchema) } },
+        };
+    const parameters: Json[] = (op.params ?? []).map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: { type: 'string', format: 'uuid' },
+    }));
     if (op.method === 'post') {
       parameters.push({
-        name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
-        description: 'Z5: a retry with the same key returns the first response; the same key with a different body is refused (422); a concurrent duplicate gets 409.',
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+        description:
+          'Z5: a retry with the same key returns the first response; the same key with a different body is refused (422); a concurrent duplicate gets 409.',
       });
     }
     const operation: Json = { operationId: op.id, summary: op.summary, description: op.description, responses };
@@ -109,14 +184,22 @@ export function openApiDocument(): Json {
     info: {
       title: 'Effect Ledger agent API',
       version: '1.0.0',
-      description: 'How agent runtimes claim and report every side effect. Authenticate with `Authorization: Bearer <runtime key>`. Every POST honours `Idempotency-Key`. Errors are `{ error: { code, message, field?, details? } }`.',
+      description:
+        'How agent runtimes claim and report every side effect. Authenticate with `Authorization: Bearer <runtime key>`. Every POST honours `Idempotency-Key`. Errors are `{ error: { code, message, field?, details? } }`.',
     },
     servers: [{ url: '/api/v1' }],
     security: [{ runtimeKey: [] }],
     paths,
     components: {
       schemas,
-      securitySchemes: { runtimeKey: { type: 'http', scheme: 'bearer', bearerFormat: 'elk_<prefix>_<secret>', description: 'A per-runtime key created by an admin (npm run runtime-key:create).' } },
+      securitySchemes: {
+        runtimeKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'elk_<prefix>_<secret>',
+          description: 'A per-runtime key created by an admin (npm run runtime-key:create).',
+        },
+      },
     },
   };
   return cached;

@@ -5,12 +5,32 @@ import { auditRefusal } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { getRun, type RunInfo } from '../ledger/catalog.ts';
-import { checkReplay, claimEffect, completeEffect, createRun, failEffect, markStuck, markUnknown, readRun, recordResponse, revokeByDeletion, submitPlan } from '../ledger/index.ts';
+import {
+  checkReplay,
+  claimEffect,
+  completeEffect,
+  createRun,
+  failEffect,
+  markStuck,
+  markUnknown,
+  readRun,
+  recordResponse,
+  revokeByDeletion,
+  submitPlan,
+} from '../ledger/index.ts';
 import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import type { z } from 'zod';
 import { attemptParams, runParams } from './params.ts';
-import { attemptResponseBody, claimBody, createRunBody, deletionBody, outcomeBody, replayBody, submitPlanBody } from './schemas.ts';
+import {
+  attemptResponseBody,
+  claimBody,
+  createRunBody,
+  deletionBody,
+  outcomeBody,
+  replayBody,
+  submitPlanBody,
+} from './schemas.ts';
 
 export interface OpContext {
   db: Db;
@@ -29,16 +49,34 @@ function inScope(actor: Actor, workflow: string): boolean {
   return actor.workflows.includes('*') || actor.workflows.includes(workflow);
 }
 
-async function refuseScope(ctx: OpContext, action: string, chain: string, subjectType: string, subjectId: string, workflow: string, runId: string | null): Promise<never> {
+async function refuseScope(
+  ctx: OpContext,
+  action: string,
+  chain: string,
+  subjectType: string,
+  subjectId: string,
+  workflow: string,
+  runId: string | null,
+): Promise<never> {
   const why = `runtime key "${ctx.actor.label}" is not scoped to workflow "${workflow}"`;
-  await auditRefusal(ctx.db, { chain, actor: ctx.actor, action, subjectType, subjectId, runId, why, request: ctx.request });
+  await auditRefusal(ctx.db, {
+    chain,
+    actor: ctx.actor,
+    action,
+    subjectType,
+    subjectId,
+    runId,
+    why,
+    request: ctx.request,
+  });
   throw forbidden(why, { workflow });
 }
 
 export async function authorizeRun(ctx: OpContext, runId: string, action: string): Promise<RunInfo> {
   parseInput(runParams, { runId });
   const run = await getRun(ctx.db, runId);
-  if (!inScope(ctx.actor, run.workflow)) await refuseScope(ctx, action, `run:${run.id}`, 'run', run.id, run.workflow, run.id);
+  if (!inScope(ctx.actor, run.workflow))
+    await refuseScope(ctx, action, `run:${run.id}`, 'run', run.id, run.workflow, run.id);
   return run;
 }
 
@@ -47,16 +85,30 @@ export async function authorizeEffect(ctx: OpContext, key: string, action: strin
     SELECT ev.workflow, k.run_id FROM effect_key k JOIN event ev ON ev.trigger_id = k.trigger_id WHERE k.key = ${key}`;
   const row = rows[0];
   if (!row) throw notFound(`no effect ${key}`, { field: 'key' });
-  if (!inScope(ctx.actor, row.workflow)) await refuseScope(ctx, action, `effect:${key}`, 'effect', key, row.workflow, row.run_id);
+  if (!inScope(ctx.actor, row.workflow))
+    await refuseScope(ctx, action, `effect:${key}`, 'effect', key, row.workflow, row.run_id);
 }
 
 export async function opCreateRun(ctx: OpContext, body: z.input<typeof createRunBody>): Promise<OpResult> {
   const input = parseInput(createRunBody, body);
-  if (!inScope(ctx.actor, input.workflow)) await refuseScope(ctx, 'run.create', `workflow:${input.workflow}`, 'workflow', input.workflow, input.workflow, null);
+  if (!inScope(ctx.actor, input.workflow))
+    await refuseScope(
+      ctx,
+      'run.create',
+      `workflow:${input.workflow}`,
+      'workflow',
+      input.workflow,
+      input.workflow,
+      null,
+    );
   return { status: 201, body: await createRun(ctx, input) };
 }
 
-export async function opSubmitPlan(ctx: OpContext, runId: string, body: z.input<typeof submitPlanBody>): Promise<OpResult> {
+export async function opSubmitPlan(
+  ctx: OpContext,
+  runId: string,
+  body: z.input<typeof submitPlanBody>,
+): Promise<OpResult> {
   const input = parseInput(submitPlanBody, body);
   await authorizeRun(ctx, runId, 'plan.submit');
   return { status: 201, body: await submitPlan(ctx, { runId, items: input.items }) };
@@ -74,7 +126,10 @@ export async function opReplay(ctx: OpContext, runId: string, body: unknown = {}
   if (check.blocked) {
     return {
       status: 409,
-      body: { error: { code: 'conflict', message: check.reason, details: { blocking: check.blocking } }, targets: check.targets },
+      body: {
+        error: { code: 'conflict', message: check.reason, details: { blocking: check.blocking } },
+        targets: check.targets,
+      },
     };
   }
   return { status: 202, body: { runId: check.runId, proceed: check.proceed, skip: check.skip } };
@@ -123,7 +178,11 @@ export async function opDeletion(ctx: OpContext, body: z.input<typeof deletionBo
   return { status: 200, body: await revokeByDeletion(ctx, input) };
 }
 
-export async function opAttemptResponse(ctx: OpContext, attemptId: string, body: z.input<typeof attemptResponseBody>): Promise<OpResult> {
+export async function opAttemptResponse(
+  ctx: OpContext,
+  attemptId: string,
+  body: z.input<typeof attemptResponseBody>,
+): Promise<OpResult> {
   const input = parseInput(attemptResponseBody, body);
   parseInput(attemptParams, { attemptId });
   const attempt = await ctx.db.attempt.findUnique({ where: { id: attemptId }, select: { runId: true } });
@@ -133,5 +192,13 @@ export async function opAttemptResponse(ctx: OpContext, attemptId: string, body:
   if (bytes.toString('base64').replace(/=+$/, '') !== input.bodyBase64.replace(/=+$/, '')) {
     throw new LedgerError('validation', 'bodyBase64: not canonical base64', { field: 'bodyBase64' });
   }
-  return { status: 201, body: await recordResponse(ctx, { attemptId, status: input.status, headers: input.headers, body: new Uint8Array(bytes) }) };
+  return {
+    status: 201,
+    body: await recordResponse(ctx, {
+      attemptId,
+      status: input.status,
+      headers: input.headers,
+      body: new Uint8Array(bytes),
+    }),
+  };
 }

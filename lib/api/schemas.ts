@@ -21,78 +21,199 @@ function named<T extends z.ZodType>(schema: T, id: string, description?: string)
 const stateEnum = z.enum(['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck']);
 const datetime = z.iso.datetime({ offset: true });
 
-export const errorSchema = named(z.object({
-  error: z.object({
-    code: z.enum(['validation', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'invalid_transition', 'internal', 'payload_too_large']),
-    message: z.string(),
-    field: z.string().optional().meta({ description: 'The input field at fault (dot path), for validation errors.' }),
-    details: z.record(z.string(), z.unknown()).optional(),
+export const errorSchema = named(
+  z.object({
+    error: z.object({
+      code: z.enum([
+        'validation',
+        'unauthenticated',
+        'forbidden',
+        'not_found',
+        'conflict',
+        'invalid_transition',
+        'internal',
+        'payload_too_large',
+      ]),
+      message: z.string(),
+      field: z.string().optional().meta({ description: 'The input field at fault (dot path), for validation errors.' }),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
   }),
-}), 'Error');
+  'Error',
+);
 
 // --- runs ---
 export const createRunBody = named(createRunInput, 'CreateRunRequest');
-export const createRunResponse = named(z.object({
-  runId: z.uuid(), workflow: z.string(), triggerId: z.string(), status: z.string(), createdAt: datetime,
-}), 'Run');
+export const createRunResponse = named(
+  z.object({
+    runId: z.uuid(),
+    workflow: z.string(),
+    triggerId: z.string(),
+    status: z.string(),
+    createdAt: datetime,
+  }),
+  'Run',
+);
 
-export const submitPlanBody = named(z.strictObject({ items: z.array(planItemInput).min(1).max(MAX_PLAN_ITEMS) }), 'SubmitPlanRequest');
-export const submitPlanResponse = named(z.object({
-  planId: z.uuid(), runId: z.uuid(), status: z.literal('submitted'), itemCount: z.number().int(), itemsHash: z.string(),
-}), 'SubmittedPlan');
+export const submitPlanBody = named(
+  z.strictObject({ items: z.array(planItemInput).min(1).max(MAX_PLAN_ITEMS) }),
+  'SubmitPlanRequest',
+);
+export const submitPlanResponse = named(
+  z.object({
+    planId: z.uuid(),
+    runId: z.uuid(),
+    status: z.literal('submitted'),
+    itemCount: z.number().int(),
+    itemsHash: z.string(),
+  }),
+  'SubmittedPlan',
+);
 
-const runTarget = named(z.object({
-  key: z.string(), tool: z.string(), action: z.string(), recordId: z.string(), target: z.string(), targetType: z.string(),
-  inPlan: z.boolean(), epoch: z.number().int().nullable(), state: stateEnum.nullable(), changedBy: z.string().nullable(),
-  changedAt: datetime.nullable(), receipt: z.string().nullable(), leaseExpiresAt: datetime.nullable(), awaitingClaim: z.boolean(), leaseExpired: z.boolean(),
-}), 'RunTarget');
+const runTarget = named(
+  z.object({
+    key: z.string(),
+    tool: z.string(),
+    action: z.string(),
+    recordId: z.string(),
+    target: z.string(),
+    targetType: z.string(),
+    inPlan: z.boolean(),
+    epoch: z.number().int().nullable(),
+    state: stateEnum.nullable(),
+    changedBy: z.string().nullable(),
+    changedAt: datetime.nullable(),
+    receipt: z.string().nullable(),
+    leaseExpiresAt: datetime.nullable(),
+    awaitingClaim: z.boolean(),
+    leaseExpired: z.boolean(),
+  }),
+  'RunTarget',
+);
 
-export const runViewResponse = named(z.object({
-  run: z.object({ id: z.uuid(), workflow: z.string(), triggerId: z.string(), status: z.string(), toolHistoryComplete: z.boolean(), createdBy: z.string(), createdAt: datetime }),
-  plan: z.object({ id: z.uuid(), status: z.string(), itemCount: z.number().int(), itemsHash: z.string(), approvedAt: datetime.nullable(), submittedAt: datetime }).nullable(),
-  counts: z.record(z.string(), z.number().int()),
-  headline: z.object({ done: z.number().int(), approved: z.number().int(), ratio: z.number() }).nullable(),
-  targets: z.array(runTarget),
-  truncated: z.boolean(),
-}), 'RunView');
+export const runViewResponse = named(
+  z.object({
+    run: z.object({
+      id: z.uuid(),
+      workflow: z.string(),
+      triggerId: z.string(),
+      status: z.string(),
+      toolHistoryComplete: z.boolean(),
+      createdBy: z.string(),
+      createdAt: datetime,
+    }),
+    plan: z
+      .object({
+        id: z.uuid(),
+        status: z.string(),
+        itemCount: z.number().int(),
+        itemsHash: z.string(),
+        approvedAt: datetime.nullable(),
+        submittedAt: datetime,
+      })
+      .nullable(),
+    counts: z.record(z.string(), z.number().int()),
+    headline: z.object({ done: z.number().int(), approved: z.number().int(), ratio: z.number() }).nullable(),
+    targets: z.array(runTarget),
+    truncated: z.boolean(),
+  }),
+  'RunView',
+);
 
 export const replayBody = named(z.strictObject({}), 'ReplayRequest');
-const replayTarget = named(z.object({
-  target: z.string(), key: z.string(), epoch: z.number().int().nullable(), state: z.union([stateEnum, z.literal('not_started')]),
-  changedBy: z.string().nullable(), changedAt: datetime.nullable(),
-}), 'ReplayTarget');
-export const replayAccepted = named(z.object({ runId: z.uuid(), proceed: z.array(replayTarget), skip: z.array(replayTarget) }), 'ReplayAccepted');
-export const replayBlocked = named(z.object({ error: errorSchema.shape.error, targets: z.array(replayTarget) }), 'ReplayBlocked');
+const replayTarget = named(
+  z.object({
+    target: z.string(),
+    key: z.string(),
+    epoch: z.number().int().nullable(),
+    state: z.union([stateEnum, z.literal('not_started')]),
+    changedBy: z.string().nullable(),
+    changedAt: datetime.nullable(),
+  }),
+  'ReplayTarget',
+);
+export const replayAccepted = named(
+  z.object({ runId: z.uuid(), proceed: z.array(replayTarget), skip: z.array(replayTarget) }),
+  'ReplayAccepted',
+);
+export const replayBlocked = named(
+  z.object({ error: errorSchema.shape.error, targets: z.array(replayTarget) }),
+  'ReplayBlocked',
+);
 
 // --- effects ---
 export const claimBody = named(claimEffectInput, 'ClaimRequest');
-export const claimWon = named(z.object({
-  claimed: z.literal(true), key: z.string(), epoch: z.number().int(), attemptId: z.uuid(), idempotencyKey: z.string(),
-}), 'ClaimWon', 'This caller holds the key: call the provider with idempotencyKey, then report.');
-export const claimLost = named(z.object({
-  claimed: z.literal(false), key: z.string(), epoch: z.number().int(), state: stateEnum, changedBy: z.string(), changedAt: datetime,
-}), 'ClaimLost', 'Someone else holds or settled the key: skip, do not call the provider.');
+export const claimWon = named(
+  z.object({
+    claimed: z.literal(true),
+    key: z.string(),
+    epoch: z.number().int(),
+    attemptId: z.uuid(),
+    idempotencyKey: z.string(),
+  }),
+  'ClaimWon',
+  'This caller holds the key: call the provider with idempotencyKey, then report.',
+);
+export const claimLost = named(
+  z.object({
+    claimed: z.literal(false),
+    key: z.string(),
+    epoch: z.number().int(),
+    state: stateEnum,
+    changedBy: z.string(),
+    changedAt: datetime,
+  }),
+  'ClaimLost',
+  'Someone else holds or settled the key: skip, do not call the provider.',
+);
 
-export const outcomeBody = named(z.discriminatedUnion('outcome', [
-  completeEffectInput.extend({ outcome: z.literal('done') }),
-  failEffectInput.extend({ outcome: z.literal('failed') }),
-  markUnknownInput.extend({ outcome: z.literal('unknown') }),
-  markStuckInput.extend({ outcome: z.literal('stuck') }),
-]), 'OutcomeRequest');
-export const effectStateResponse = named(z.object({
-  key: z.string(), epoch: z.number().int(), from: stateEnum, state: stateEnum, changedBy: z.string(), changedAt: datetime, receipt: z.string().nullable(),
-}), 'EffectState');
+export const outcomeBody = named(
+  z.discriminatedUnion('outcome', [
+    completeEffectInput.extend({ outcome: z.literal('done') }),
+    failEffectInput.extend({ outcome: z.literal('failed') }),
+    markUnknownInput.extend({ outcome: z.literal('unknown') }),
+    markStuckInput.extend({ outcome: z.literal('stuck') }),
+  ]),
+  'OutcomeRequest',
+);
+export const effectStateResponse = named(
+  z.object({
+    key: z.string(),
+    epoch: z.number().int(),
+    from: stateEnum,
+    state: stateEnum,
+    changedBy: z.string(),
+    changedAt: datetime,
+    receipt: z.string().nullable(),
+  }),
+  'EffectState',
+);
 
 export const deletionBody = named(revokeByDeletionInput, 'DeletionRequest');
-export const deletionResponse = named(z.object({
-  key: z.string(), epoch: z.number().int(), state: z.literal('revoked'), objectId: z.string(), deletedAt: datetime, successorId: z.uuid(),
-  changedBy: z.string(), changedAt: datetime,
-}), 'Deletion');
+export const deletionResponse = named(
+  z.object({
+    key: z.string(),
+    epoch: z.number().int(),
+    state: z.literal('revoked'),
+    objectId: z.string(),
+    deletedAt: datetime,
+    successorId: z.uuid(),
+    changedBy: z.string(),
+    changedAt: datetime,
+  }),
+  'Deletion',
+);
 
-export const attemptResponseBody = named(z.strictObject({
-  status: z.number().int().min(0).max(999),
-  headers: z.array(z.tuple([z.string().max(1024), z.string().max(16384)])).max(500),
-  /** The body bytes exactly as received, base64. */
-  bodyBase64: z.string().max(14_000_000).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
-}), 'RawResponse');
+export const attemptResponseBody = named(
+  z.strictObject({
+    status: z.number().int().min(0).max(999),
+    headers: z.array(z.tuple([z.string().max(1024), z.string().max(16384)])).max(500),
+    /** The body bytes exactly as received, base64. */
+    bodyBase64: z
+      .string()
+      .max(14_000_000)
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
+  }),
+  'RawResponse',
+);
 export const attemptRecorded = named(z.object({ attemptId: z.uuid(), bytes: z.number().int() }), 'AttemptRecorded');

@@ -7,7 +7,18 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
-import { bumpEpoch, checkTransition, conflict, forbidden, invalid, LedgerError, notFound, partyOf, type Actor, type RequestMeta } from '../ledger/index.ts';
+import {
+  bumpEpoch,
+  checkTransition,
+  conflict,
+  forbidden,
+  invalid,
+  LedgerError,
+  notFound,
+  partyOf,
+  type Actor,
+  type RequestMeta,
+} from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 
 export const APPROVAL_TTL_HOURS = 24;
@@ -48,17 +59,32 @@ export interface BumpPreview {
 /** What a bump of these keys would do, without doing it (the preview the operator confirms). */
 export async function previewBump(db: Db, keys: readonly string[]): Promise<BumpPreview> {
   const unique = [...new Set(keys)];
-  const rows = await db.effectKey.findMany({ where: { key: { in: unique } }, select: { key: true, state: true, currentEpoch: true, target: true, tool: true } });
+  const rows = await db.effectKey.findMany({
+    where: { key: { in: unique } },
+    select: { key: true, state: true, currentEpoch: true, target: true, tool: true },
+  });
   const found = new Map(rows.map((r) => [r.key, r]));
   const eligible: BumpPreview['eligible'] = [];
   const blocked: BumpPreview['blocked'] = [];
   for (const r of rows) {
-    if (r.state === 'done' || r.state === 'revoked' || r.state === 'stuck') eligible.push({ key: r.key, epoch: r.currentEpoch, state: r.state, target: r.target, tool: r.tool });
-    else blocked.push({ key: r.key, state: r.state, why: `${r.state} blocks a bump (E2): only done, revoked or stuck can be superseded` });
+    if (r.state === 'done' || r.state === 'revoked' || r.state === 'stuck')
+      eligible.push({ key: r.key, epoch: r.currentEpoch, state: r.state, target: r.target, tool: r.tool });
+    else
+      blocked.push({
+        key: r.key,
+        state: r.state,
+        why: `${r.state} blocks a bump (E2): only done, revoked or stuck can be superseded`,
+      });
   }
   const tools = [...new Set(eligible.map((e) => e.tool))];
   const lax = await db.toolDefinition.count({ where: { name: { in: tools }, fourEyesBump: false } });
-  return { eligible, blocked, missing: unique.filter((k) => !found.has(k)), fourEyes: tools.length === 0 || lax < tools.length, setHash: setHash(eligible) };
+  return {
+    eligible,
+    blocked,
+    missing: unique.filter((k) => !found.has(k)),
+    fourEyes: tools.length === 0 || lax < tools.length,
+    setHash: setHash(eligible),
+  };
 }
 
 export type RequestBumpResult =
@@ -70,31 +96,74 @@ export async function requestBump(ctx: Ctx, raw: unknown): Promise<RequestBumpRe
   const { db, actor } = ctx;
   const permitted = checkTransition('done', 'new_epoch', partyOf(actor));
   if (!permitted.allowed) {
-    await auditRefusal(db, { chain: 'approvals', actor, action: 'approval.request', subjectType: 'approval', subjectId: 'effect.bump', reason: input.reason, why: permitted.why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: 'approvals',
+      actor,
+      action: 'approval.request',
+      subjectType: 'approval',
+      subjectId: 'effect.bump',
+      reason: input.reason,
+      why: permitted.why,
+      request: ctx.request,
+    });
     throw forbidden(permitted.why);
   }
   const preview = await previewBump(db, input.keys);
   if (preview.eligible.length === 0) {
-    throw invalid('keys', preview.blocked[0]?.why ?? `no such key: ${preview.missing[0] ?? ''}`, { blocked: preview.blocked.length, missing: preview.missing.length });
+    throw invalid('keys', preview.blocked[0]?.why ?? `no such key: ${preview.missing[0] ?? ''}`, {
+      blocked: preview.blocked.length,
+      missing: preview.missing.length,
+    });
   }
   if (!preview.fourEyes) {
     const { bumped, failed } = await executeBumps(ctx, preview.eligible, input.reason);
     return { mode: 'executed', bumped, failed, blocked: preview.blocked.length };
   }
   const items = preview.eligible.map(({ key, epoch }) => ({ key, epoch }));
-  const runIds = await db.effectKey.findMany({ where: { key: { in: items.slice(0, 1).map((i) => i.key) } }, select: { runId: true } });
+  const runIds = await db.effectKey.findMany({
+    where: { key: { in: items.slice(0, 1).map((i) => i.key) } },
+    select: { runId: true },
+  });
   const expiresAt = new Date(Date.now() + APPROVAL_TTL_HOURS * 3_600_000);
   const created = await db.$transaction(async (tx) => {
     const request = await tx.approvalRequest.create({
-      data: { kind: 'effect.bump', runId: runIds[0]?.runId ?? null, payload: { items }, setHash: preview.setHash, reason: input.reason, requestedById: actor.id, expiresAt },
+      data: {
+        kind: 'effect.bump',
+        runId: runIds[0]?.runId ?? null,
+        payload: { items },
+        setHash: preview.setHash,
+        reason: input.reason,
+        requestedById: actor.id,
+        expiresAt,
+      },
     });
     await appendAudit(tx, {
-      chain: `approval:${request.id}`, actor, action: 'approval.request', subjectType: 'approval', subjectId: request.id, runId: request.runId,
-      after: 'open', reason: input.reason, detail: { kind: 'effect.bump', count: items.length, setHash: preview.setHash, expiresAt: expiresAt.toISOString() }, request: ctx.request,
+      chain: `approval:${request.id}`,
+      actor,
+      action: 'approval.request',
+      subjectType: 'approval',
+      subjectId: request.id,
+      runId: request.runId,
+      after: 'open',
+      reason: input.reason,
+      detail: {
+        kind: 'effect.bump',
+        count: items.length,
+        setHash: preview.setHash,
+        expiresAt: expiresAt.toISOString(),
+      },
+      request: ctx.request,
     });
     return request;
   });
-  return { mode: 'requested', requestId: created.id, setHash: preview.setHash, count: items.length, blocked: preview.blocked.length, expiresAt };
+  return {
+    mode: 'requested',
+    requestId: created.id,
+    setHash: preview.setHash,
+    count: items.length,
+    blocked: preview.blocked.length,
+    expiresAt,
+  };
 }
 
 async function executeBumps(ctx: Ctx, items: readonly BumpItem[], why: string, approvalRequestId?: string) {
@@ -102,7 +171,12 @@ async function executeBumps(ctx: Ctx, items: readonly BumpItem[], why: string, a
   const failed: { key: string; error: string }[] = [];
   for (const item of items) {
     try {
-      await bumpEpoch(ctx, { key: item.key, expectedEpoch: item.epoch, reason: why, ...(approvalRequestId ? { approvalRequestId } : {}) });
+      await bumpEpoch(ctx, {
+        key: item.key,
+        expectedEpoch: item.epoch,
+        reason: why,
+        ...(approvalRequestId ? { approvalRequestId } : {}),
+      });
       bumped++;
     } catch (error) {
       if (!(error instanceof LedgerError)) throw error;
@@ -124,22 +198,45 @@ export async function decideBump(ctx: Ctx, raw: unknown) {
   const input = parseInput(decideInput, raw);
   const { db, actor } = ctx;
   const request = await db.approvalRequest.findUnique({ where: { id: input.requestId } });
-  if (!request || request.kind !== 'effect.bump') throw notFound(`approval request ${input.requestId} does not exist`, { field: 'requestId' });
+  if (!request || request.kind !== 'effect.bump')
+    throw notFound(`approval request ${input.requestId} does not exist`, { field: 'requestId' });
   const action = input.decision === 'approve' ? 'approval.approve' : 'approval.reject';
   const refuse = async (why: string) => {
-    await auditRefusal(db, { chain: `approval:${request.id}`, actor, action, subjectType: 'approval', subjectId: request.id, runId: request.runId, reason: input.reason ?? null, why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `approval:${request.id}`,
+      actor,
+      action,
+      subjectType: 'approval',
+      subjectId: request.id,
+      runId: request.runId,
+      reason: input.reason ?? null,
+      why,
+      request: ctx.request,
+    });
     return forbidden(why);
   };
   const permitted = checkTransition('done', 'new_epoch', partyOf(actor));
   if (!permitted.allowed) throw await refuse(permitted.why);
-  if (input.decision === 'approve' && request.requestedById === actor.id) throw await refuse('four-eyes: the requester cannot approve their own request (Z3)');
+  if (input.decision === 'approve' && request.requestedById === actor.id)
+    throw await refuse('four-eyes: the requester cannot approve their own request (Z3)');
   // Conflicts are refusals of a four-eyes decision too: audited (A4) with the same answer as before.
   const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
-    await auditRefusal(db, { chain: `approval:${request.id}`, actor, action, subjectType: 'approval', subjectId: request.id, runId: request.runId, reason: input.reason ?? null, why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `approval:${request.id}`,
+      actor,
+      action,
+      subjectType: 'approval',
+      subjectId: request.id,
+      runId: request.runId,
+      reason: input.reason ?? null,
+      why,
+      request: ctx.request,
+    });
     return conflict(why, extra);
   };
   if (request.status !== 'open') throw await refuseConflict(`this request is already ${request.status}`);
-  if (request.expiresAt.getTime() <= Date.now()) throw await refuseConflict(`this request expired at ${request.expiresAt.toISOString()}; ask for a new one`);
+  if (request.expiresAt.getTime() <= Date.now())
+    throw await refuseConflict(`this request expired at ${request.expiresAt.toISOString()}; ask for a new one`);
   const items = (request.payload as unknown as { items: BumpItem[] }).items;
   if (input.setHash !== request.setHash || setHash(items) !== request.setHash) {
     throw await refuseConflict('the set changed since you reviewed it: review it again', { field: 'setHash' });
@@ -147,13 +244,25 @@ export async function decideBump(ctx: Ctx, raw: unknown) {
   await db.$transaction(async (tx) => {
     const updated = await tx.approvalRequest.updateMany({
       where: { id: request.id, status: 'open', expiresAt: { gt: new Date() } },
-      data: { status: input.decision === 'approve' ? 'approved' : 'rejected', decidedById: actor.id, decidedAt: new Date() },
+      data: {
+        status: input.decision === 'approve' ? 'approved' : 'rejected',
+        decidedById: actor.id,
+        decidedAt: new Date(),
+      },
     });
     if (updated.count !== 1) throw conflict('this request was decided or expired meanwhile');
     await appendAudit(tx, {
-      chain: `approval:${request.id}`, actor, action, subjectType: 'approval', subjectId: request.id, runId: request.runId,
-      before: 'open', after: input.decision === 'approve' ? 'approved' : 'rejected', reason: input.reason ?? null,
-      detail: { setHash: request.setHash, count: items.length, requestedById: request.requestedById }, request: ctx.request,
+      chain: `approval:${request.id}`,
+      actor,
+      action,
+      subjectType: 'approval',
+      subjectId: request.id,
+      runId: request.runId,
+      before: 'open',
+      after: input.decision === 'approve' ? 'approved' : 'rejected',
+      reason: input.reason ?? null,
+      detail: { setHash: request.setHash, count: items.length, requestedById: request.requestedById },
+      request: ctx.request,
     });
   });
   if (input.decision === 'reject') return { decision: 'reject' as const, bumped: 0, failed: [] };

@@ -9,11 +9,26 @@ export type ChainVerification =
   | { ok: false; entryId: string | null; chain: string; seq: number; problem: string };
 
 export async function verifyAuditTrail(db: DbOrTx): Promise<ChainVerification> {
-  const [row] = await db.$queryRaw<{ entry_id: bigint | null; chain: string | null; seq: number | null; problem: string | null; entries: bigint; chains: bigint }[]>`
+  const [row] = await db.$queryRaw<
+    {
+      entry_id: bigint | null;
+      chain: string | null;
+      seq: number | null;
+      problem: string | null;
+      entries: bigint;
+      chains: bigint;
+    }[]
+  >`
     SELECT entry_id, chain, seq, problem, entries, chains FROM audit_verify()`;
   if (!row) throw new Error('audit_verify() returned no row');
   if (row.problem !== null) {
-    return { ok: false, entryId: row.entry_id === null ? null : String(row.entry_id), chain: row.chain!, seq: row.seq!, problem: row.problem };
+    return {
+      ok: false,
+      entryId: row.entry_id === null ? null : String(row.entry_id),
+      chain: row.chain!,
+      seq: row.seq!,
+      problem: row.problem,
+    };
   }
   return { ok: true, entries: Number(row.entries), chains: Number(row.chains) };
 }

@@ -15,7 +15,10 @@ interface Ctx {
 }
 
 const csv = (max: number) =>
-  z.union([z.array(z.string()), z.string()]).transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean)).pipe(z.array(z.string().min(1).max(128)).max(max));
+  z
+    .union([z.array(z.string()), z.string()])
+    .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.string().min(1).max(128)).max(max));
 
 export const createRuntimeKeyInput = z.strictObject({
   name: z.string().trim().min(1, 'a name is required').max(200),
@@ -29,7 +32,10 @@ export async function createRuntimeKey(ctx: Ctx, raw: unknown) {
   return { id: created.id, name: created.name, prefix: created.prefix, secret: created.token };
 }
 
-export const revokeRuntimeKeyInput = z.strictObject({ keyId: z.uuid(), reason: z.string().trim().min(1, 'a reason is required').max(2000) });
+export const revokeRuntimeKeyInput = z.strictObject({
+  keyId: z.uuid(),
+  reason: z.string().trim().min(1, 'a reason is required').max(2000),
+});
 
 export async function revokeRuntimeKey(ctx: Ctx, raw: unknown) {
   const input = parseInput(revokeRuntimeKeyInput, raw);
@@ -38,7 +44,10 @@ export async function revokeRuntimeKey(ctx: Ctx, raw: unknown) {
 }
 
 export const saveToolInput = z.strictObject({
-  name: z.string().trim().regex(/^[a-z0-9_.-]{1,128}$/, 'lowercase letters, digits, _ . - only'),
+  name: z
+    .string()
+    .trim()
+    .regex(/^[a-z0-9_.-]{1,128}$/, 'lowercase letters, digits, _ . - only'),
   actions: csv(50).pipe(z.array(z.string()).min(1, 'at least one action tag')),
   targetType: z.enum(['email', 'phone', 'url']),
   provider: z.string().trim().min(1, 'a provider is required').max(128),
@@ -58,8 +67,13 @@ export async function saveTool(ctx: Ctx, raw: unknown) {
     const before = await tx.toolDefinition.findUnique({ where: { name: input.name } });
     const tool = await tx.toolDefinition.upsert({ where: { name: input.name }, create: input, update: input });
     await appendAudit(tx, {
-      chain: `tool:${tool.name}`, actor: ctx.actor, action: before ? 'tool.update' : 'tool.create', subjectType: 'tool', subjectId: tool.name,
-      detail: { before: before ? { ...before, createdAt: undefined } : null, after: input }, request: ctx.request,
+      chain: `tool:${tool.name}`,
+      actor: ctx.actor,
+      action: before ? 'tool.update' : 'tool.create',
+      subjectType: 'tool',
+      subjectId: tool.name,
+      detail: { before: before ? { ...before, createdAt: undefined } : null, after: input },
+      request: ctx.request,
     });
     return { id: tool.id, name: tool.name };
   });

@@ -14,7 +14,11 @@ export async function ensureFirstAdmin(db: Db): Promise<{ email: string; passwor
     // Two processes starting at once: the advisory lock makes the second one see the first admin.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('ensure_first_admin'))`;
     if ((await tx.user.count({ where: { role: 'admin' } })) > 0) return false;
-    await insertUser(tx, { email: FIRST_ADMIN_EMAIL, name: 'First admin', role: 'admin', password }, { kind: 'system', id: 'bootstrap', label: 'first start' });
+    await insertUser(
+      tx,
+      { email: FIRST_ADMIN_EMAIL, name: 'First admin', role: 'admin', password },
+      { kind: 'system', id: 'bootstrap', label: 'first start' },
+    );
     return true;
   });
   return created ? { email: FIRST_ADMIN_EMAIL, password } : null;

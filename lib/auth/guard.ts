@@ -42,8 +42,14 @@ export async function authorize(
   const refuse = async (actor: Actor, code: 'unauthenticated' | 'forbidden', why: string) => {
     if (options.mutating) {
       await auditRefusal(database, {
-        chain: `${subject.type}:${subject.id}`, actor, action: permission, subjectType: subject.type, subjectId: subject.id,
-        runId: subject.runId ?? null, why, request,
+        chain: `${subject.type}:${subject.id}`,
+        actor,
+        action: permission,
+        subjectType: subject.type,
+        subjectId: subject.id,
+        runId: subject.runId ?? null,
+        why,
+        request,
       });
     }
     return new LedgerError(code, why);
@@ -70,16 +76,25 @@ export async function authorize(
 }
 
 export type ActionResult<T> =
-  | { ok: true; data: T }
-  | { ok: false; code: string; error: string; field?: string; details?: Record<string, unknown> };
+  { ok: true; data: T } | { ok: false; code: string; error: string; field?: string; details?: Record<string, unknown> };
 
 export function toActionError(error: unknown): ActionResult<never> {
   if (error instanceof LedgerError) {
     const { field, ...rest } = error.details;
-    return { ok: false, code: error.code, error: error.message, ...(typeof field === 'string' ? { field } : {}), details: JSON.parse(JSON.stringify(rest)) };
+    return {
+      ok: false,
+      code: error.code,
+      error: error.message,
+      ...(typeof field === 'string' ? { field } : {}),
+      details: JSON.parse(JSON.stringify(rest)),
+    };
   }
   console.error(error);
-  return { ok: false, code: 'internal', error: 'Something went wrong on the server; nothing may have changed. Check the audit trail and try again.' };
+  return {
+    ok: false,
+    code: 'internal',
+    error: 'Something went wrong on the server; nothing may have changed. Check the audit trail and try again.',
+  };
 }
 
 /**
@@ -103,7 +118,10 @@ export async function consoleAction<S extends z.ZodType, T>(
     } catch (error) {
       parseError = error;
     }
-    const g = await authorize(info, permission, { mutating: true, subject: input !== undefined && subject ? subject(input) : undefined });
+    const g = await authorize(info, permission, {
+      mutating: true,
+      subject: input !== undefined && subject ? subject(input) : undefined,
+    });
     if (parseError) throw parseError;
     return { ok: true, data: await run(g, input as z.output<S>) };
   } catch (error) {
@@ -112,12 +130,20 @@ export async function consoleAction<S extends z.ZodType, T>(
 }
 
 const STATUS: Record<string, number> = {
-  validation: 422, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, invalid_transition: 409,
+  validation: 422,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  invalid_transition: 409,
 };
 
 export function errorResponse(error: unknown): Response {
   if (error instanceof LedgerError) {
-    return Response.json({ code: error.code, message: error.message, ...error.details }, { status: STATUS[error.code] ?? 400 });
+    return Response.json(
+      { code: error.code, message: error.message, ...error.details },
+      { status: STATUS[error.code] ?? 400 },
+    );
   }
   console.error(error);
   return Response.json({ code: 'internal', message: 'internal error' }, { status: 500 });

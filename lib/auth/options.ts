@@ -13,7 +13,8 @@ import { SESSION_MAX_AGE } from './session.ts';
 
 // next-auth ships CommonJS: under Next and vitest the default import is the function, under plain Node
 // ESM (tsx scripts such as `npm run proof`) it is the module object holding it.
-const CredentialsProvider = ((Credentials as unknown as { default?: typeof Credentials }).default ?? Credentials) as typeof Credentials;
+const CredentialsProvider = ((Credentials as unknown as { default?: typeof Credentials }).default ??
+  Credentials) as typeof Credentials;
 
 function headerOf(req: { headers?: Record<string, unknown> } | undefined, name: string): string | null {
   const value = req?.headers?.[name];
@@ -27,7 +28,10 @@ const credentials = CredentialsProvider({
   async authorize(input, req) {
     // NUL cannot reach PostgreSQL text: without it the address is looked up (and a failure recorded) as usual,
     // instead of a database error whose text next-auth would hand back to the sign-in page.
-    const email = String(input?.email ?? '').replace(/\u0000/g, '').trim().toLowerCase();
+    const email = String(input?.email ?? '')
+      .replace(/\u0000/g, '')
+      .trim()
+      .toLowerCase();
     const password = String(input?.password ?? '');
     const ip = headerOf(req, 'x-forwarded-for')?.split(',')[0]?.trim() || headerOf(req, 'x-real-ip') || 'unknown';
     const userAgent = headerOf(req, 'user-agent');
@@ -36,25 +40,43 @@ const credentials = CredentialsProvider({
     const blocked = await signInBlocked(database, email, ip);
     if (blocked) {
       await appendAudit(database, {
-        chain: `auth:${email}`, actor: { kind: 'system', id: 'sign-in', label: email }, action: 'auth.sign_in', subjectType: 'user',
-        subjectId: email, outcome: 'refused', detail: { why: 'rate limited' }, request: { ip, userAgent },
+        chain: `auth:${email}`,
+        actor: { kind: 'system', id: 'sign-in', label: email },
+        action: 'auth.sign_in',
+        subjectType: 'user',
+        subjectId: email,
+        outcome: 'refused',
+        detail: { why: 'rate limited' },
+        request: { ip, userAgent },
       });
       throw new Error(blocked);
     }
     const user = await database.user.findUnique({ where: { email }, omit: { passwordHash: false } });
-    const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, password) : (await verifyPassword(await dummyHash(), password), false);
+    const ok = user?.passwordHash
+      ? await verifyPassword(user.passwordHash, password)
+      : (await verifyPassword(await dummyHash(), password), false);
     if (!user || !ok || user.disabled) {
       await recordFailure(database, email, ip);
       await appendAudit(database, {
-        chain: `auth:${email}`, actor: { kind: 'system', id: 'sign-in', label: email }, action: 'auth.sign_in', subjectType: 'user',
-        subjectId: user?.id ?? email, outcome: 'refused', detail: { why: user?.disabled ? 'disabled' : 'bad credentials' }, request: { ip, userAgent },
+        chain: `auth:${email}`,
+        actor: { kind: 'system', id: 'sign-in', label: email },
+        action: 'auth.sign_in',
+        subjectType: 'user',
+        subjectId: user?.id ?? email,
+        outcome: 'refused',
+        detail: { why: user?.disabled ? 'disabled' : 'bad credentials' },
+        request: { ip, userAgent },
       });
       throw new Error('Email or password is not right.');
     }
     await clearFailures(database, email);
     await appendAudit(database, {
-      chain: `user:${user.id}`, actor: { kind: 'user', id: user.id, label: user.email, role: user.role }, action: 'auth.sign_in',
-      subjectType: 'user', subjectId: user.id, request: { ip, userAgent },
+      chain: `user:${user.id}`,
+      actor: { kind: 'user', id: user.id, label: user.email, role: user.role },
+      action: 'auth.sign_in',
+      subjectType: 'user',
+      subjectId: user.id,
+      request: { ip, userAgent },
     });
     return { id: user.id, email: user.email, name: user.name, sv: user.sessionVersion };
   },

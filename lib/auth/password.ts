@@ -2,7 +2,12 @@
 import { hash, verify } from '@node-rs/argon2';
 import { randomBytes } from 'node:crypto';
 
-const OPTIONS = { algorithm: 2 /* Algorithm.Argon2id (a const enum, not importable under isolatedModules) */, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+const OPTIONS = {
+  algorithm: 2 /* Algorithm.Argon2id (a const enum, not importable under isolatedModules) */,
+  memoryCost: 19_456,
+  timeCost: 2,
+  parallelism: 1,
+};
 
 export function hashPassword(password: string): Promise<string> {
   return hash(password, OPTIONS);

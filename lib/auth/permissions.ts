@@ -22,7 +22,16 @@ export type Permission =
 
 export const PERMISSIONS = {
   admin: ['console.read', 'audit.export', 'users.manage', 'runtime_keys.manage', 'tools.manage'],
-  operator: ['console.read', 'plan.approve', 'effect.revoke', 'effect.bump.request', 'effect.bump.approve', 'replay.request', 'replay.approve', 'replay.control'],
+  operator: [
+    'console.read',
+    'plan.approve',
+    'effect.revoke',
+    'effect.bump.request',
+    'effect.bump.approve',
+    'replay.request',
+    'replay.approve',
+    'replay.control',
+  ],
   support: ['console.read', 'effect.resolve'],
   auditor: ['console.read', 'audit.export'],
 } as const satisfies Record<Role, readonly Permission[]>;

@@ -14,8 +14,10 @@ export async function signInBlocked(db: DbOrTx, email: string, ip: string): Prom
     db.signInFailure.count({ where: { email, at: { gte: since } } }),
     db.signInFailure.count({ where: { ip, at: { gte: since } } }),
   ]);
-  if (perAccount >= MAX_PER_ACCOUNT) return `Too many failed sign-ins for this account. Try again in ${WINDOW_MINUTES} minutes.`;
-  if (perAddress >= MAX_PER_ADDRESS) return `Too many failed sign-ins from this address. Try again in ${WINDOW_MINUTES} minutes.`;
+  if (perAccount >= MAX_PER_ACCOUNT)
+    return `Too many failed sign-ins for this account. Try again in ${WINDOW_MINUTES} minutes.`;
+  if (perAddress >= MAX_PER_ADDRESS)
+    return `Too many failed sign-ins from this address. Try again in ${WINDOW_MINUTES} minutes.`;
   return null;
 }
 

@@ -34,7 +34,8 @@ export async function tokenFromCookie(header: string | null): Promise<{ uid: str
     if (!raw) continue;
     try {
       const token = await decode({ token: raw, secret: authSecret() });
-      if (token && typeof token.uid === 'string' && typeof token.sv === 'number') return { uid: token.uid, sv: token.sv };
+      if (token && typeof token.uid === 'string' && typeof token.sv === 'number')
+        return { uid: token.uid, sv: token.sv };
     } catch {
       return null;
     }
@@ -61,5 +62,9 @@ export async function sessionFromCookie(
 
 /** A session cookie value for a user (tests and the Playwright sign-in fixture). */
 export async function mintSessionToken(user: { id: string; email: string; sessionVersion: number }): Promise<string> {
-  return encode({ token: { sub: user.id, uid: user.id, sv: user.sessionVersion, email: user.email }, secret: authSecret(), maxAge: SESSION_MAX_AGE });
+  return encode({
+    token: { sub: user.id, uid: user.id, sv: user.sessionVersion, email: user.email },
+    secret: authSecret(),
+    maxAge: SESSION_MAX_AGE,
+  });
 }

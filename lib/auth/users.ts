@@ -32,10 +32,18 @@ export async function createUser(ctx: Ctx, raw: unknown) {
   return ctx.db.$transaction(async (tx) => {
     const existing = await tx.user.findUnique({ where: { email: input.email } });
     if (existing) throw conflict(`a user with email ${input.email} already exists`, { field: 'email' });
-    const user = await tx.user.create({ data: { email: input.email, name: input.name, role: input.role, passwordHash } });
+    const user = await tx.user.create({
+      data: { email: input.email, name: input.name, role: input.role, passwordHash },
+    });
     await appendAudit(tx, {
-      chain: `user:${user.id}`, actor: ctx.actor, action: 'user.create', subjectType: 'user', subjectId: user.id,
-      after: input.role, detail: { email: input.email }, request: ctx.request,
+      chain: `user:${user.id}`,
+      actor: ctx.actor,
+      action: 'user.create',
+      subjectType: 'user',
+      subjectId: user.id,
+      after: input.role,
+      detail: { email: input.email },
+      request: ctx.request,
     });
     return { id: user.id, email: user.email, role: user.role };
   });
@@ -50,7 +58,8 @@ export const updateUserInput = z.strictObject({
 
 export async function updateUser(ctx: Ctx, raw: unknown) {
   const input = parseInput(updateUserInput, raw);
-  if (input.role === undefined && input.disabled === undefined) throw invalid('role', 'change the role or the disabled flag');
+  if (input.role === undefined && input.disabled === undefined)
+    throw invalid('role', 'change the role or the disabled flag');
   if (input.userId === ctx.actor.id && (input.disabled || (input.role && input.role !== 'admin'))) {
     throw invalid('userId', 'you cannot disable yourself or drop your own admin role; ask another admin');
   }
@@ -62,19 +71,42 @@ export async function updateUser(ctx: Ctx, raw: unknown) {
       data: { role: input.role, disabled: input.disabled, sessionVersion: { increment: 1 } },
     });
     await appendAudit(tx, {
-      chain: `user:${user.id}`, actor: ctx.actor, action: input.disabled !== undefined && input.disabled !== before.disabled ? (input.disabled ? 'user.disable' : 'user.enable') : 'user.role',
-      subjectType: 'user', subjectId: user.id, before: `${before.role}${before.disabled ? ' (disabled)' : ''}`, after: `${user.role}${user.disabled ? ' (disabled)' : ''}`,
-      reason: input.reason, request: ctx.request,
+      chain: `user:${user.id}`,
+      actor: ctx.actor,
+      action:
+        input.disabled !== undefined && input.disabled !== before.disabled
+          ? input.disabled
+            ? 'user.disable'
+            : 'user.enable'
+          : 'user.role',
+      subjectType: 'user',
+      subjectId: user.id,
+      before: `${before.role}${before.disabled ? ' (disabled)' : ''}`,
+      after: `${user.role}${user.disabled ? ' (disabled)' : ''}`,
+      reason: input.reason,
+      request: ctx.request,
     });
     return { id: user.id, role: user.role, disabled: user.disabled };
   });
 }
 
 /** Used by the first-start bootstrap and `npm run user:create` (no signed-in actor). */
-export async function insertUser(db: DbOrTx, data: { email: string; name: string; role: (typeof ROLES)[number]; password: string }, actor: Actor) {
+export async function insertUser(
+  db: DbOrTx,
+  data: { email: string; name: string; role: (typeof ROLES)[number]; password: string },
+  actor: Actor,
+) {
   const input = parseInput(createUserInput, data);
   const passwordHash = await hashPassword(input.password);
   const user = await db.user.create({ data: { email: input.email, name: input.name, role: input.role, passwordHash } });
-  await appendAudit(db, { chain: `user:${user.id}`, actor, action: 'user.create', subjectType: 'user', subjectId: user.id, after: input.role, detail: { email: input.email } });
+  await appendAudit(db, {
+    chain: `user:${user.id}`,
+    actor,
+    action: 'user.create',
+    subjectType: 'user',
+    subjectId: user.id,
+    after: input.role,
+    detail: { email: input.email },
+  });
   return user;
 }

@@ -67,7 +67,9 @@ export interface StartOptions {
 export async function startEmbeddedPostgres(options: StartOptions): Promise<EmbeddedServer> {
   const pgdata = path.resolve(options.dir);
   if (!(await portIsFree(options.port))) {
-    throw new Error(`Port ${options.port} is in use: an earlier \`npm start\` or another PostgreSQL runs there. Stop it, or set DATABASE_URL to use a server you run.`);
+    throw new Error(
+      `Port ${options.port} is in use: an earlier \`npm start\` or another PostgreSQL runs there. Stop it, or set DATABASE_URL to use a server you run.`,
+    );
   }
   const server = new EmbeddedPostgres({
     databaseDir: pgdata,
@@ -78,10 +80,14 @@ export async function startEmbeddedPostgres(options: StartOptions): Promise<Embe
     persistent: options.persistent,
     createPostgresUser: true,
     postgresFlags: [
-      '-c', 'max_connections=200',
-      '-c', 'shared_buffers=256MB',
-      '-c', `fsync=${options.fsync === false ? 'off' : 'on'}`,
-      '-c', 'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'shared_buffers=256MB',
+      '-c',
+      `fsync=${options.fsync === false ? 'off' : 'on'}`,
+      '-c',
+      'listen_addresses=127.0.0.1',
     ],
     onLog: (m) => options.log?.(String(m).trimEnd()),
     onError: (m) => options.log?.(String(m instanceof Error ? m.message : m).trimEnd()),

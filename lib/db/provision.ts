@@ -51,8 +51,15 @@ export async function provisionDatabase(options: ProvisionOptions = {}): Promise
   }
   const dataDir = path.resolve(options.dataDir ?? e.LEDGER_DATA_DIR);
   const creds = loadOrCreateCredentials(dataDir, options.port ?? 54329);
-  log(`starting embedded PostgreSQL (data in ${path.relative(process.cwd(), dataDir) || dataDir}/pg, port ${creds.port})`);
-  const embedded = await startEmbeddedPostgres({ dir: path.join(dataDir, 'pg'), port: options.port ?? creds.port, password: creds.ownerPassword, persistent: true });
+  log(
+    `starting embedded PostgreSQL (data in ${path.relative(process.cwd(), dataDir) || dataDir}/pg, port ${creds.port})`,
+  );
+  const embedded = await startEmbeddedPostgres({
+    dir: path.join(dataDir, 'pg'),
+    port: options.port ?? creds.port,
+    password: creds.ownerPassword,
+    persistent: true,
+  });
   try {
     await ensureDatabase(embedded.ownerUrl(), APP_DATABASE);
     const ownerUrl = embedded.ownerUrl(APP_DATABASE);

@@ -23,7 +23,9 @@ function loadEngineModule(): Promise<EngineModule> {
       __wbg_set_wasm(exports: WebAssembly.Exports): void;
     };
     const bytes = readFileSync(path.join(dir, 'schema_engine_bg.wasm'));
-    const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': bg as unknown as WebAssembly.ModuleImports });
+    const { instance } = await WebAssembly.instantiate(bytes, {
+      './schema_engine_bg.js': bg as unknown as WebAssembly.ModuleImports,
+    });
     bg.__wbg_set_wasm(instance.exports);
     (instance.exports.__wbindgen_start as () => void)();
     return bg;
@@ -41,7 +43,10 @@ export function readSchema(): string {
 /** The migrations folder as the engine wants it (what `prisma migrate deploy` reads). */
 export function loadMigrations(dir = MIGRATIONS_DIR): MigrationList {
   const names = existsSync(dir)
-    ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()
+    ? readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
     : [];
   const lockPath = path.join(dir, 'migration_lock.toml');
   return {
@@ -99,7 +104,10 @@ class WholeScriptPg extends PrismaPg {
       for (const i of charColumns) raw.columnTypes[i] = CHARACTER_COLUMN;
       return raw;
     };
-    const driver = adapter as unknown as { underlyingDriver(): { query(sql: string): Promise<unknown> }; onError(e: unknown): never };
+    const driver = adapter as unknown as {
+      underlyingDriver(): { query(sql: string): Promise<unknown> };
+      onError(e: unknown): never;
+    };
     adapter.executeScript = async (script: string) => {
       try {
         await driver.underlyingDriver().query(script);
@@ -111,16 +119,15 @@ class WholeScriptPg extends PrismaPg {
   }
 }
 
-export async function withSchemaEngine<T>(connectionString: string, fn: (engine: SchemaEngine) => Promise<T>): Promise<T> {
+export async function withSchemaEngine<T>(
+  connectionString: string,
+  fn: (engine: SchemaEngine) => Promise<T>,
+): Promise<T> {
   const { SchemaEngine } = await loadEngineModule();
   // Our own pool, so its connections are closed when we are done (the engine does not close them).
   const pool = new pg.Pool({ connectionString, max: 2 });
   const adapter = bindMigrationAwareSqlAdapterFactory(new WholeScriptPg(pool));
-  const engine = await SchemaEngine.new(
-    { datamodels: [[SCHEMA_PATH, readSchema()]] },
-    () => {},
-    adapter,
-  );
+  const engine = await SchemaEngine.new({ datamodels: [[SCHEMA_PATH, readSchema()]] }, () => {}, adapter);
   try {
     return await fn(engine);
   } finally {
@@ -143,7 +150,11 @@ export async function applyMigrations(ownerUrl: string): Promise<string[]> {
 export async function diffDatabaseToSchema(ownerUrl: string): Promise<string> {
   return await withSchemaEngine(ownerUrl, async (engine) => {
     const result = await engine.diff({
-      from: { tag: 'schemaDatasource', files: [{ path: SCHEMA_PATH, content: readSchema() }], configDir: path.resolve('.') },
+      from: {
+        tag: 'schemaDatasource',
+        files: [{ path: SCHEMA_PATH, content: readSchema() }],
+        configDir: path.resolve('.'),
+      },
       to: { tag: 'schemaDatamodel', files: [{ path: SCHEMA_PATH, content: readSchema() }] },
       script: true,
       exitCode: null,

@@ -27,7 +27,13 @@ export async function withScratchDatabase<T>(fn: (ownerUrl: string) => Promise<T
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'ledger-scratch-'));
   chmodSync(dir, 0o755); // the postgres system user must reach it when we run as root
-  const server = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: await freePort(), password: 'scratch', persistent: false, fsync: false });
+  const server = await startEmbeddedPostgres({
+    dir: path.join(dir, 'pg'),
+    port: await freePort(),
+    password: 'scratch',
+    persistent: false,
+    fsync: false,
+  });
   try {
     return await fn(server.ownerUrl());
   } finally {
@@ -47,10 +53,20 @@ export interface ThrowawayDatabase {
 
 /** A temporary embedded PostgreSQL with one migrated database and the app login role: what the
  *  benchmark and the browser tests run against. */
-export async function startThrowawayDatabase(options: { name: string; appUser: string; fsync: boolean }): Promise<ThrowawayDatabase> {
+export async function startThrowawayDatabase(options: {
+  name: string;
+  appUser: string;
+  fsync: boolean;
+}): Promise<ThrowawayDatabase> {
   const dir = mkdtempSync(path.join(tmpdir(), `ledger-${options.name}-`));
   chmodSync(dir, 0o755); // the postgres system user must reach it when we run as root
-  const server = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: await freePort(), password: options.name, persistent: false, fsync: options.fsync });
+  const server = await startEmbeddedPostgres({
+    dir: path.join(dir, 'pg'),
+    port: await freePort(),
+    password: options.name,
+    persistent: false,
+    fsync: options.fsync,
+  });
   const stop = async () => {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

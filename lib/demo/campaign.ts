@@ -41,7 +41,28 @@ export const welcomeEmail = defineTool<Recipient>({
   identity: (r) => ({ record: r.customerId, target: r.email }),
 });
 
-const FIRST = ['Anna', 'Ben', 'Chloe', 'David', 'Elif', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas', 'Kaja', 'Luis', 'Mia', 'Noah', 'Olga', 'Pavel', 'Quinn', 'Rosa', 'Sami', 'Tara'];
+const FIRST = [
+  'Anna',
+  'Ben',
+  'Chloe',
+  'David',
+  'Elif',
+  'Farid',
+  'Grace',
+  'Hiro',
+  'Ines',
+  'Jonas',
+  'Kaja',
+  'Luis',
+  'Mia',
+  'Noah',
+  'Olga',
+  'Pavel',
+  'Quinn',
+  'Rosa',
+  'Sami',
+  'Tara',
+];
 const LAST = ['Schmidt', 'Okafor', 'Nguyen', 'Rossi', 'Yilmaz'];
 
 /** 100 deterministic recipients; #1 is Anna, the customer of the seed discussion. */
@@ -114,7 +135,11 @@ function crashable(inner: Transport, dead: () => boolean): Transport {
 }
 
 async function failNext(sandboxUrl: string, mode: FailureMode, to: string): Promise<void> {
-  const res = await fetch(`${sandboxUrl}/_sandbox/fail`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode, to }) });
+  const res = await fetch(`${sandboxUrl}/_sandbox/fail`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ mode, to }),
+  });
   if (!res.ok) throw new Error(`sandbox refused failure mode ${mode}: ${res.status}`);
 }
 
@@ -134,7 +159,15 @@ export async function runDemoCampaign(options: DemoCampaignOptions): Promise<Dem
     let dead = false;
     const ledger = createLedger(crashable(options.transport, () => dead));
     const run = await ledger.createRun({ workflow, triggerId });
-    const plan = await ledger.submitPlan(run.runId, recipients.map((r) => ({ tool: welcomeEmail.name, action: welcomeEmail.action, recordId: r.customerId, target: r.email })));
+    const plan = await ledger.submitPlan(
+      run.runId,
+      recipients.map((r) => ({
+        tool: welcomeEmail.name,
+        action: welcomeEmail.action,
+        recordId: r.customerId,
+        target: r.email,
+      })),
+    );
     log(`demo: run ${run.runId}, plan ${plan.planId} with ${plan.itemCount} recipients`);
     if (options.approve) await options.approve(plan);
 
@@ -148,21 +181,37 @@ export async function runDemoCampaign(options: DemoCampaignOptions): Promise<Dem
       attempted = n;
       let result: EffectResult;
       try {
-        result = await ledger.tool(welcomeEmail, run.runId, r, async ({ idempotencyKey, key, epoch, signal, args }) => {
-          const raw = await provider.send({ key, epoch, idempotencyKey, target: args.email, payload: { subject: args.subject, body: args.body } }, signal);
-          if (n === crashAt) dead = true; // the process dies between the provider's answer and the receipt
-          return raw;
-        }, { provider, timeoutMs: 10_000 });
+        result = await ledger.tool(
+          welcomeEmail,
+          run.runId,
+          r,
+          async ({ idempotencyKey, key, epoch, signal, args }) => {
+            const raw = await provider.send(
+              { key, epoch, idempotencyKey, target: args.email, payload: { subject: args.subject, body: args.body } },
+              signal,
+            );
+            if (n === crashAt) dead = true; // the process dies between the provider's answer and the receipt
+            return raw;
+          },
+          { provider, timeoutMs: 10_000 },
+        );
       } catch (error) {
         if (!(error instanceof DemoCrash)) throw error;
         crashedAt = { index: n, email: r.email };
-        log(`demo: the agent died after sending to recipient ${n} (${r.email}); ${recipients.length - n} never attempted`);
+        log(
+          `demo: the agent died after sending to recipient ${n} (${r.email}); ${recipients.length - n} never attempted`,
+        );
         break;
       }
       outcomes[result.status] += 1;
     }
     return {
-      runId: run.runId, planId: plan.planId, workflow, triggerId, outcomes, crashedAt,
+      runId: run.runId,
+      planId: plan.planId,
+      workflow,
+      triggerId,
+      outcomes,
+      crashedAt,
       notStarted: recipients.length - attempted,
       deliveries: (await deliveredCount(sandboxUrl)) - before,
     };

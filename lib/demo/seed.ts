@@ -15,8 +15,18 @@ export async function ensureDemoTool(db: Db): Promise<void> {
   const existing = await db.toolDefinition.findUnique({ where: { name: DEMO_TOOL.name } });
   if (existing) return;
   await db.$transaction(async (tx) => {
-    const tool = await tx.toolDefinition.create({ data: { ...DEMO_TOOL, actions: [...DEMO_TOOL.actions], generatedInputs: [...DEMO_TOOL.generatedInputs] } });
-    await appendAudit(tx, { chain: `tool:${tool.name}`, actor: SYSTEM, action: 'tool.register', subjectType: 'tool', subjectId: tool.name, after: 'registered', detail: { ...DEMO_TOOL } });
+    const tool = await tx.toolDefinition.create({
+      data: { ...DEMO_TOOL, actions: [...DEMO_TOOL.actions], generatedInputs: [...DEMO_TOOL.generatedInputs] },
+    });
+    await appendAudit(tx, {
+      chain: `tool:${tool.name}`,
+      actor: SYSTEM,
+      action: 'tool.register',
+      subjectType: 'tool',
+      subjectId: tool.name,
+      after: 'registered',
+      detail: { ...DEMO_TOOL },
+    });
   });
 }
 
@@ -33,7 +43,9 @@ export interface SeedDemoOptions {
  * Registers the tool, creates the runtime key "demo-agent" (scoped to the demo workflow) and runs
  * the crashed campaign as that runtime. Returns the campaign result and the key's token (shown once).
  */
-export async function seedDemoCampaign(options: SeedDemoOptions): Promise<DemoCampaignResult & { runtimeKey: { id: string; token: string } }> {
+export async function seedDemoCampaign(
+  options: SeedDemoOptions,
+): Promise<DemoCampaignResult & { runtimeKey: { id: string; token: string } }> {
   const { db } = options;
   await ensureDemoTool(db);
   const key = await createRuntimeKey({ db, actor: SYSTEM }, { name: 'demo-agent', workflows: [DEMO_WORKFLOW] });
@@ -44,7 +56,10 @@ export async function seedDemoCampaign(options: SeedDemoOptions): Promise<DemoCa
     log: options.log,
     approve: options.approver
       ? async (plan) => {
-          await approvePlan({ db, actor: options.approver! }, { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'demo: approved the welcome campaign' });
+          await approvePlan(
+            { db, actor: options.approver! },
+            { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'demo: approved the welcome campaign' },
+          );
         }
       : undefined,
   });
@@ -53,8 +68,15 @@ export async function seedDemoCampaign(options: SeedDemoOptions): Promise<DemoCa
     await db.$transaction(async (tx) => {
       await tx.run.update({ where: { id: result.runId }, data: { status: 'crashed', updatedAt: new Date() } });
       await appendAudit(tx, {
-        chain: `run:${result.runId}`, actor: SYSTEM, action: 'run.crashed', subjectType: 'run', subjectId: result.runId, runId: result.runId,
-        before: 'running', after: 'crashed', reason: 'demo: the agent process died after the provider call for one recipient',
+        chain: `run:${result.runId}`,
+        actor: SYSTEM,
+        action: 'run.crashed',
+        subjectType: 'run',
+        subjectId: result.runId,
+        runId: result.runId,
+        before: 'running',
+        after: 'crashed',
+        reason: 'demo: the agent process died after the provider call for one recipient',
         detail: { crashedAt: result.crashedAt, notStarted: result.notStarted },
       });
     });

@@ -44,7 +44,10 @@ export async function getTool(db: DbOrTx, name: string): Promise<ToolInfo> {
 export async function getRun(db: DbOrTx, runId: string): Promise<RunInfo> {
   const hit = runs.get(runId);
   if (hit) return hit;
-  const run = await db.run.findUnique({ where: { id: runId }, select: { id: true, workflow: true, event: { select: { triggerId: true } } } });
+  const run = await db.run.findUnique({
+    where: { id: runId },
+    select: { id: true, workflow: true, event: { select: { triggerId: true } } },
+  });
   if (!run) throw notFound(`run ${runId} does not exist`, { field: 'runId' });
   const info = { id: run.id, workflow: run.workflow, triggerId: run.event.triggerId };
   if (runs.size >= RUN_CACHE_MAX) runs.clear();

@@ -53,7 +53,21 @@ export const MAX_BATCH = 64;
 export const MIN_SPLIT = 8;
 
 export function claimParams(c: ClaimCall): unknown[] {
-  return [c.key, c.tool, c.action, c.recordId, c.target, c.targetType, c.triggerId, c.runId, c.actorKind, c.actorId, c.actorLabel, c.leaseSeconds, c.request];
+  return [
+    c.key,
+    c.tool,
+    c.action,
+    c.recordId,
+    c.target,
+    c.targetType,
+    c.triggerId,
+    c.runId,
+    c.actorKind,
+    c.actorId,
+    c.actorLabel,
+    c.leaseSeconds,
+    c.request,
+  ];
 }
 
 /** Claims through one pool, grouped: see the top of this file. */
@@ -66,15 +80,30 @@ export class ClaimBatcher {
       maxInFlight,
       maxBatch: MAX_BATCH,
       minBatch: MIN_SPLIT,
-      runOne: async (call) => (await pool.query<ClaimRow>({ name: 'ledger_claim', text: CLAIM_SQL, values: claimParams(call) })).rows[0]!,
+      runOne: async (call) =>
+        (await pool.query<ClaimRow>({ name: 'ledger_claim', text: CLAIM_SQL, values: claimParams(call) })).rows[0]!,
       runBatch: async (calls) => {
         const column = <K extends keyof ClaimCall>(k: K) => calls.map((c) => c[k]);
         const values = [
-          column('key'), column('tool'), column('action'), column('recordId'), column('target'), column('targetType'),
-          column('triggerId'), column('runId'), column('actorKind'), column('actorId'), column('actorLabel'),
-          column('leaseSeconds'), column('request'),
+          column('key'),
+          column('tool'),
+          column('action'),
+          column('recordId'),
+          column('target'),
+          column('targetType'),
+          column('triggerId'),
+          column('runId'),
+          column('actorKind'),
+          column('actorId'),
+          column('actorLabel'),
+          column('leaseSeconds'),
+          column('request'),
         ];
-        const { rows } = await pool.query<ClaimRow & { ord: number }>({ name: 'ledger_claim_batch', text: BATCH_SQL, values });
+        const { rows } = await pool.query<ClaimRow & { ord: number }>({
+          name: 'ledger_claim_batch',
+          text: BATCH_SQL,
+          values,
+        });
         const answers: ClaimRow[] = [];
         for (const { ord, ...claim } of rows) answers[ord - 1] = claim;
         return answers.filter(Boolean);

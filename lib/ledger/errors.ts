@@ -27,6 +27,9 @@ export class LedgerError extends Error {
 
 export const invalid = (field: string, message: string, extra: Record<string, unknown> = {}) =>
   new LedgerError('validation', message, { field, ...extra });
-export const notFound = (message: string, extra: Record<string, unknown> = {}) => new LedgerError('not_found', message, extra);
-export const forbidden = (message: string, extra: Record<string, unknown> = {}) => new LedgerError('forbidden', message, extra);
-export const conflict = (message: string, extra: Record<string, unknown> = {}) => new LedgerError('conflict', message, extra);
+export const notFound = (message: string, extra: Record<string, unknown> = {}) =>
+  new LedgerError('not_found', message, extra);
+export const forbidden = (message: string, extra: Record<string, unknown> = {}) =>
+  new LedgerError('forbidden', message, extra);
+export const conflict = (message: string, extra: Record<string, unknown> = {}) =>
+  new LedgerError('conflict', message, extra);

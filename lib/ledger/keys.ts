@@ -54,10 +54,21 @@ export function deriveKey(input: KeyInput): DerivedKey {
     recordId: component('recordId', input.recordId),
     target: encodeURIComponent(target),
   };
-  const key = [KEY_VERSION, parts.triggerId, parts.tool, parts.action, parts.recordId, input.targetType, parts.target].join('/');
+  const key = [
+    KEY_VERSION,
+    parts.triggerId,
+    parts.tool,
+    parts.action,
+    parts.recordId,
+    input.targetType,
+    parts.target,
+  ].join('/');
   if (key.length > MAX_KEY_LENGTH) {
     const [longest] = Object.entries(parts).sort((a, b) => b[1].length - a[1].length)[0]!;
-    throw invalid(longest, `the effect key would be ${key.length} characters once escaped (at most ${MAX_KEY_LENGTH}): shorten ${longest}`);
+    throw invalid(
+      longest,
+      `the effect key would be ${key.length} characters once escaped (at most ${MAX_KEY_LENGTH}): shorten ${longest}`,
+    );
   }
   return { key, target };
 }
@@ -73,7 +84,15 @@ export function parseKey(key: string): Omit<KeyInput, 'target'> & { target: stri
     throw invalid('key', 'not a v1 effect key: a component is not validly escaped');
   }
   const [version, triggerId, tool, action, recordId, targetType, target] = decoded;
-  return { version: version!, triggerId: triggerId!, tool: tool!, action: action!, recordId: recordId!, targetType: targetType as TargetType, target: target! };
+  return {
+    version: version!,
+    triggerId: triggerId!,
+    tool: tool!,
+    action: action!,
+    recordId: recordId!,
+    targetType: targetType as TargetType,
+    target: target!,
+  };
 }
 
 /** Provider idempotency key for (key, epoch) (R2); the database computes the same (ledger_idempotency_key). */

@@ -41,7 +41,8 @@ function caseFold(s: string): string {
 export function normalizeEmail(raw: string, field = 'target'): string {
   const value = raw.trim().normalize('NFC');
   const at = value.lastIndexOf('@');
-  if (at <= 0 || at === value.length - 1) throw invalid(field, `${field} is not an email address: expected local@domain`);
+  if (at <= 0 || at === value.length - 1)
+    throw invalid(field, `${field} is not an email address: expected local@domain`);
   const local = caseFold(value.slice(0, at)).normalize('NFC');
   const domainInput = value.slice(at + 1).replace(/\.$/, '');
   if (local.length > 64) throw invalid(field, `${field}: the part before @ is longer than 64 characters`);
@@ -65,10 +66,17 @@ export function normalizeEmail(raw: string, field = 'target'): string {
 /** E.164: "+" then 8 to 15 digits, no leading zero in the country code. */
 export function normalizePhone(raw: string, field = 'target'): string {
   // "+49 (0) 151 ..." writes the national trunk prefix in brackets: it is not dialled internationally.
-  let value = raw.trim().normalize('NFKC').replace(/^(\+\d{1,3})[\s\u00a0]*\(0\)/, '$1').replace(/[\s\-.()\u00a0]/g, '');
+  let value = raw
+    .trim()
+    .normalize('NFKC')
+    .replace(/^(\+\d{1,3})[\s\u00a0]*\(0\)/, '$1')
+    .replace(/[\s\-.()\u00a0]/g, '');
   if (value.startsWith('00')) value = `+${value.slice(2)}`;
   if (!value.startsWith('+')) {
-    throw invalid(field, `${field}: a phone number needs its country code in international format, e.g. +4915112345678`);
+    throw invalid(
+      field,
+      `${field}: a phone number needs its country code in international format, e.g. +4915112345678`,
+    );
   }
   if (!/^\+[1-9]\d{7,14}$/.test(value)) {
     throw invalid(field, `${field} is not a phone number in E.164 form (+ and 8 to 15 digits)`);
@@ -87,7 +95,8 @@ export function normalizeUrl(raw: string, field = 'target'): string {
   } catch {
     throw invalid(field, `${field} is not an absolute URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(field, `${field}: only http and https URLs are accepted`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw invalid(field, `${field}: only http and https URLs are accepted`);
   if (url.username || url.password) throw invalid(field, `${field}: URLs with credentials are refused`);
   if (!url.hostname) throw invalid(field, `${field}: the URL has no host`);
   // "example.com." and "example.com" are one host: drop the root dot.

@@ -15,7 +15,10 @@ const registry = new Map<string, EpochPolicy>();
 
 export function registerEpochPolicy(policy: EpochPolicy): void {
   const bad = policy.inputsFrom.filter((s) => s !== 'workflow' && s !== 'trigger');
-  if (bad.length) throw new Error(`policy ${policy.name}: inputs may come only from the workflow or the trigger, not ${bad.join(', ')}`);
+  if (bad.length)
+    throw new Error(
+      `policy ${policy.name}: inputs may come only from the workflow or the trigger, not ${bad.join(', ')}`,
+    );
   registry.set(policy.name, Object.freeze({ ...policy, inputsFrom: [...policy.inputsFrom] }));
 }
 
@@ -24,7 +27,10 @@ export function getEpochPolicy(name: string): EpochPolicy | undefined {
 }
 
 /** Why a bump request is model-influenced, or null when every input is outside the model's reach. */
-export function modelInfluence(policy: EpochPolicy | undefined, inputs: Record<string, { source: InputSource }>): string | null {
+export function modelInfluence(
+  policy: EpochPolicy | undefined,
+  inputs: Record<string, { source: InputSource }>,
+): string | null {
   for (const [name, input] of Object.entries(inputs)) {
     if (input.source === 'tool_argument' || input.source === 'model') {
       return `input "${name}" comes from ${input.source === 'model' ? 'the model' : 'tool arguments'}: a model token could decide this bump (E3)`;

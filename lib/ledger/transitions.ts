@@ -27,16 +27,38 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   { from: ['pending'], to: 'stuck', by: ['runtime', 'executor'], needs: ['evidence'], rule: 'S6' },
   { from: ['pending'], to: 'unknown', by: ['reconciler', 'runtime'], needs: [], rule: 'S4' },
   { from: ['unknown'], to: 'done', by: ['reconciler'], needs: ['receipt'], rule: 'S4 reconciler found the receipt' },
-  { from: ['unknown'], to: 'done', by: ['support'], needs: ['receipt_or_evidence', 'reason'], rule: 'S4 support: sent' },
+  {
+    from: ['unknown'],
+    to: 'done',
+    by: ['support'],
+    needs: ['receipt_or_evidence', 'reason'],
+    rule: 'S4 support: sent',
+  },
   { from: ['unknown'], to: 'pending', by: ['support'], needs: ['reason'], rule: 'S4 support: not sent' },
-  { from: ['pending', 'done', 'unknown', 'stuck'], to: 'revoked', by: ['operator'], needs: ['reason'], rule: 'S5 human revocation' },
-  { from: ['pending', 'done', 'unknown', 'stuck'], to: 'revoked', by: ['runtime'], needs: [], rule: 'S5/V1 deletion through our API' },
-  { from: ['done', 'revoked', 'stuck'], to: 'new_epoch', by: ['operator', 'policy'], needs: ['reason'], rule: 'E2 epoch bump' },
+  {
+    from: ['pending', 'done', 'unknown', 'stuck'],
+    to: 'revoked',
+    by: ['operator'],
+    needs: ['reason'],
+    rule: 'S5 human revocation',
+  },
+  {
+    from: ['pending', 'done', 'unknown', 'stuck'],
+    to: 'revoked',
+    by: ['runtime'],
+    needs: [],
+    rule: 'S5/V1 deletion through our API',
+  },
+  {
+    from: ['done', 'revoked', 'stuck'],
+    to: 'new_epoch',
+    by: ['operator', 'policy'],
+    needs: ['reason'],
+    rule: 'E2 epoch bump',
+  },
 ];
 
-export type TransitionCheck =
-  | { allowed: true; rule: TransitionRule }
-  | { allowed: false; why: string };
+export type TransitionCheck = { allowed: true; rule: TransitionRule } | { allowed: false; why: string };
 
 /** Whether `party` may move an effect from `from` to `to`. Pure: no database, no clock. */
 export function checkTransition(from: EffectState | 'none', to: Move, party: Party): TransitionCheck {

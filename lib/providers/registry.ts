@@ -32,7 +32,10 @@ export function callFailure(sent: SentState, message: string, detail: Record<str
 }
 
 export function isCallFailure(error: unknown): error is CallFailure {
-  return error instanceof Error && ((error as CallFailure).providerSent === 'no' || (error as CallFailure).providerSent === 'maybe');
+  return (
+    error instanceof Error &&
+    ((error as CallFailure).providerSent === 'no' || (error as CallFailure).providerSent === 'maybe')
+  );
 }
 
 /** Providers may know a receipt before the call (SMTP: the Message-ID from the idempotency key). */
@@ -89,8 +92,15 @@ export class ProviderRegistry {
   private readonly instances = new Map<string, RegisteredProvider>();
   private readonly settingsByName: Record<string, ProviderSettingsBase & { type: string }>;
 
-  constructor(config: ProvidersConfig, private readonly secrets: ProviderSecrets = {}, extra: Record<string, RegisteredProvider> = {}) {
-    this.settingsByName = providersConfigSchema.parse(config) as Record<string, ProviderSettingsBase & { type: string }>;
+  constructor(
+    config: ProvidersConfig,
+    private readonly secrets: ProviderSecrets = {},
+    extra: Record<string, RegisteredProvider> = {},
+  ) {
+    this.settingsByName = providersConfigSchema.parse(config) as Record<
+      string,
+      ProviderSettingsBase & { type: string }
+    >;
     for (const [name, provider] of Object.entries(extra)) this.instances.set(name, provider);
   }
 
@@ -120,11 +130,16 @@ export class ProviderRegistry {
     switch (settings.type) {
       case 'smtp': {
         const s = settings as SmtpSettings;
-        const auth = this.secrets.smtpUser ? { user: this.secrets.smtpUser, pass: this.secrets.smtpPassword ?? '' } : undefined;
+        const auth = this.secrets.smtpUser
+          ? { user: this.secrets.smtpUser, pass: this.secrets.smtpPassword ?? '' }
+          : undefined;
         return new SmtpProvider(name, { ...s, auth });
       }
       case 'webhook':
-        return new WebhookProvider(name, { ...(settings as Omit<WebhookSettings, 'secret'>), secret: this.secrets.webhookSecret ?? '' } as WebhookSettings);
+        return new WebhookProvider(name, {
+          ...(settings as Omit<WebhookSettings, 'secret'>),
+          secret: this.secrets.webhookSecret ?? '',
+        } as WebhookSettings);
       default: {
         const factory = factories.get(settings.type);
         if (!factory) throw new Error(`provider "${name}": unknown type "${settings.type}"`);
@@ -149,5 +164,9 @@ export function providerRegistryFromEnv(extra: Record<string, RegisteredProvider
   } catch (error) {
     throw new Error(`provider configuration is not valid JSON: ${(error as Error).message}`);
   }
-  return new ProviderRegistry(config, { smtpUser: e.SMTP_USER, smtpPassword: e.SMTP_PASSWORD, webhookSecret: e.WEBHOOK_SIGNING_SECRET }, extra);
+  return new ProviderRegistry(
+    config,
+    { smtpUser: e.SMTP_USER, smtpPassword: e.SMTP_PASSWORD, webhookSecret: e.WEBHOOK_SIGNING_SECRET },
+    extra,
+  );
 }

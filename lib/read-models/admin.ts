@@ -2,7 +2,10 @@
 import type { Db } from '../db/client.ts';
 
 export async function usersPage(db: Db) {
-  return db.user.findMany({ orderBy: [{ disabled: 'asc' }, { email: 'asc' }], select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true, updatedAt: true } });
+  return db.user.findMany({
+    orderBy: [{ disabled: 'asc' }, { email: 'asc' }],
+    select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true, updatedAt: true },
+  });
 }
 
 export async function runtimeKeysPage(db: Db) {
@@ -15,19 +18,35 @@ export async function toolsPage(db: Db) {
 
 export async function approvalsPage(db: Db) {
   const requests = await db.approvalRequest.findMany({ orderBy: [{ requestedAt: 'desc' }], take: 100 });
-  const ids = [...new Set(requests.flatMap((r) => [r.requestedById, r.decidedById].filter((x): x is string => Boolean(x))))];
-  const users = new Map((await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((u) => [u.id, u.email]));
+  const ids = [
+    ...new Set(requests.flatMap((r) => [r.requestedById, r.decidedById].filter((x): x is string => Boolean(x)))),
+  ];
+  const users = new Map(
+    (await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((u) => [
+      u.id,
+      u.email,
+    ]),
+  );
   const now = Date.now();
   return requests.map((r) => {
     // Bump requests carry their (key, epoch) items; replay requests carry only the frozen count.
     const payload = r.payload as { items?: { key: string; epoch: number }[]; count?: number };
     const items = payload.items ?? [];
     return {
-      id: r.id, kind: r.kind, runId: r.runId, reason: r.reason, setHash: r.setHash, requestedAt: r.requestedAt, expiresAt: r.expiresAt,
+      id: r.id,
+      kind: r.kind,
+      runId: r.runId,
+      reason: r.reason,
+      setHash: r.setHash,
+      requestedAt: r.requestedAt,
+      expiresAt: r.expiresAt,
       status: r.status === 'open' && r.expiresAt.getTime() <= now ? 'expired' : r.status,
-      requestedById: r.requestedById, requestedBy: users.get(r.requestedById) ?? r.requestedById,
-      decidedBy: r.decidedById ? (users.get(r.decidedById) ?? r.decidedById) : null, decidedAt: r.decidedAt,
-      count: payload.count ?? items.length, items: items.slice(0, 200),
+      requestedById: r.requestedById,
+      requestedBy: users.get(r.requestedById) ?? r.requestedById,
+      decidedBy: r.decidedById ? (users.get(r.decidedById) ?? r.decidedById) : null,
+      decidedAt: r.decidedAt,
+      count: payload.count ?? items.length,
+      items: items.slice(0, 200),
     };
   });
 }
@@ -36,13 +55,33 @@ export async function planReview(db: Db, planId: string, limit = 100) {
   if (!/^[0-9a-f-]{36}$/i.test(planId)) return null;
   const plan = await db.plan.findUnique({ where: { id: planId }, include: { run: { include: { event: true } } } });
   if (!plan) return null;
-  const items = await db.planItem.findMany({ where: { planId }, orderBy: [{ target: 'asc' }, { id: 'asc' }], take: limit, select: { id: true, target: true, recordId: true, action: true, tool: true, key: true } });
+  const items = await db.planItem.findMany({
+    where: { planId },
+    orderBy: [{ target: 'asc' }, { id: 'asc' }],
+    take: limit,
+    select: { id: true, target: true, recordId: true, action: true, tool: true, key: true },
+  });
   const tools = await db.planItem.findMany({ where: { planId }, distinct: ['tool'], select: { tool: true } });
-  const strict = await db.toolDefinition.count({ where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true } });
-  const approver = plan.approvedById ? await db.user.findUnique({ where: { id: plan.approvedById }, select: { email: true } }) : null;
-  return { plan, approverLabel: approver?.email ?? null, items: items.map((i) => ({ ...i, id: String(i.id) })), tools: tools.map((t) => t.tool), distinctApprover: strict > 0 };
+  const strict = await db.toolDefinition.count({
+    where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true },
+  });
+  const approver = plan.approvedById
+    ? await db.user.findUnique({ where: { id: plan.approvedById }, select: { email: true } })
+    : null;
+  return {
+    plan,
+    approverLabel: approver?.email ?? null,
+    items: items.map((i) => ({ ...i, id: String(i.id) })),
+    tools: tools.map((t) => t.tool),
+    distinctApprover: strict > 0,
+  };
 }
 
 export async function submittedPlans(db: Db) {
-  return db.plan.findMany({ where: { status: 'submitted' }, orderBy: { submittedAt: 'asc' }, take: 100, include: { run: { include: { event: true } } } });
+  return db.plan.findMany({
+    where: { status: 'submitted' },
+    orderBy: { submittedAt: 'asc' },
+    take: 100,
+    include: { run: { include: { event: true } } },
+  });
 }

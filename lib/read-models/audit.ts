@@ -23,7 +23,15 @@ export function auditFilterFrom(params: URLSearchParams | Record<string, string 
     const s = (Array.isArray(v) ? v[0] : v)?.replace(/\u0000/g, '');
     return s && s.trim() ? s.trim() : undefined;
   };
-  return { actor: get('actor'), action: get('action'), run: get('run'), target: get('target'), from: get('from'), to: get('to'), outcome: get('outcome') };
+  return {
+    actor: get('actor'),
+    action: get('action'),
+    run: get('run'),
+    target: get('target'),
+    from: get('from'),
+    to: get('to'),
+    outcome: get('outcome'),
+  };
 }
 
 function whereOf(f: AuditFilter): Prisma.Sql {
@@ -31,7 +39,10 @@ function whereOf(f: AuditFilter): Prisma.Sql {
   if (f.actor) w.push(Prisma.sql`(a.actor_label ILIKE ${`%${f.actor}%`} OR a.actor_id = ${f.actor})`);
   if (f.action) w.push(Prisma.sql`a.action LIKE ${`${f.action}%`}`);
   if (f.run && /^[0-9a-f-]{36}$/i.test(f.run)) w.push(Prisma.sql`a.run_id = ${f.run}::uuid`);
-  if (f.target) w.push(Prisma.sql`a.subject_type = 'effect' AND a.subject_id IN (SELECT key FROM effect_key WHERE target = ${f.target.toLowerCase()} OR target = ${f.target})`);
+  if (f.target)
+    w.push(
+      Prisma.sql`a.subject_type = 'effect' AND a.subject_id IN (SELECT key FROM effect_key WHERE target = ${f.target.toLowerCase()} OR target = ${f.target})`,
+    );
   if (f.outcome === 'ok' || f.outcome === 'refused') w.push(Prisma.sql`a.outcome = ${f.outcome}`);
   const from = f.from ? new Date(f.from) : null;
   const to = f.to ? new Date(f.to) : null;
@@ -63,19 +74,69 @@ export interface AuditRow {
   hash: string;
 }
 
-type Raw = Omit<AuditRow, 'id' | 'actorKind' | 'actorLabel' | 'actorRole' | 'subjectType' | 'subjectId' | 'runId' | 'beforeState' | 'afterState' | 'userAgent' | 'requestId'> & {
-  id: bigint; actor_kind: string; actor_label: string; actor_role: string | null; subject_type: string; subject_id: string; run_id: string | null;
-  before_state: string | null; after_state: string | null; user_agent: string | null; request_id: string | null;
+type Raw = Omit<
+  AuditRow,
+  | 'id'
+  | 'actorKind'
+  | 'actorLabel'
+  | 'actorRole'
+  | 'subjectType'
+  | 'subjectId'
+  | 'runId'
+  | 'beforeState'
+  | 'afterState'
+  | 'userAgent'
+  | 'requestId'
+> & {
+  id: bigint;
+  actor_kind: string;
+  actor_label: string;
+  actor_role: string | null;
+  subject_type: string;
+  subject_id: string;
+  run_id: string | null;
+  before_state: string | null;
+  after_state: string | null;
+  user_agent: string | null;
+  request_id: string | null;
 };
 
 const toRow = (r: Raw): AuditRow => ({
-  id: String(r.id), at: r.at, chain: r.chain, seq: r.seq, actorKind: r.actor_kind, actorLabel: r.actor_label, actorRole: r.actor_role, action: r.action,
-  subjectType: r.subject_type, subjectId: r.subject_id, runId: r.run_id, beforeState: r.before_state, afterState: r.after_state, reason: r.reason,
-  outcome: r.outcome, detail: r.detail, ip: r.ip, userAgent: r.user_agent, requestId: r.request_id, hash: r.hash,
+  id: String(r.id),
+  at: r.at,
+  chain: r.chain,
+  seq: r.seq,
+  actorKind: r.actor_kind,
+  actorLabel: r.actor_label,
+  actorRole: r.actor_role,
+  action: r.action,
+  subjectType: r.subject_type,
+  subjectId: r.subject_id,
+  runId: r.run_id,
+  beforeState: r.before_state,
+  afterState: r.after_state,
+  reason: r.reason,
+  outcome: r.outcome,
+  detail: r.detail,
+  ip: r.ip,
+  userAgent: r.user_agent,
+  requestId: r.request_id,
+  hash: r.hash,
 });
 
-async function batch(db: Db, f: AuditFilter, beforeId: bigint | null, limit: number, order: 'desc' | 'asc' = 'desc'): Promise<AuditRow[]> {
-  const cursor = beforeId === null ? Prisma.empty : order === 'desc' ? Prisma.sql`AND a.id < ${beforeId}` : Prisma.sql`AND a.id > ${beforeId}`;
+async function batch(
+  db: Db,
+  f: AuditFilter,
+  beforeId: bigint | null,
+  limit: number,
+  order: 'desc' | 'asc' = 'desc',
+): Promise<AuditRow[]> {
+  const cursor =
+    beforeId === null
+      ? Prisma.empty
+      : order === 'desc'
+        ? Prisma.sql`AND a.id < ${beforeId}`
+        : Prisma.sql`AND a.id > ${beforeId}`;
   const rows = await db.$queryRaw<Raw[]>`
     SELECT a.id, a.at, a.chain, a.seq, a.actor_kind::text, a.actor_label, a.actor_role, a.action, a.subject_type, a.subject_id, a.run_id,
            a.before_state, a.after_state, a.reason, a.outcome, a.detail, a.ip, a.user_agent, a.request_id, a.hash
@@ -102,7 +163,28 @@ export async function* auditStream(db: Db, f: AuditFilter): AsyncGenerator<Audit
   }
 }
 
-export const CSV_COLUMNS = ['id', 'at', 'actorKind', 'actorLabel', 'actorRole', 'action', 'subjectType', 'subjectId', 'runId', 'beforeState', 'afterState', 'reason', 'outcome', 'ip', 'userAgent', 'requestId', 'chain', 'seq', 'hash', 'detail'] as const;
+export const CSV_COLUMNS = [
+  'id',
+  'at',
+  'actorKind',
+  'actorLabel',
+  'actorRole',
+  'action',
+  'subjectType',
+  'subjectId',
+  'runId',
+  'beforeState',
+  'afterState',
+  'reason',
+  'outcome',
+  'ip',
+  'userAgent',
+  'requestId',
+  'chain',
+  'seq',
+  'hash',
+  'detail',
+] as const;
 
 function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
@@ -150,7 +232,8 @@ function checkExportParams(p: URLSearchParams): void {
     if (!value) continue;
     if (value.length > 1000) throw invalid(name, `${name}: at most 1,000 characters`);
     if (/[\u0000\p{Cs}]/u.test(value)) throw invalid(name, `${name}: contains a NUL character or a lone surrogate`);
-    if ((name === 'from' || name === 'to') && Number.isNaN(new Date(value).getTime())) throw invalid(name, `${name}: not a date (e.g. 2026-11-30T10:00)`);
+    if ((name === 'from' || name === 'to') && Number.isNaN(new Date(value).getTime()))
+      throw invalid(name, `${name}: not a date (e.g. 2026-11-30T10:00)`);
     if (name === 'run' && !/^[0-9a-f-]{36}$/i.test(value)) throw invalid(name, 'run: a run id (uuid)');
     if (name === 'outcome' && value !== 'ok' && value !== 'refused') throw invalid(name, 'outcome: ok or refused');
   }

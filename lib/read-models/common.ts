@@ -13,7 +13,10 @@ export function encodeCursor(values: unknown[]): string {
   return Buffer.from(JSON.stringify(values)).toString('base64url');
 }
 
-export function decodeCursor<T extends unknown[]>(cursor: string | null | undefined, check: (v: unknown[]) => v is T): T | null {
+export function decodeCursor<T extends unknown[]>(
+  cursor: string | null | undefined,
+  check: (v: unknown[]) => v is T,
+): T | null {
   if (!cursor) return null;
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
@@ -45,7 +48,11 @@ function refresh<T>(key: string, compute: () => Promise<T>): Promise<{ at: numbe
 /** Memoizes a figure for ttlMs (only used where the page says "as of"). One computation per key at a
  *  time: concurrent requests share it instead of each scanning a million-item run. Once a figure
  *  exists, an expired one is served (with its older "as of") while a single refresh runs behind it. */
-export async function remember<T>(key: string, ttlMs: number, compute: () => Promise<T>): Promise<{ value: T; at: Date }> {
+export async function remember<T>(
+  key: string,
+  ttlMs: number,
+  compute: () => Promise<T>,
+): Promise<{ value: T; at: Date }> {
   const hit = memo.get(key);
   if (hit && Date.now() - hit.at < ttlMs) return { value: hit.value as T, at: new Date(hit.at) };
   if (hit) {

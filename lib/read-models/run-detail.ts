@@ -39,7 +39,17 @@ export interface RunHeader {
   triggerId: string;
   createdAt: Date;
   toolHistoryComplete: boolean;
-  plan: { id: string; status: string; itemCount: number; itemsHash: string; authorLabel: string; submittedAt: Date; approvedById: string | null; approvedByLabel: string | null; approvedAt: Date | null } | null;
+  plan: {
+    id: string;
+    status: string;
+    itemCount: number;
+    itemsHash: string;
+    authorLabel: string;
+    submittedAt: Date;
+    approvedById: string | null;
+    approvedByLabel: string | null;
+    approvedAt: Date | null;
+  } | null;
   counts: StateCounts;
   exactlyOnce: { numerator: number; denominator: number; asOf: Date | null } | null;
 }
@@ -48,22 +58,62 @@ export async function runHeader(db: Db, runId: string): Promise<RunHeader | null
   if (!/^[0-9a-f-]{36}$/i.test(runId)) return null;
   const run = await db.run.findUnique({ where: { id: runId }, include: { event: true } });
   if (!run) return null;
-  const plan = await db.plan.findFirst({ where: { runId, status: { not: 'rejected' } }, orderBy: { submittedAt: 'desc' } });
-  const approver = plan?.approvedById ? await db.user.findUnique({ where: { id: plan.approvedById }, select: { email: true } }) : null;
+  const plan = await db.plan.findFirst({
+    where: { runId, status: { not: 'rejected' } },
+    orderBy: { submittedAt: 'desc' },
+  });
+  const approver = plan?.approvedById
+    ? await db.user.findUnique({ where: { id: plan.approvedById }, select: { email: true } })
+    : null;
   const counts = (await stateCountsFor(db, [runId])).get(runId) ?? emptyCounts();
   return {
-    id: run.id, workflow: run.workflow, status: run.status, triggerId: run.event.triggerId, createdAt: run.createdAt, toolHistoryComplete: run.toolHistoryComplete,
-    plan: plan ? { id: plan.id, status: plan.status, itemCount: plan.itemCount, itemsHash: plan.itemsHash, authorLabel: plan.authorLabel, submittedAt: plan.submittedAt, approvedById: plan.approvedById, approvedByLabel: approver?.email ?? null, approvedAt: plan.approvedAt } : null,
+    id: run.id,
+    workflow: run.workflow,
+    status: run.status,
+    triggerId: run.event.triggerId,
+    createdAt: run.createdAt,
+    toolHistoryComplete: run.toolHistoryComplete,
+    plan: plan
+      ? {
+          id: plan.id,
+          status: plan.status,
+          itemCount: plan.itemCount,
+          itemsHash: plan.itemsHash,
+          authorLabel: plan.authorLabel,
+          submittedAt: plan.submittedAt,
+          approvedById: plan.approvedById,
+          approvedByLabel: approver?.email ?? null,
+          approvedAt: plan.approvedAt,
+        }
+      : null,
     counts,
     exactlyOnce: plan && plan.status === 'approved' ? await exactlyOnce(db, plan.id, plan.itemCount) : null,
   };
 }
 
-type Raw = { id: bigint | string; target: string; record_id: string; action: string; tool: string; key: string; epoch: number | null; state: string | null; changed_by: string | null; changed_at: Date | null; in_plan: boolean };
+type Raw = {
+  id: bigint | string;
+  target: string;
+  record_id: string;
+  action: string;
+  tool: string;
+  key: string;
+  epoch: number | null;
+  state: string | null;
+  changed_by: string | null;
+  changed_at: Date | null;
+  in_plan: boolean;
+};
 
-const isCursor = (v: unknown[]): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string';
+const isCursor = (v: unknown[]): v is [string, string] =>
+  v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string';
 
-export async function runTable(db: Db, runId: string, planId: string | null, query: RunTableQuery): Promise<{ rows: RunTableRow[]; next: string | null; view: RunView }> {
+export async function runTable(
+  db: Db,
+  runId: string,
+  planId: string | null,
+  query: RunTableQuery,
+): Promise<{ rows: RunTableRow[]; next: string | null; view: RunView }> {
   const limit = Math.min(Math.max(query.limit ?? 50, 1), 200);
   const view: RunView = (VIEWS as readonly string[]).includes(query.view ?? '') ? (query.view as RunView) : 'plan';
   const desc = query.sort === '-target';
@@ -74,10 +124,18 @@ export async function runTable(db: Db, runId: string, planId: string | null, que
   if (view === 'not_in_plan') {
     // Keys claimed in this run whose key is not in its plan (sent but not in the plan, P3).
     const where: Prisma.Sql[] = [Prisma.sql`k.run_id = ${runId}::uuid`];
-    if (planId) where.push(Prisma.sql`NOT EXISTS (SELECT 1 FROM plan_item pi WHERE pi.plan_id = ${planId}::uuid AND pi.key = k.key)`);
+    if (planId)
+      where.push(
+        Prisma.sql`NOT EXISTS (SELECT 1 FROM plan_item pi WHERE pi.plan_id = ${planId}::uuid AND pi.key = k.key)`,
+      );
     if (state) where.push(Prisma.sql`k.state = ${state}::"EffectState"`);
     if (q) where.push(Prisma.sql`k.target >= ${q} AND k.target < ${q + '\u{10FFFF}'}`);
-    if (cursor) where.push(desc ? Prisma.sql`(k.target, k.key) < (${cursor[0]}, ${cursor[1]})` : Prisma.sql`(k.target, k.key) > (${cursor[0]}, ${cursor[1]})`);
+    if (cursor)
+      where.push(
+        desc
+          ? Prisma.sql`(k.target, k.key) < (${cursor[0]}, ${cursor[1]})`
+          : Prisma.sql`(k.target, k.key) > (${cursor[0]}, ${cursor[1]})`,
+      );
     raw = await db.$queryRaw<Raw[]>`
       SELECT k.key AS id, k.target, k.record_id, k.action, k.tool, k.key, k.current_epoch AS epoch, k.state::text AS state, k.changed_by, k.changed_at, false AS in_plan
       FROM effect_key k WHERE ${Prisma.join(where, ' AND ')}
@@ -89,7 +147,11 @@ export async function runTable(db: Db, runId: string, planId: string | null, que
     else if (state) where.push(Prisma.sql`k.state = ${state}::"EffectState"`);
     if (q) where.push(Prisma.sql`pi.target >= ${q} AND pi.target < ${q + '\u{10FFFF}'}`);
     if (cursor) {
-      where.push(desc ? Prisma.sql`(pi.target, pi.id) < (${cursor[0]}, ${BigInt(cursor[1])})` : Prisma.sql`(pi.target, pi.id) > (${cursor[0]}, ${BigInt(cursor[1])})`);
+      where.push(
+        desc
+          ? Prisma.sql`(pi.target, pi.id) < (${cursor[0]}, ${BigInt(cursor[1])})`
+          : Prisma.sql`(pi.target, pi.id) > (${cursor[0]}, ${BigInt(cursor[1])})`,
+      );
     }
     raw = await db.$queryRaw<Raw[]>`
       SELECT pi.id, pi.target, pi.record_id, pi.action, pi.tool, pi.key, k.current_epoch AS epoch, k.state::text AS state, k.changed_by, k.changed_at, true AS in_plan
@@ -102,8 +164,17 @@ export async function runTable(db: Db, runId: string, planId: string | null, que
   return {
     view,
     rows: page.map((r) => ({
-      id: String(r.id), target: r.target, recordId: r.record_id, action: r.action, tool: r.tool, key: r.key,
-      epoch: r.epoch, state: r.state, changedBy: r.changed_by, changedAt: r.changed_at, inPlan: r.in_plan,
+      id: String(r.id),
+      target: r.target,
+      recordId: r.record_id,
+      action: r.action,
+      tool: r.tool,
+      key: r.key,
+      epoch: r.epoch,
+      state: r.state,
+      changedBy: r.changed_by,
+      changedAt: r.changed_at,
+      inPlan: r.in_plan,
     })),
     next: raw.length > limit && last ? encodeCursor([last.target, String(last.id)]) : null,
   };

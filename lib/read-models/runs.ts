@@ -2,7 +2,15 @@
 // exactly-once figure P4 of its approved plan.
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
-import { decodeCursor, emptyCounts, encodeCursor, remember, STATES, type StateCounts, type StateName } from './common.ts';
+import {
+  decodeCursor,
+  emptyCounts,
+  encodeCursor,
+  remember,
+  STATES,
+  type StateCounts,
+  type StateName,
+} from './common.ts';
 
 export interface RunsFilter {
   workflow?: string;
@@ -30,38 +38,72 @@ export interface RunRow {
 const RUN_STATUSES = ['running', 'completed', 'crashed', 'replaying'];
 const LARGE_PLAN = 50_000;
 
-export async function listRuns(db: Db, filter: RunsFilter): Promise<{ rows: RunRow[]; next: string | null; workflows: string[] }> {
+export async function listRuns(
+  db: Db,
+  filter: RunsFilter,
+): Promise<{ rows: RunRow[]; next: string | null; workflows: string[] }> {
   const limit = Math.min(Math.max(filter.limit ?? 25, 1), 100);
-  const cursor = decodeCursor(filter.cursor, (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string');
+  const cursor = decodeCursor(
+    filter.cursor,
+    (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string',
+  );
   const where: Prisma.Sql[] = [Prisma.sql`TRUE`];
   if (filter.workflow) where.push(Prisma.sql`r.workflow = ${filter.workflow}`);
-  if (filter.status && RUN_STATUSES.includes(filter.status)) where.push(Prisma.sql`r.status = ${filter.status}::"RunStatus"`);
+  if (filter.status && RUN_STATUSES.includes(filter.status))
+    where.push(Prisma.sql`r.status = ${filter.status}::"RunStatus"`);
   const from = filter.from ? new Date(filter.from) : null;
   const to = filter.to ? new Date(filter.to) : null;
   if (from && !Number.isNaN(from.getTime())) where.push(Prisma.sql`r.created_at >= ${from}`);
   if (to && !Number.isNaN(to.getTime())) where.push(Prisma.sql`r.created_at < ${to}`);
   if (filter.q) where.push(Prisma.sql`e.trigger_id ILIKE ${`%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
   if (cursor) where.push(Prisma.sql`(r.created_at, r.id) < (${new Date(cursor[0])}, ${cursor[1]}::uuid)`);
-  const rows = await db.$queryRaw<{ id: string; workflow: string; status: string; trigger_id: string; created_at: Date; plan_id: string | null; plan_status: string | null; item_count: number | null }[]>`
+  const rows = await db.$queryRaw<
+    {
+      id: string;
+      workflow: string;
+      status: string;
+      trigger_id: string;
+      created_at: Date;
+      plan_id: string | null;
+      plan_status: string | null;
+      item_count: number | null;
+    }[]
+  >`
     SELECT r.id, r.workflow, r.status::text, e.trigger_id, r.created_at, p.id AS plan_id, p.status::text AS plan_status, p.item_count
     FROM run r JOIN event e ON e.id = r.event_id
     LEFT JOIN LATERAL (SELECT id, status, item_count FROM plan WHERE plan.run_id = r.id AND status <> 'rejected' ORDER BY submitted_at DESC LIMIT 1) p ON TRUE
     WHERE ${Prisma.join(where, ' AND ')}
     ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
-  const counts = await stateCountsFor(db, page.map((r) => r.id));
+  const counts = await stateCountsFor(
+    db,
+    page.map((r) => r.id),
+  );
   const out: RunRow[] = [];
   for (const r of page) {
     out.push({
-      id: r.id, workflow: r.workflow, status: r.status, triggerId: r.trigger_id, createdAt: r.created_at,
-      planId: r.plan_id, planStatus: r.plan_status, planItems: r.item_count ?? 0,
+      id: r.id,
+      workflow: r.workflow,
+      status: r.status,
+      triggerId: r.trigger_id,
+      createdAt: r.created_at,
+      planId: r.plan_id,
+      planStatus: r.plan_status,
+      planItems: r.item_count ?? 0,
       counts: counts.get(r.id) ?? emptyCounts(),
-      exactlyOnce: r.plan_id && r.plan_status === 'approved' ? await exactlyOnce(db, r.plan_id, r.item_count ?? 0) : null,
+      exactlyOnce:
+        r.plan_id && r.plan_status === 'approved' ? await exactlyOnce(db, r.plan_id, r.item_count ?? 0) : null,
     });
   }
   const last = page[page.length - 1];
-  const workflows = (await db.$queryRaw<{ workflow: string }[]>`SELECT DISTINCT workflow FROM run ORDER BY workflow LIMIT 200`).map((w) => w.workflow);
-  return { rows: out, next: rows.length > limit && last ? encodeCursor([last.created_at.toISOString(), last.id]) : null, workflows };
+  const workflows = (
+    await db.$queryRaw<{ workflow: string }[]>`SELECT DISTINCT workflow FROM run ORDER BY workflow LIMIT 200`
+  ).map((w) => w.workflow);
+  return {
+    rows: out,
+    next: rows.length > limit && last ? encodeCursor([last.created_at.toISOString(), last.id]) : null,
+    workflows,
+  };
 }
 
 const LARGE_RUN_COUNTS_MS = 5_000;
@@ -70,10 +112,14 @@ const largeRuns = new Set<string>();
 /** The six per-state counts of one run, computed now (six index-only range scans in parallel). */
 export async function countRun(db: Db, runId: string): Promise<StateCounts> {
   const counts = emptyCounts();
-  await Promise.all(STATES.map(async (state) => {
-    const [row] = await db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM effect_key WHERE run_id = ${runId}::uuid AND state = ${state}::"EffectState"`;
-    counts[state] = Number(row?.n ?? 0);
-  }));
+  await Promise.all(
+    STATES.map(async (state) => {
+      const [row] = await db.$queryRaw<
+        { n: bigint }[]
+      >`SELECT count(*) AS n FROM effect_key WHERE run_id = ${runId}::uuid AND state = ${state}::"EffectState"`;
+      counts[state] = Number(row?.n ?? 0);
+    }),
+  );
   return counts;
 }
 
@@ -89,7 +135,9 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
     const runId = runIds[0]!;
     // A run with more than LARGE_PLAN keys costs six scans of up to a million index entries per view:
     // its counts are shared by concurrent views and refreshed at most every few seconds.
-    const counts = largeRuns.has(runId) ? (await remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId))).value : await countRun(db, runId);
+    const counts = largeRuns.has(runId)
+      ? (await remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId))).value
+      : await countRun(db, runId);
     if (STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) largeRuns.add(runId);
     map.set(runId, counts);
     return map;
@@ -117,7 +165,11 @@ export async function exactlyOnceNumerator(db: Db, planId: string): Promise<numb
   return Number(row?.n ?? 0);
 }
 
-export async function exactlyOnce(db: Db, planId: string, items: number): Promise<{ numerator: number; denominator: number; asOf: Date | null }> {
+export async function exactlyOnce(
+  db: Db,
+  planId: string,
+  items: number,
+): Promise<{ numerator: number; denominator: number; asOf: Date | null }> {
   const compute = () => exactlyOnceNumerator(db, planId);
   if (items <= LARGE_PLAN) return { numerator: await compute(), denominator: items, asOf: null };
   const { value, at } = await remember(`p4:${planId}`, 60_000, compute);

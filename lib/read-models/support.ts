@@ -18,11 +18,26 @@ export interface UnknownRow {
   evidenceAt: Date | null;
 }
 
-type Raw = { key: string; target: string; tool: string; action: string; run_id: string; current_epoch: number; changed_at: Date; changed_by: string; evidence: unknown; actor_id: string | null; at: Date | null };
+type Raw = {
+  key: string;
+  target: string;
+  tool: string;
+  action: string;
+  run_id: string;
+  current_epoch: number;
+  changed_at: Date;
+  changed_by: string;
+  evidence: unknown;
+  actor_id: string | null;
+  at: Date | null;
+};
 
 export async function supportQueue(db: Db, options: { cursor?: string; limit?: number } = {}) {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
-  const cursor = decodeCursor(options.cursor, (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string');
+  const cursor = decodeCursor(
+    options.cursor,
+    (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string',
+  );
   const after = cursor ? Prisma.sql`AND (k.changed_at, k.key) > (${new Date(cursor[0])}, ${cursor[1]})` : Prisma.empty;
   const raw = await db.$queryRaw<Raw[]>`
     SELECT k.key, k.target, k.tool, k.action, k.run_id, k.current_epoch, k.changed_at, k.changed_by, t.evidence, t.actor_id, t.at
@@ -37,8 +52,17 @@ export async function supportQueue(db: Db, options: { cursor?: string; limit?: n
   return {
     total,
     rows: page.map((r): UnknownRow => ({
-      key: r.key, target: r.target, tool: r.tool, action: r.action, runId: r.run_id, epoch: r.current_epoch, since: r.changed_at,
-      changedBy: r.changed_by, evidence: r.evidence, evidenceBy: r.actor_id, evidenceAt: r.at,
+      key: r.key,
+      target: r.target,
+      tool: r.tool,
+      action: r.action,
+      runId: r.run_id,
+      epoch: r.current_epoch,
+      since: r.changed_at,
+      changedBy: r.changed_by,
+      evidence: r.evidence,
+      evidenceBy: r.actor_id,
+      evidenceAt: r.at,
     })),
     next: raw.length > limit && last ? encodeCursor([last.changed_at.toISOString(), last.key]) : null,
   };

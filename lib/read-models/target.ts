@@ -2,7 +2,12 @@
 // transition with who, when and why, and the audit entries about it.
 import type { Db } from '../db/client.ts';
 
-function prettyBody(bytes: Uint8Array | null): { text: string | null; pretty: string | null; base64: string | null; size: number } {
+function prettyBody(bytes: Uint8Array | null): {
+  text: string | null;
+  pretty: string | null;
+  base64: string | null;
+  size: number;
+} {
   if (!bytes) return { text: null, pretty: null, base64: null, size: 0 };
   const buf = Buffer.from(bytes);
   const text = buf.toString('utf8');
@@ -27,27 +32,60 @@ export async function targetDetail(db: Db, key: string) {
     db.effectTransition.findMany({ where: { key }, orderBy: [{ epoch: 'desc' }, { id: 'asc' }] }),
     db.planItem.findMany({ where: { key }, select: { planId: true, runId: true }, take: 20 }),
     // An effect's entries live on its own chain and its refusals' chain (index audit_entry(chain, seq)).
-    db.auditEntry.findMany({ where: { chain: { in: [`effect:${key}`, `refused:effect:${key}`] } }, orderBy: { id: 'desc' }, take: 100 }),
+    db.auditEntry.findMany({
+      where: { chain: { in: [`effect:${key}`, `refused:effect:${key}`] } },
+      orderBy: { id: 'desc' },
+      take: 100,
+    }),
   ]);
   const userIds = [...new Set(transitions.filter((t) => t.actorKind === 'user').map((t) => t.actorId))];
-  const users = new Map((await db.user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true, role: true } })).map((u) => [u.id, u]));
-  const runtimeIds = [...new Set(transitions.filter((t) => t.actorKind === 'runtime' && /^[0-9a-f-]{36}$/i.test(t.actorId)).map((t) => t.actorId))];
-  const runtimes = new Map((await db.runtimeKey.findMany({ where: { id: { in: runtimeIds } }, select: { id: true, name: true } })).map((k) => [k.id, `runtime key ${k.name}`]));
+  const users = new Map(
+    (await db.user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true, role: true } })).map(
+      (u) => [u.id, u],
+    ),
+  );
+  const runtimeIds = [
+    ...new Set(
+      transitions.filter((t) => t.actorKind === 'runtime' && /^[0-9a-f-]{36}$/i.test(t.actorId)).map((t) => t.actorId),
+    ),
+  ];
+  const runtimes = new Map(
+    (await db.runtimeKey.findMany({ where: { id: { in: runtimeIds } }, select: { id: true, name: true } })).map((k) => [
+      k.id,
+      `runtime key ${k.name}`,
+    ]),
+  );
   return {
     head,
     epochs: effects.map((e) => ({
       ...e,
       id: String(e.id),
-      attempts: attempts.filter((a) => a.epoch === e.epoch).map((a) => ({
-        id: a.id, startedAt: a.startedAt, respondedAt: a.respondedAt, status: a.responseStatus,
-        headers: (a.responseHeaders as [string, string][] | null) ?? null, body: prettyBody(a.responseBody),
-      })),
-      transitions: transitions.filter((t) => t.epoch === e.epoch).map((t) => ({
-        id: String(t.id), from: t.fromState, to: t.toState, actorKind: t.actorKind,
-        actor: t.actorKind === 'user' ? (users.get(t.actorId)?.email ?? t.actorId) : (runtimes.get(t.actorId) ?? t.actorId),
-        role: t.actorKind === 'user' ? (users.get(t.actorId)?.role ?? null) : null,
-        reason: t.reason, evidence: t.evidence, at: t.at,
-      })),
+      attempts: attempts
+        .filter((a) => a.epoch === e.epoch)
+        .map((a) => ({
+          id: a.id,
+          startedAt: a.startedAt,
+          respondedAt: a.respondedAt,
+          status: a.responseStatus,
+          headers: (a.responseHeaders as [string, string][] | null) ?? null,
+          body: prettyBody(a.responseBody),
+        })),
+      transitions: transitions
+        .filter((t) => t.epoch === e.epoch)
+        .map((t) => ({
+          id: String(t.id),
+          from: t.fromState,
+          to: t.toState,
+          actorKind: t.actorKind,
+          actor:
+            t.actorKind === 'user'
+              ? (users.get(t.actorId)?.email ?? t.actorId)
+              : (runtimes.get(t.actorId) ?? t.actorId),
+          role: t.actorKind === 'user' ? (users.get(t.actorId)?.role ?? null) : null,
+          reason: t.reason,
+          evidence: t.evidence,
+          at: t.at,
+        })),
     })),
     planItems,
     audit: audit.map((a) => ({ ...a, id: String(a.id) })),

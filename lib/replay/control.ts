@@ -19,7 +19,8 @@ export const cancelReplayInput = z.strictObject({
   reason: z.string().trim().min(1, 'a reason is required').max(2000),
 });
 
-export type ReplayStatus = 'awaiting_approval' | 'approved' | 'running' | 'paused' | 'completed' | 'cancelled' | 'rejected' | 'expired';
+export type ReplayStatus =
+  'awaiting_approval' | 'approved' | 'running' | 'paused' | 'completed' | 'cancelled' | 'rejected' | 'expired';
 
 export type ControlCtx = ReplayCtx & { jobs?: JobSender };
 
@@ -30,23 +31,50 @@ async function jobsOf(ctx: ControlCtx): Promise<JobSender> {
   return sharedJobSender(url);
 }
 
-async function move(ctx: ControlCtx, replayId: string, action: string, from: ReplayStatus[], to: ReplayStatus, reason: string | null) {
+async function move(
+  ctx: ControlCtx,
+  replayId: string,
+  action: string,
+  from: ReplayStatus[],
+  to: ReplayStatus,
+  reason: string | null,
+) {
   const replay = await ctx.db.replay.findUnique({ where: { id: replayId } });
   if (!replay) throw notFound(`replay ${replayId} does not exist`, { field: 'replayId' });
   await assertOperator(ctx, action, replayId, replay.runId);
   return ctx.db.$transaction(async (tx) => {
     const moved = await tx.replay.updateMany({
       where: { id: replayId, status: { in: from } },
-      data: { status: to, ...(to === 'running' && !replay.startedAt ? { startedAt: new Date() } : {}), ...(to === 'cancelled' ? { finishedAt: new Date() } : {}) },
+      data: {
+        status: to,
+        ...(to === 'running' && !replay.startedAt ? { startedAt: new Date() } : {}),
+        ...(to === 'cancelled' ? { finishedAt: new Date() } : {}),
+      },
     });
     if (moved.count !== 1) {
       const now = await tx.replay.findUniqueOrThrow({ where: { id: replayId }, select: { status: true } });
-      throw conflict(`replay ${replayId} is ${now.status}; ${action.split('.')[1]} needs ${from.join(' or ')}`, { status: now.status });
+      throw conflict(`replay ${replayId} is ${now.status}; ${action.split('.')[1]} needs ${from.join(' or ')}`, {
+        status: now.status,
+      });
     }
     if (to === 'cancelled') {
-      await tx.approvalRequest.updateMany({ where: { kind: 'replay', status: 'open', payload: { path: ['replayId'], equals: replayId } }, data: { status: 'cancelled', decidedById: ctx.actor.id, decidedAt: new Date() } });
+      await tx.approvalRequest.updateMany({
+        where: { kind: 'replay', status: 'open', payload: { path: ['replayId'], equals: replayId } },
+        data: { status: 'cancelled', decidedById: ctx.actor.id, decidedAt: new Date() },
+      });
     }
-    await appendAudit(tx, { chain: `run:${replay.runId}`, actor: ctx.actor, action, subjectType: 'replay', subjectId: replayId, runId: replay.runId, before: replay.status, after: to, reason, request: ctx.request });
+    await appendAudit(tx, {
+      chain: `run:${replay.runId}`,
+      actor: ctx.actor,
+      action,
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: replay.runId,
+      before: replay.status,
+      after: to,
+      reason,
+      request: ctx.request,
+    });
     return { replayId, runId: replay.runId, status: to, previous: replay.status as ReplayStatus };
   });
 }
@@ -57,7 +85,9 @@ async function enqueueAfterCommit(ctx: ControlCtx, replayId: string): Promise<{ 
   try {
     return { chunks: await enqueueRemaining(ctx.db, await jobsOf(ctx), replayId), queued: true };
   } catch (error) {
-    console.error(`replay ${replayId}: could not queue chunks now (${(error as Error).message}); the worker's sweep will`);
+    console.error(
+      `replay ${replayId}: could not queue chunks now (${(error as Error).message}); the worker's sweep will`,
+    );
     return { chunks: 0, queued: false };
   }
 }
@@ -81,5 +111,12 @@ export async function resumeReplay(ctx: ControlCtx, raw: unknown) {
 
 export async function cancelReplay(ctx: ControlCtx, raw: unknown) {
   const input = parseInput(cancelReplayInput, raw);
-  return move(ctx, input.replayId, 'replay.cancel', ['awaiting_approval', 'approved', 'running', 'paused'], 'cancelled', input.reason);
+  return move(
+    ctx,
+    input.replayId,
+    'replay.cancel',
+    ['awaiting_approval', 'approved', 'running', 'paused'],
+    'cancelled',
+    input.reason,
+  );
 }

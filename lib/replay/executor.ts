@@ -10,7 +10,18 @@
 import type { Db } from '../db/client.ts';
 import { Prisma, sqlPool } from '../db/client.ts';
 import { appendAudit } from '../audit/append.ts';
-import { allowedSources, checkTransition, completeEffect, deriveKey, getRun, getTool, LedgerError, partyOf, requestJson, type Actor } from '../ledger/index.ts';
+import {
+  allowedSources,
+  checkTransition,
+  completeEffect,
+  deriveKey,
+  getRun,
+  getTool,
+  LedgerError,
+  partyOf,
+  requestJson,
+  type Actor,
+} from '../ledger/index.ts';
 import { isCallFailure, type ProviderRegistry, type RegisteredProvider } from '../providers/registry.ts';
 import type { RawResponse } from '../providers/types.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -41,8 +52,15 @@ export class RetryChunk extends Error {}
  *  retrying after a pause, unlike a constraint or a bug. */
 export function isConnectionLoss(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
-  if (typeof e?.code === 'string' && (/^08/.test(e.code) || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(e.code))) return true;
-  return /Connection terminated|connection (is )?closed|ECONNREFUSED|ECONNRESET|terminating connection|the database system is (starting up|shutting down)|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(e?.message ?? '');
+  if (
+    typeof e?.code === 'string' &&
+    (/^08/.test(e.code) ||
+      ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(e.code))
+  )
+    return true;
+  return /Connection terminated|connection (is )?closed|ECONNREFUSED|ECONNRESET|terminating connection|the database system is (starting up|shutting down)|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+    e?.message ?? '',
+  );
 }
 
 /** Bounded exponential backoff: 0.25 s doubling to at most `capMs`, with jitter. */
@@ -55,7 +73,12 @@ export function backoffMs(attempt: number, capMs = 30_000, baseMs = 250): number
  *  database outage or a statement timeout (bounded backoff, up to `forMs`), so a restart does not turn a delivery into an
  *  unknown. A retry that finds the state already moved by this same statement (the first attempt
  *  committed, its reply was lost) counts as applied. */
-async function persistThroughOutage<T>(what: string, fn: () => Promise<T>, log?: (l: string) => void, forMs = 120_000): Promise<T> {
+async function persistThroughOutage<T>(
+  what: string,
+  fn: () => Promise<T>,
+  log?: (l: string) => void,
+  forMs = 120_000,
+): Promise<T> {
   const deadline = Date.now() + forMs;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -101,14 +124,24 @@ function span(name: string, t0: number) {
   s.ms += performance.now() - t0;
   spans.set(name, s);
 }
-if (TRACE) setInterval(() => { if (spans.size) console.error(`[trace ${process.pid}] ` + [...spans].map(([k, v]) => `${k} n=${v.n} avg=${(v.ms / v.n).toFixed(1)}ms`).join(' | ')); spans.clear(); }, 5000).unref();
+if (TRACE)
+  setInterval(() => {
+    if (spans.size)
+      console.error(
+        `[trace ${process.pid}] ` +
+          [...spans].map(([k, v]) => `${k} n=${v.n} avg=${(v.ms / v.n).toFixed(1)}ms`).join(' | '),
+      );
+    spans.clear();
+  }, 5000).unref();
 
 /** The hot path talks to the node-postgres pool under the Prisma client (the same pool the ledger's
  *  claim uses): Prisma's per-query cost was a third of the executor's CPU. */
 export function sqlOf(db: Db): Query {
   const pool = sqlPool(db);
   // Named statements are parsed and planned once per connection (the hot ones are large CTEs).
-  if (pool) return async <R>(sql: string, params: unknown[], name?: string) => (await pool.query(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows as R[];
+  if (pool)
+    return async <R>(sql: string, params: unknown[], name?: string) =>
+      (await pool.query(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows as R[];
   return <R>(sql: string, params: unknown[]) => db.$queryRawUnsafe<R[]>(sql, ...params);
 }
 
@@ -221,9 +254,24 @@ const counts = (outcome: ItemOutcome) => ({
 
 /** Records an item's outcome and moves the replay's counters in the same statement. An item left
  *  'interrupted' (its claim is ours but no handler finished it) may still get its real outcome. */
-export async function setOutcome(db: Db, replayId: string, itemId: bigint | string, outcome: ItemOutcome, note: string): Promise<void> {
+export async function setOutcome(
+  db: Db,
+  replayId: string,
+  itemId: bigint | string,
+  outcome: ItemOutcome,
+  note: string,
+): Promise<void> {
   const c = counts(outcome);
-  await sqlOf(db)(SET_OUTCOME_SQL, [String(itemId), outcome, note.slice(0, 2000), replayId, c.sent, c.skipped, c.failed, c.unknown]);
+  await sqlOf(db)(SET_OUTCOME_SQL, [
+    String(itemId),
+    outcome,
+    note.slice(0, 2000),
+    replayId,
+    c.sent,
+    c.skipped,
+    c.failed,
+    c.unknown,
+  ]);
 }
 
 /** A handler's outcomes not yet added to the replay's counters (the progress bar lags by <= 0.5 s;
@@ -231,7 +279,10 @@ export async function setOutcome(db: Db, replayId: string, itemId: bigint | stri
 class Tally {
   private d = { sent: 0, skipped: 0, failed: 0, unknown: 0 };
   private flushing: Promise<void> | undefined;
-  constructor(private readonly q: Query, private readonly replayId: string) {}
+  constructor(
+    private readonly q: Query,
+    private readonly replayId: string,
+  ) {}
   add(outcome: ItemOutcome, was: string | null | undefined) {
     if (was === null || was === undefined) return; // nothing written (decided meanwhile)
     const c = counts(outcome);
@@ -249,7 +300,10 @@ class Tally {
       if (!d.sent && !d.skipped && !d.failed && !d.unknown) return;
       this.d = { sent: 0, skipped: 0, failed: 0, unknown: 0 };
       try {
-        await this.q('UPDATE replay SET sent = sent + $2, skipped = skipped + $3, failed = failed + $4, unknown = unknown + $5 WHERE id = $1::uuid', [this.replayId, d.sent, d.skipped, d.failed, d.unknown]);
+        await this.q(
+          'UPDATE replay SET sent = sent + $2, skipped = skipped + $3, failed = failed + $4, unknown = unknown + $5 WHERE id = $1::uuid',
+          [this.replayId, d.sent, d.skipped, d.failed, d.unknown],
+        );
       } catch (error) {
         for (const k of ['sent', 'skipped', 'failed', 'unknown'] as const) this.d[k] += d[k]; // next time
         throw error;
@@ -266,9 +320,20 @@ class Tally {
 }
 
 /** transitionWithOutcome, retried through a database outage (the send already happened). */
-function settle(q: Query, tally: Tally, actor: Actor, t: Parameters<typeof transitionWithOutcome>[3], o: Parameters<typeof transitionWithOutcome>[4], log?: (l: string) => void) {
+function settle(
+  q: Query,
+  tally: Tally,
+  actor: Actor,
+  t: Parameters<typeof transitionWithOutcome>[3],
+  o: Parameters<typeof transitionWithOutcome>[4],
+  log?: (l: string) => void,
+) {
   let tries = 0;
-  return persistThroughOutage(`outcome of ${t.key}`, () => transitionWithOutcome(q, tally, actor, { ...t, retried: tries++ > 0 }, o), log);
+  return persistThroughOutage(
+    `outcome of ${t.key}`,
+    () => transitionWithOutcome(q, tally, actor, { ...t, retried: tries++ > 0 }, o),
+    log,
+  );
 }
 
 const TRANSITION_ACTIONS = { done: 'effect.complete', failed: 'effect.fail', stuck: 'effect.stuck' } as const;
@@ -278,22 +343,52 @@ async function transitionWithOutcome(
   q: Query,
   tally: Tally,
   actor: Actor,
-  t: { key: string; epoch: number; attemptId: string; to: 'done' | 'failed' | 'stuck'; receipt?: string; evidence?: Record<string, unknown>; raw?: RawResponse; retried?: boolean },
+  t: {
+    key: string;
+    epoch: number;
+    attemptId: string;
+    to: 'done' | 'failed' | 'stuck';
+    receipt?: string;
+    evidence?: Record<string, unknown>;
+    raw?: RawResponse;
+    retried?: boolean;
+  },
   o: { replayId: string; itemId: string; outcome: ItemOutcome | null; note: string | null },
 ): Promise<void> {
-  if (t.to === 'done' && !t.receipt?.trim()) throw new LedgerError('validation', 'done needs a provider receipt that can be looked up later (S2)');
+  if (t.to === 'done' && !t.receipt?.trim())
+    throw new LedgerError('validation', 'done needs a provider receipt that can be looked up later (S2)');
   const sources = allowedSources(t.to, partyOf(actor));
-  const rows = await q<{ ok: boolean; epoch: number; from_state: string; problem: string | null; was: string | null }>(TRANSITION_SQL, [
-    o.itemId, o.outcome, o.note?.slice(0, 2000) ?? null,
-    t.key, t.epoch, t.to, sources, actor.id, actor.label, TRANSITION_ACTIONS[t.to], t.receipt?.trim() ?? null,
-    t.evidence ? JSON.stringify(t.evidence) : null, t.attemptId,
-    t.raw?.status ?? null, t.raw ? JSON.stringify(t.raw.headers) : null, t.raw ? Buffer.from(t.raw.body) : null,
-  ], 'replay_settle');
+  const rows = await q<{ ok: boolean; epoch: number; from_state: string; problem: string | null; was: string | null }>(
+    TRANSITION_SQL,
+    [
+      o.itemId,
+      o.outcome,
+      o.note?.slice(0, 2000) ?? null,
+      t.key,
+      t.epoch,
+      t.to,
+      sources,
+      actor.id,
+      actor.label,
+      TRANSITION_ACTIONS[t.to],
+      t.receipt?.trim() ?? null,
+      t.evidence ? JSON.stringify(t.evidence) : null,
+      t.attemptId,
+      t.raw?.status ?? null,
+      t.raw ? JSON.stringify(t.raw.headers) : null,
+      t.raw ? Buffer.from(t.raw.body) : null,
+    ],
+    'replay_settle',
+  );
   const row = rows[0];
   if (!row) throw new LedgerError('not_found', `no effect ${t.key} at epoch ${t.epoch}`);
   if (!row.ok) {
     if (t.retried && row.from_state === t.to) return; // the first attempt committed; its reply was lost
-    throw new LedgerError('invalid_transition', `cannot move ${t.key} (epoch ${row.epoch}) from ${row.from_state} to ${t.to}${row.problem && row.problem !== 'transition not allowed' ? `: ${row.problem}` : ''}`, { state: row.from_state });
+    throw new LedgerError(
+      'invalid_transition',
+      `cannot move ${t.key} (epoch ${row.epoch}) from ${row.from_state} to ${t.to}${row.problem && row.problem !== 'transition not allowed' ? `: ${row.problem}` : ''}`,
+      { state: row.from_state },
+    );
   }
   if (o.outcome) tally.add(o.outcome, row.was);
 }
@@ -301,10 +396,19 @@ async function transitionWithOutcome(
 /** Items read per query; each window is one round trip for all its items. */
 const WINDOW = 128;
 
-export async function runChunk(deps: ExecutorDeps, chunk: ReplayChunk): Promise<{ processed: number; stoppedBy?: string }> {
+export async function runChunk(
+  deps: ExecutorDeps,
+  chunk: ReplayChunk,
+): Promise<{ processed: number; stoppedBy?: string }> {
   const { db } = deps;
   const q = sqlOf(db);
-  const statusOf = async (id: string) => (await q<{ status: string; run_id: string }>('SELECT status, run_id::text AS run_id FROM replay WHERE id = $1::uuid', [id]))[0];
+  const statusOf = async (id: string) =>
+    (
+      await q<{ status: string; run_id: string }>(
+        'SELECT status, run_id::text AS run_id FROM replay WHERE id = $1::uuid',
+        [id],
+      )
+    )[0];
   const replay = await statusOf(chunk.replayId);
   if (!replay || replay.status !== 'running') return { processed: 0, stoppedBy: replay?.status ?? 'missing' };
   const replayId = chunk.replayId;
@@ -354,12 +458,17 @@ export async function runChunk(deps: ExecutorDeps, chunk: ReplayChunk): Promise<
       }
     }
   };
-  const flusher = setInterval(() => void tally.flush().catch((e: unknown) => deps.log?.(`replay counters: ${(e as Error).message}`)), 500);
+  const flusher = setInterval(
+    () => void tally.flush().catch((e: unknown) => deps.log?.(`replay counters: ${(e as Error).message}`)),
+    500,
+  );
   try {
     await Promise.all(Array.from({ length: parallel }, lane));
   } finally {
     clearInterval(flusher);
-    await tally.flush().catch((e: unknown) => deps.log?.(`replay counters: ${(e as Error).message} (the completion recounts)`));
+    await tally
+      .flush()
+      .catch((e: unknown) => deps.log?.(`replay counters: ${(e as Error).message} (the completion recounts)`));
   }
   if (failure !== undefined) {
     if (failure instanceof Error) Object.assign(failure, { processed });
@@ -370,7 +479,15 @@ export async function runChunk(deps: ExecutorDeps, chunk: ReplayChunk): Promise<
   return { processed };
 }
 
-async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId: string, runId: string, actor: Actor, item: ItemRow): Promise<'stopped' | void> {
+async function processItem(
+  deps: ExecutorDeps,
+  q: Query,
+  tally: Tally,
+  replayId: string,
+  runId: string,
+  actor: Actor,
+  item: ItemRow,
+): Promise<'stopped' | void> {
   const { db } = deps;
   const itemId = item.id;
   const outcome = async (o: ItemOutcome, note: string) => {
@@ -380,18 +497,28 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
   const frozen = item.note?.startsWith('frozen:') ? item.note.slice(7) : null;
   if (!item.ours) {
     if (item.fp !== frozen) {
-      return outcome('skipped', `changed after confirmation: now ${item.view_state} by ${item.changed_by ?? 'nobody'} (was ${frozen}) (F4)`);
+      return outcome(
+        'skipped',
+        `changed after confirmation: now ${item.view_state} by ${item.changed_by ?? 'nobody'} (was ${frozen}) (F4)`,
+      );
     }
   } else {
     // This replay claimed the key before (a handler that crashed or ran twice).
     switch (item.view_state) {
       case 'failed':
         if (item.changed_by !== actor.label) {
-          return outcome('skipped', `changed after confirmation: failed by ${item.changed_by} after this replay's attempt (F4)`);
+          return outcome(
+            'skipped',
+            `changed after confirmation: failed by ${item.changed_by} after this replay's attempt (F4)`,
+          );
         }
         break; // our own freed claim (provider unreachable): claim again
       case 'in_flight':
-        if (item.changed_by === actor.label) return outcome('interrupted', 'claimed by this replay, no outcome recorded: the reconciler decides after the lease (S4)');
+        if (item.changed_by === actor.label)
+          return outcome(
+            'interrupted',
+            'claimed by this replay, no outcome recorded: the reconciler decides after the lease (S4)',
+          );
         return outcome('skipped', `claimed by ${item.changed_by} after this replay's attempt`);
       case 'done':
         return outcome('sent', `receipt ${item.receipt}`);
@@ -420,18 +547,41 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
 
   // F3: the same claim as the runtime's (claimEffect): key derived from the registered tool and the
   // run's trigger, one ledger_claim call that commits pending before the provider call (S1).
-  if (!checkTransition('none', 'pending', partyOf(actor)).allowed) throw new LedgerError('forbidden', 'the executor may not claim');
+  if (!checkTransition('none', 'pending', partyOf(actor)).allowed)
+    throw new LedgerError('forbidden', 'the executor may not claim');
   if (!tool.actions.includes(item.action)) {
     return outcome('skipped', `action "${item.action}" is no longer registered for tool "${tool.name}"`);
   }
   const run = await getRun(db, runId);
-  const { key, target } = deriveKey({ triggerId: run.triggerId, tool: tool.name, action: item.action, recordId: item.record_id, targetType: tool.targetType, target: item.target });
-  if (key !== item.key) return outcome('skipped', `the key derived now (${key}) differs from the frozen one: not sent (K2)`);
+  const { key, target } = deriveKey({
+    triggerId: run.triggerId,
+    tool: tool.name,
+    action: item.action,
+    recordId: item.record_id,
+    targetType: tool.targetType,
+    target: item.target,
+  });
+  if (key !== item.key)
+    return outcome('skipped', `the key derived now (${key}) differs from the frozen one: not sent (K2)`);
   let ts = performance.now();
-  const claimRows = await q<ClaimRow>(CLAIM_SQL, [
-    key, tool.name, item.action, item.record_id, target, tool.targetType, run.triggerId, run.id, actor.label, tool.leaseSeconds,
-    JSON.stringify(requestJson(undefined)), replayId,
-  ], 'replay_claim');
+  const claimRows = await q<ClaimRow>(
+    CLAIM_SQL,
+    [
+      key,
+      tool.name,
+      item.action,
+      item.record_id,
+      target,
+      tool.targetType,
+      run.triggerId,
+      run.id,
+      actor.label,
+      tool.leaseSeconds,
+      JSON.stringify(requestJson(undefined)),
+      replayId,
+    ],
+    'replay_claim',
+  );
   const claim = claimRows[0];
   span('claim', ts);
   if (!claim) return 'stopped'; // paused or cancelled: nothing claimed, the item stays open
@@ -444,15 +594,31 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
   const attemptId = claim.attempt_id!;
   const epoch = claim.epoch;
 
-  const payload = (deps.payload ?? defaultPayload)({ tool: item.tool, action: item.action, recordId: item.record_id, target });
+  const payload = (deps.payload ?? defaultPayload)({
+    tool: item.tool,
+    action: item.action,
+    recordId: item.record_id,
+    target,
+  });
   let raw: RawResponse;
   ts = performance.now();
   try {
-    const timeout = (deps.providers.has(tool.provider) ? deps.providers.settings(tool.provider).sendTimeoutSeconds : undefined) ?? 30;
-    raw = await provider.send({ key, epoch, idempotencyKey: claim.idempotency_key, target, payload }, AbortSignal.timeout(timeout * 1000));
+    const timeout =
+      (deps.providers.has(tool.provider) ? deps.providers.settings(tool.provider).sendTimeoutSeconds : undefined) ?? 30;
+    raw = await provider.send(
+      { key, epoch, idempotencyKey: claim.idempotency_key, target, payload },
+      AbortSignal.timeout(timeout * 1000),
+    );
   } catch (error) {
     if (isCallFailure(error) && error.providerSent === 'no') {
-      await settle(q, tally, actor, { key, epoch, attemptId, to: 'failed', evidence: { error: error.message, ...error.detail, sent: 'no' } }, { replayId, itemId, outcome: null, note: null }, deps.log);
+      await settle(
+        q,
+        tally,
+        actor,
+        { key, epoch, attemptId, to: 'failed', evidence: { error: error.message, ...error.detail, sent: 'no' } },
+        { replayId, itemId, outcome: null, note: null },
+        deps.log,
+      );
       throw new RetryChunk(`provider ${tool.provider} unreachable: ${error.message}`);
     }
     // Ambiguous: the executor may not decide unknown; the key stays pending for the reconciler (S4).
@@ -465,35 +631,81 @@ async function processItem(deps: ExecutorDeps, q: Query, tally: Tally, replayId:
   // R1: done, failed and stuck store the raw response in their own statement (below); the other
   // verdicts store it here, before anything else happens to the key.
   if (verdict.outcome !== 'done' && verdict.outcome !== 'failed' && verdict.outcome !== 'stuck') {
-    await persistThroughOutage(`response of ${key}`, () => q(RESPONSE_SQL, [attemptId, raw.status, JSON.stringify(raw.headers), Buffer.from(raw.body)]), deps.log);
+    await persistThroughOutage(
+      `response of ${key}`,
+      () => q(RESPONSE_SQL, [attemptId, raw.status, JSON.stringify(raw.headers), Buffer.from(raw.body)]),
+      deps.log,
+    );
   }
   const ref = { key, epoch, attemptId, raw };
   const o = (x: ItemOutcome | null, note: string | null) => ({ replayId, itemId, outcome: x, note });
   try {
     switch (verdict.outcome) {
       case 'done':
-        await settle(q, tally, actor, { ...ref, to: 'done', receipt: verdict.receipt }, o('sent', `receipt ${verdict.receipt}`), deps.log);
+        await settle(
+          q,
+          tally,
+          actor,
+          { ...ref, to: 'done', receipt: verdict.receipt },
+          o('sent', `receipt ${verdict.receipt}`),
+          deps.log,
+        );
         return span('done', ts);
       case 'failed':
         if (verdict.evidence.unavailable === true) {
           await settle(q, tally, actor, { ...ref, to: 'failed', evidence: verdict.evidence }, o(null, null), deps.log);
           throw new RetryChunk(`provider ${tool.provider} unavailable (${raw.status})`);
         }
-        return await settle(q, tally, actor, { ...ref, to: 'failed', evidence: verdict.evidence }, o('failed', `rejected: ${JSON.stringify(verdict.evidence).slice(0, 500)}`), deps.log);
+        return await settle(
+          q,
+          tally,
+          actor,
+          { ...ref, to: 'failed', evidence: verdict.evidence },
+          o('failed', `rejected: ${JSON.stringify(verdict.evidence).slice(0, 500)}`),
+          deps.log,
+        );
       case 'stuck':
-        return await settle(q, tally, actor, { ...ref, to: 'stuck', evidence: verdict.evidence }, o('failed', 'stuck (S6)'), deps.log);
+        return await settle(
+          q,
+          tally,
+          actor,
+          { ...ref, to: 'stuck', evidence: verdict.evidence },
+          o('failed', 'stuck (S6)'),
+          deps.log,
+        );
       case 'already_existed': {
         // R3: follow the pointer and record the prior object's state.
-        const prior = provider.followReference ? await provider.followReference(verdict.reference).catch(() => null) : null;
+        const prior = provider.followReference
+          ? await provider.followReference(verdict.reference).catch(() => null)
+          : null;
         if (prior?.found && prior.state !== 'failed') {
           // The receipt comes from the prior object; the pointer is kept as the transition's evidence.
-          await completeEffect({ db, actor }, { key, epoch, receipt: prior.receipt, attemptId, evidence: { ...verdict.evidence, reference: verdict.reference } });
+          await completeEffect(
+            { db, actor },
+            {
+              key,
+              epoch,
+              receipt: prior.receipt,
+              attemptId,
+              evidence: { ...verdict.evidence, reference: verdict.reference },
+            },
+          );
           return outcome('sent', `already existed: receipt ${prior.receipt}`);
         }
         if (prior?.found && prior.state === 'failed') {
-          return await settle(q, tally, actor, { ...ref, to: 'stuck', evidence: { ...verdict.evidence, reference: verdict.reference, prior: 'failed' } }, o('failed', 'already existed as a failed object: stuck (R3, S6)'), deps.log);
+          return await settle(
+            q,
+            tally,
+            actor,
+            { ...ref, to: 'stuck', evidence: { ...verdict.evidence, reference: verdict.reference, prior: 'failed' } },
+            o('failed', 'already existed as a failed object: stuck (R3, S6)'),
+            deps.log,
+          );
         }
-        return outcome('unknown', `already existed at ${verdict.reference}; the prior object could not be read, left pending for the reconciler`);
+        return outcome(
+          'unknown',
+          `already existed at ${verdict.reference}; the prior object could not be read, left pending for the reconciler`,
+        );
       }
       case 'unknown':
         return outcome('unknown', `ambiguous response ${raw.status}, left pending for the reconciler`);
@@ -529,8 +741,22 @@ export async function completeIfDone(db: Db, replayId: string, runId: string, ac
     if (rows.length === 0) return false;
     const r = await tx.replay.findUniqueOrThrow({ where: { id: replayId } });
     await appendAudit(tx, {
-      chain: `run:${runId}`, actor, action: 'replay.complete', subjectType: 'replay', subjectId: replayId, runId, before: 'running', after: 'completed',
-      detail: { sent: r.sent, skipped: r.skipped, failed: r.failed, unknown: r.unknown, total: r.total, exactlyOnceAfter: await exactlyOnce(tx, runId) },
+      chain: `run:${runId}`,
+      actor,
+      action: 'replay.complete',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId,
+      before: 'running',
+      after: 'completed',
+      detail: {
+        sent: r.sent,
+        skipped: r.skipped,
+        failed: r.failed,
+        unknown: r.unknown,
+        total: r.total,
+        exactlyOnceAfter: await exactlyOnce(tx, runId),
+      },
     });
     return true;
   });

@@ -20,7 +20,12 @@ export const CHUNK_SIZE = 100;
 
 /** Retried on failure (a provider that refuses connections, a database restart) with a short delay;
  *  a worker killed mid-chunk is detected by its released advisory lock (see rescue.ts). */
-export const CHUNK_JOB_OPTIONS = { retryLimit: 10_000, retryDelay: 2, retryBackoff: false, expireInSeconds: 900 } as const;
+export const CHUNK_JOB_OPTIONS = {
+  retryLimit: 10_000,
+  retryDelay: 2,
+  retryBackoff: false,
+  expireInSeconds: 900,
+} as const;
 
 export interface ReplayChunk {
   replayId: string;
@@ -30,7 +35,14 @@ export interface ReplayChunk {
 
 /** Creates the job schema and queues as the owner and grants the app role what it needs. Idempotent. */
 export async function installJobEngine(ownerUrl: string): Promise<void> {
-  const boss = new PgBoss({ connectionString: ownerUrl, schema: JOB_SCHEMA, migrate: true, supervise: false, schedule: false, max: 2 });
+  const boss = new PgBoss({
+    connectionString: ownerUrl,
+    schema: JOB_SCHEMA,
+    migrate: true,
+    supervise: false,
+    schedule: false,
+    max: 2,
+  });
   boss.on('error', () => undefined);
   await boss.start();
   try {
@@ -44,7 +56,9 @@ export async function installJobEngine(ownerUrl: string): Promise<void> {
   await client.connect();
   try {
     await client.query(`GRANT USAGE ON SCHEMA ${JOB_SCHEMA} TO ${APP_GROUP_ROLE}`);
-    await client.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${JOB_SCHEMA} TO ${APP_GROUP_ROLE}`);
+    await client.query(
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${JOB_SCHEMA} TO ${APP_GROUP_ROLE}`,
+    );
     await client.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${JOB_SCHEMA} TO ${APP_GROUP_ROLE}`);
     await client.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${JOB_SCHEMA} TO ${APP_GROUP_ROLE}`);
   } finally {

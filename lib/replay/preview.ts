@@ -5,7 +5,15 @@ import { z } from 'zod';
 import { Prisma, type DbOrTx } from '../db/client.ts';
 import { notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
-import { exactlyOnce, skipReason, summarizeSet, targetsSql, VIEW_STATES, type SetSummary, type ViewState } from './set.ts';
+import {
+  exactlyOnce,
+  skipReason,
+  summarizeSet,
+  targetsSql,
+  VIEW_STATES,
+  type SetSummary,
+  type ViewState,
+} from './set.ts';
 
 export const previewReplayInput = z.strictObject({
   runId: z.uuid(),
@@ -50,17 +58,42 @@ export async function previewReplay(ctx: { db: DbOrTx }, raw: unknown): Promise<
   if (!run) throw notFound(`run ${input.runId} does not exist`, { field: 'runId' });
   const summary = await summarizeSet(db, input.runId);
   const filter =
-    input.filter === 'all' ? Prisma.empty
-    : input.filter === 'will_send' ? Prisma.sql`AND t.view_state IN ('not_sent', 'awaiting_claim', 'failed')`
-    : input.filter === 'skipped' ? Prisma.sql`AND t.view_state NOT IN ('not_sent', 'awaiting_claim', 'failed')`
-    : Prisma.sql`AND t.view_state = ${input.filter}`;
+    input.filter === 'all'
+      ? Prisma.empty
+      : input.filter === 'will_send'
+        ? Prisma.sql`AND t.view_state IN ('not_sent', 'awaiting_claim', 'failed')`
+        : input.filter === 'skipped'
+          ? Prisma.sql`AND t.view_state NOT IN ('not_sent', 'awaiting_claim', 'failed')`
+          : Prisma.sql`AND t.view_state = ${input.filter}`;
   const after = input.after ? Prisma.sql`AND t.item_id > ${BigInt(input.after)}` : Prisma.empty;
-  const rows = await db.$queryRaw<{ item_id: bigint; key: string; tool: string; action: string; record_id: string; target: string; epoch: number; view_state: ViewState; changed_by: string | null; changed_at: Date | null }[]>`
+  const rows = await db.$queryRaw<
+    {
+      item_id: bigint;
+      key: string;
+      tool: string;
+      action: string;
+      record_id: string;
+      target: string;
+      epoch: number;
+      view_state: ViewState;
+      changed_by: string | null;
+      changed_at: Date | null;
+    }[]
+  >`
     SELECT * FROM (${targetsSql(input.runId)}) t WHERE true ${filter} ${after} ORDER BY t.item_id LIMIT ${input.limit}`;
   const items = rows.map((r) => ({
-    itemId: String(r.item_id), key: r.key, tool: r.tool, action: r.action, recordId: r.record_id, target: r.target, epoch: r.epoch,
-    state: r.view_state, changedBy: r.changed_by, changedAt: r.changed_at,
-    willSend: skipReason(r.view_state) === null, skipReason: skipReason(r.view_state),
+    itemId: String(r.item_id),
+    key: r.key,
+    tool: r.tool,
+    action: r.action,
+    recordId: r.record_id,
+    target: r.target,
+    epoch: r.epoch,
+    state: r.view_state,
+    changedBy: r.changed_by,
+    changedAt: r.changed_at,
+    willSend: skipReason(r.view_state) === null,
+    skipReason: skipReason(r.view_state),
   }));
   return {
     runId: input.runId,
@@ -75,8 +108,14 @@ export async function previewReplay(ctx: { db: DbOrTx }, raw: unknown): Promise<
 
 /** Four-eyes is on when any tool in the run's plan asks for it (Z3; default on). */
 export async function fourEyesFor(db: DbOrTx, runId: string): Promise<boolean> {
-  const tools = await db.planItem.findMany({ where: { runId, plan: { status: 'approved' } }, distinct: ['tool'], select: { tool: true } });
+  const tools = await db.planItem.findMany({
+    where: { runId, plan: { status: 'approved' } },
+    distinct: ['tool'],
+    select: { tool: true },
+  });
   if (tools.length === 0) return true;
-  const lax = await db.toolDefinition.count({ where: { name: { in: tools.map((t) => t.tool) }, fourEyesReplay: false } });
+  const lax = await db.toolDefinition.count({
+    where: { name: { in: tools.map((t) => t.tool) }, fourEyesReplay: false },
+  });
   return lax < tools.length;
 }

@@ -35,29 +35,63 @@ export interface ReplayProgress {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
-  approval: { id: string; status: string; expiresAt: Date; expired: boolean; requestedById: string; decidedById: string | null } | null;
+  approval: {
+    id: string;
+    status: string;
+    expiresAt: Date;
+    expired: boolean;
+    requestedById: string;
+    decidedById: string | null;
+  } | null;
 }
 
 export async function getReplayProgress(ctx: { db: DbOrTx }, raw: unknown): Promise<ReplayProgress> {
   const input = parseInput(replayProgressInput, raw);
   const r = await ctx.db.replay.findUnique({ where: { id: input.replayId } });
   if (!r) throw notFound(`replay ${input.replayId} does not exist`, { field: 'replayId' });
-  const approval = await ctx.db.approvalRequest.findFirst({ where: { kind: 'replay', payload: { path: ['replayId'], equals: r.id } }, orderBy: { requestedAt: 'desc' } });
+  const approval = await ctx.db.approvalRequest.findFirst({
+    where: { kind: 'replay', payload: { path: ['replayId'], equals: r.id } },
+    orderBy: { requestedAt: 'desc' },
+  });
   const doneCount = r.sent + r.skipped + r.failed + r.unknown;
   return {
-    replayId: r.id, runId: r.runId, status: r.status, reason: r.reason, setHash: r.setHash, requestedById: r.requestedById, approvedById: r.approvedById,
-    total: r.total, sent: r.sent, skipped: r.skipped, failed: r.failed, unknown: r.unknown, remaining: Math.max(0, r.total - doneCount),
+    replayId: r.id,
+    runId: r.runId,
+    status: r.status,
+    reason: r.reason,
+    setHash: r.setHash,
+    requestedById: r.requestedById,
+    approvedById: r.approvedById,
+    total: r.total,
+    sent: r.sent,
+    skipped: r.skipped,
+    failed: r.failed,
+    unknown: r.unknown,
+    remaining: Math.max(0, r.total - doneCount),
     fraction: r.total ? Math.min(1, doneCount / r.total) : 1,
-    createdAt: r.createdAt, startedAt: r.startedAt, finishedAt: r.finishedAt,
+    createdAt: r.createdAt,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
     approval: approval
-      ? { id: approval.id, status: approval.status, expiresAt: approval.expiresAt, expired: approval.status === 'open' && approval.expiresAt <= new Date(), requestedById: approval.requestedById, decidedById: approval.decidedById }
+      ? {
+          id: approval.id,
+          status: approval.status,
+          expiresAt: approval.expiresAt,
+          expired: approval.status === 'open' && approval.expiresAt <= new Date(),
+          requestedById: approval.requestedById,
+          decidedById: approval.decidedById,
+        }
       : null,
   };
 }
 
 export async function listReplays(ctx: { db: DbOrTx }, raw: unknown): Promise<ReplayProgress[]> {
   const input = parseInput(listReplaysInput, raw);
-  const rows = await ctx.db.replay.findMany({ where: { runId: input.runId }, orderBy: { createdAt: 'desc' }, select: { id: true } });
+  const rows = await ctx.db.replay.findMany({
+    where: { runId: input.runId },
+    orderBy: { createdAt: 'desc' },
+    select: { id: true },
+  });
   return Promise.all(rows.map((r) => getReplayProgress(ctx, { replayId: r.id })));
 }
 
@@ -85,26 +119,47 @@ export async function getReplayReport(ctx: { db: DbOrTx }, raw: unknown): Promis
   const input = parseInput(replayReportInput, raw);
   const progress = await getReplayProgress(ctx, { replayId: input.replayId });
   const { db } = ctx;
-  const requested = await db.auditEntry.findFirst({ where: { subjectType: 'replay', subjectId: input.replayId, action: 'replay.request', outcome: 'ok' }, select: { detail: true } });
-  const before = (requested?.detail as { exactlyOnceBefore?: ReplayReport['exactlyOnceBefore'] } | null)?.exactlyOnceBefore ?? null;
+  const requested = await db.auditEntry.findFirst({
+    where: { subjectType: 'replay', subjectId: input.replayId, action: 'replay.request', outcome: 'ok' },
+    select: { detail: true },
+  });
+  const before =
+    (requested?.detail as { exactlyOnceBefore?: ReplayReport['exactlyOnceBefore'] } | null)?.exactlyOnceBefore ?? null;
   const skipped = await db.$queryRaw<{ reason: string; n: bigint }[]>`
     SELECT split_part(split_part(note, ':', 1), ' (', 1) AS reason, count(*) AS n FROM replay_item
      WHERE replay_id = ${input.replayId}::uuid AND outcome = 'skipped' GROUP BY 1 ORDER BY 2 DESC`;
   const filter =
-    input.outcome === 'all' ? Prisma.empty
-    : input.outcome === 'open' ? Prisma.sql`AND ri.outcome IS NULL`
-    : input.outcome === 'unknown' ? Prisma.sql`AND ri.outcome IN ('unknown', 'interrupted')`
-    : Prisma.sql`AND ri.outcome = ${input.outcome}`;
+    input.outcome === 'all'
+      ? Prisma.empty
+      : input.outcome === 'open'
+        ? Prisma.sql`AND ri.outcome IS NULL`
+        : input.outcome === 'unknown'
+          ? Prisma.sql`AND ri.outcome IN ('unknown', 'interrupted')`
+          : Prisma.sql`AND ri.outcome = ${input.outcome}`;
   const after = input.after ? Prisma.sql`AND ri.id > ${BigInt(input.after)}` : Prisma.empty;
-  const rows = await db.$queryRaw<{ id: bigint; key: string; target: string; epoch: number; outcome: string | null; note: string | null; state: string | null }[]>`
+  const rows = await db.$queryRaw<
+    {
+      id: bigint;
+      key: string;
+      target: string;
+      epoch: number;
+      outcome: string | null;
+      note: string | null;
+      state: string | null;
+    }[]
+  >`
     SELECT ri.id, ri.key, ri.target, ri.epoch, ri.outcome, ri.note, k.state::text AS state
       FROM replay_item ri LEFT JOIN effect_key k ON k.key = ri.key
      WHERE ri.replay_id = ${input.replayId}::uuid ${filter} ${after} ORDER BY ri.id LIMIT ${input.limit}`;
   const cancelled = progress.status === 'cancelled';
   const items = rows.map((r) => ({
-    itemId: String(r.id), key: r.key, target: r.target, epoch: r.epoch,
+    itemId: String(r.id),
+    key: r.key,
+    target: r.target,
+    epoch: r.epoch,
     outcome: r.outcome ?? (cancelled ? 'not_sent_cancelled' : 'open'),
-    note: r.outcome ? r.note : null, stateNow: r.state,
+    note: r.outcome ? r.note : null,
+    stateNow: r.state,
   }));
   return {
     ...progress,

@@ -39,7 +39,12 @@ interface Row {
   now: Date;
 }
 
-export async function reconcileOnce(deps: { db: Db; providers: ProviderRegistry; limit?: number; log?: (l: string) => void }): Promise<ReconcileResult> {
+export async function reconcileOnce(deps: {
+  db: Db;
+  providers: ProviderRegistry;
+  limit?: number;
+  log?: (l: string) => void;
+}): Promise<ReconcileResult> {
   const { db, providers } = deps;
   const result: ReconcileResult = { examined: 0, done: 0, unknown: 0, waiting: 0, errors: 0 };
   const rows = await db.$queryRaw<Row[]>`
@@ -79,7 +84,11 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
 
   let receipt: string | null = null;
   if (row.status !== null && row.body) {
-    const verdict = provider.classify({ status: row.status, headers: row.headers ?? [], body: new Uint8Array(row.body) });
+    const verdict = provider.classify({
+      status: row.status,
+      headers: row.headers ?? [],
+      body: new Uint8Array(row.body),
+    });
     if (verdict.outcome === 'done') receipt = verdict.receipt;
   }
   receipt ??= provider.receiptHint?.(row.idempotency_key) ?? null;
@@ -90,8 +99,16 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
       return;
     }
     await markUnknown(ref, {
-      key: row.key, epoch: row.epoch,
-      evidence: { reconciler: 'lease expired', receipt, lookup: provider.supportsReceiptLookup ? 'no receipt to look up' : `provider ${provider.name} offers no receipt lookup`, sentAt: since.toISOString() },
+      key: row.key,
+      epoch: row.epoch,
+      evidence: {
+        reconciler: 'lease expired',
+        receipt,
+        lookup: provider.supportsReceiptLookup
+          ? 'no receipt to look up'
+          : `provider ${provider.name} offers no receipt lookup`,
+        sentAt: since.toISOString(),
+      },
     });
     result.unknown++;
     await settleInterrupted(db, row.key, 'unknown', 'lease expired with no receipt lookup: unknown, for support');
@@ -106,7 +123,12 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
     return;
   }
   if (found.found && found.state !== 'failed') {
-    await completeEffect(ref, { key: row.key, epoch: row.epoch, receipt: found.receipt, evidence: { reconciler: 'receipt found', state: found.state, lookupStatus: found.raw.status } });
+    await completeEffect(ref, {
+      key: row.key,
+      epoch: row.epoch,
+      receipt: found.receipt,
+      evidence: { reconciler: 'receipt found', state: found.state, lookupStatus: found.raw.status },
+    });
     result.done++;
     await settleInterrupted(db, row.key, 'sent', `receipt ${found.receipt} found by the reconciler`);
     return;
@@ -116,11 +138,18 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
     return;
   }
   await markUnknown(ref, {
-    key: row.key, epoch: row.epoch,
+    key: row.key,
+    epoch: row.epoch,
     evidence: {
       reconciler: found.found ? 'provider reports the message failed' : 'lookup miss after the settle window',
-      receipt, settleWindowSeconds: settle, sentAt: since.toISOString(),
-      lookup: { status: found.raw.status, headers: found.raw.headers, body: new TextDecoder().decode(found.raw.body).slice(0, 4000) },
+      receipt,
+      settleWindowSeconds: settle,
+      sentAt: since.toISOString(),
+      lookup: {
+        status: found.raw.status,
+        headers: found.raw.headers,
+        body: new TextDecoder().decode(found.raw.body).slice(0, 4000),
+      },
     },
   });
   result.unknown++;
@@ -129,6 +158,9 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
 
 /** A replay item left 'interrupted' by a crashed handler takes the reconciler's verdict. */
 async function settleInterrupted(db: Db, key: string, outcome: 'sent' | 'unknown', note: string): Promise<void> {
-  const items = await db.replayItem.findMany({ where: { key, outcome: 'interrupted' }, select: { id: true, replayId: true } });
+  const items = await db.replayItem.findMany({
+    where: { key, outcome: 'interrupted' },
+    select: { id: true, replayId: true },
+  });
   for (const i of items) await setOutcome(db, i.replayId, i.id, outcome, note);
 }

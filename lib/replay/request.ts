@@ -38,10 +38,24 @@ export const approveReplayInput = z.strictObject({
 
 export const rejectReplayInput = z.strictObject({ approvalRequestId: z.uuid(), reason });
 
-export async function assertOperator(ctx: ReplayCtx, action: string, subjectId: string, runId: string | null): Promise<void> {
+export async function assertOperator(
+  ctx: ReplayCtx,
+  action: string,
+  subjectId: string,
+  runId: string | null,
+): Promise<void> {
   if (ctx.actor.kind === 'user' && ctx.actor.role === 'operator') return;
   const why = 'only an operator forces replays (Z1)';
-  await auditRefusal(ctx.db, { chain: runId ? `run:${runId}` : 'replays', actor: ctx.actor, action, subjectType: 'replay', subjectId, runId, why, request: ctx.request });
+  await auditRefusal(ctx.db, {
+    chain: runId ? `run:${runId}` : 'replays',
+    actor: ctx.actor,
+    action,
+    subjectType: 'replay',
+    subjectId,
+    runId,
+    why,
+    request: ctx.request,
+  });
   throw forbidden(why);
 }
 
@@ -69,26 +83,51 @@ export async function requestReplay(ctx: ReplayCtx, raw: unknown): Promise<Reque
       return await freeze(ctx, input, fourEyes, ttlMinutes);
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (attempt >= 8 || (code !== 'P2034' && !/could not serialize|write conflict|deadlock/i.test((error as Error).message))) throw error;
+      if (
+        attempt >= 8 ||
+        (code !== 'P2034' && !/could not serialize|write conflict|deadlock/i.test((error as Error).message))
+      )
+        throw error;
     }
   }
 }
 
-async function freeze(ctx: ReplayCtx, input: z.output<typeof requestReplayInput>, fourEyes: boolean, ttlMinutes: number): Promise<RequestReplayResult> {
+async function freeze(
+  ctx: ReplayCtx,
+  input: z.output<typeof requestReplayInput>,
+  fourEyes: boolean,
+  ttlMinutes: number,
+): Promise<RequestReplayResult> {
   const { db, actor } = ctx;
   return db.$transaction(
     async (tx) => {
       const summary = await summarizeSet(tx, input.runId);
-      if (summary.eligible === 0) throw conflict('no target of this run is eligible for a replay', { counts: summary.counts });
+      if (summary.eligible === 0)
+        throw conflict('no target of this run is eligible for a replay', { counts: summary.counts });
       if (input.confirmCount !== summary.eligible) {
-        throw conflict(`you confirmed ${input.confirmCount} targets but ${summary.eligible} would be sent: review the preview again`, { field: 'confirmCount', eligible: summary.eligible, setHash: summary.setHash });
+        throw conflict(
+          `you confirmed ${input.confirmCount} targets but ${summary.eligible} would be sent: review the preview again`,
+          { field: 'confirmCount', eligible: summary.eligible, setHash: summary.setHash },
+        );
       }
       if (input.setHash && input.setHash !== summary.setHash) {
-        throw conflict('the set changed since the preview: review it again', { field: 'setHash', setHash: summary.setHash, eligible: summary.eligible });
+        throw conflict('the set changed since the preview: review it again', {
+          field: 'setHash',
+          setHash: summary.setHash,
+          eligible: summary.eligible,
+        });
       }
       const before = await exactlyOnce(tx, input.runId);
       const replay = await tx.replay.create({
-        data: { runId: input.runId, status: fourEyes ? 'awaiting_approval' : 'approved', requestedById: actor.id, reason: input.reason, setHash: summary.setHash, total: summary.eligible, approvedById: null },
+        data: {
+          runId: input.runId,
+          status: fourEyes ? 'awaiting_approval' : 'approved',
+          requestedById: actor.id,
+          reason: input.reason,
+          setHash: summary.setHash,
+          total: summary.eligible,
+          approvedById: null,
+        },
       });
       await tx.$executeRaw`
         INSERT INTO replay_item (replay_id, key, epoch, target, note)
@@ -100,18 +139,44 @@ async function freeze(ctx: ReplayCtx, input: z.output<typeof requestReplayInput>
       if (fourEyes) {
         approval = await tx.approvalRequest.create({
           data: {
-            kind: 'replay', runId: input.runId, payload: { replayId: replay.id, count: summary.eligible }, setHash: summary.setHash,
-            reason: input.reason, requestedById: actor.id, expiresAt: new Date(Date.now() + ttlMinutes * 60_000),
+            kind: 'replay',
+            runId: input.runId,
+            payload: { replayId: replay.id, count: summary.eligible },
+            setHash: summary.setHash,
+            reason: input.reason,
+            requestedById: actor.id,
+            expiresAt: new Date(Date.now() + ttlMinutes * 60_000),
           },
           select: { id: true, expiresAt: true },
         });
       }
       await appendAudit(tx, {
-        chain: `run:${input.runId}`, actor, action: 'replay.request', subjectType: 'replay', subjectId: replay.id, runId: input.runId,
-        after: replay.status, reason: input.reason, request: ctx.request,
-        detail: { count: summary.eligible, setHash: summary.setHash, counts: summary.counts, fourEyes, approvalRequestId: approval?.id ?? null, exactlyOnceBefore: before },
+        chain: `run:${input.runId}`,
+        actor,
+        action: 'replay.request',
+        subjectType: 'replay',
+        subjectId: replay.id,
+        runId: input.runId,
+        after: replay.status,
+        reason: input.reason,
+        request: ctx.request,
+        detail: {
+          count: summary.eligible,
+          setHash: summary.setHash,
+          counts: summary.counts,
+          fourEyes,
+          approvalRequestId: approval?.id ?? null,
+          exactlyOnceBefore: before,
+        },
       });
-      return { replayId: replay.id, status: replay.status as RequestReplayResult['status'], total: summary.eligible, setHash: summary.setHash, approvalRequestId: approval?.id ?? null, expiresAt: approval?.expiresAt ?? null };
+      return {
+        replayId: replay.id,
+        status: replay.status as RequestReplayResult['status'],
+        total: summary.eligible,
+        setHash: summary.setHash,
+        approvalRequestId: approval?.id ?? null,
+        expiresAt: approval?.expiresAt ?? null,
+      };
     },
     { isolationLevel: 'RepeatableRead', timeout: 600_000, maxWait: 30_000 },
   );
@@ -119,7 +184,8 @@ async function freeze(ctx: ReplayCtx, input: z.output<typeof requestReplayInput>
 
 async function loadApproval(ctx: ReplayCtx, id: string) {
   const req = await ctx.db.approvalRequest.findUnique({ where: { id } });
-  if (!req || req.kind !== 'replay') throw notFound(`replay approval request ${id} does not exist`, { field: 'approvalRequestId' });
+  if (!req || req.kind !== 'replay')
+    throw notFound(`replay approval request ${id} does not exist`, { field: 'approvalRequestId' });
   const replayId = (req.payload as { replayId: string }).replayId;
   return { req, replayId };
 }
@@ -130,30 +196,80 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
   const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
   await assertOperator(ctx, 'replay.approve', replayId, req.runId);
   const refuse = async (why: string) => {
-    await auditRefusal(db, { chain: `run:${req.runId}`, actor, action: 'replay.approve', subjectType: 'replay', subjectId: replayId, runId: req.runId, why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `run:${req.runId}`,
+      actor,
+      action: 'replay.approve',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: req.runId,
+      why,
+      request: ctx.request,
+    });
     return forbidden(why);
   };
   if (req.requestedById === actor.id) throw await refuse('the requester of a replay cannot approve it (Z3: four eyes)');
   const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
-    await auditRefusal(db, { chain: `run:${req.runId}`, actor, action: 'replay.approve', subjectType: 'replay', subjectId: replayId, runId: req.runId, why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `run:${req.runId}`,
+      actor,
+      action: 'replay.approve',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: req.runId,
+      why,
+      request: ctx.request,
+    });
     return conflict(why, extra);
   };
   if (req.status !== 'open') throw await refuseConflict(`this request is ${req.status}`);
-  if (req.setHash !== input.setHash) throw await refuseConflict('the approval does not match the frozen set: review the request again', { field: 'setHash', setHash: req.setHash });
+  if (req.setHash !== input.setHash)
+    throw await refuseConflict('the approval does not match the frozen set: review the request again', {
+      field: 'setHash',
+      setHash: req.setHash,
+    });
   return db.$transaction(async (tx) => {
     const [now] = await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
     if (req.expiresAt <= now!.now) {
       await tx.approvalRequest.updateMany({ where: { id: req.id, status: 'open' }, data: { status: 'expired' } });
-      await tx.replay.updateMany({ where: { id: replayId, status: 'awaiting_approval' }, data: { status: 'expired', finishedAt: now!.now } });
-      await appendAudit(tx, { chain: `run:${req.runId}`, actor, action: 'replay.approve', subjectType: 'replay', subjectId: replayId, runId: req.runId, outcome: 'refused', detail: { why: 'the approval request expired (Z3)' }, request: ctx.request });
+      await tx.replay.updateMany({
+        where: { id: replayId, status: 'awaiting_approval' },
+        data: { status: 'expired', finishedAt: now!.now },
+      });
+      await appendAudit(tx, {
+        chain: `run:${req.runId}`,
+        actor,
+        action: 'replay.approve',
+        subjectType: 'replay',
+        subjectId: replayId,
+        runId: req.runId,
+        outcome: 'refused',
+        detail: { why: 'the approval request expired (Z3)' },
+        request: ctx.request,
+      });
       return { replayId, status: 'expired' as const, approvedById: null };
     }
-    const a = await tx.approvalRequest.updateMany({ where: { id: req.id, status: 'open', setHash: input.setHash }, data: { status: 'approved', decidedById: actor.id, decidedAt: now!.now } });
-    const r = await tx.replay.updateMany({ where: { id: replayId, status: 'awaiting_approval', setHash: input.setHash }, data: { status: 'approved', approvedById: actor.id } });
+    const a = await tx.approvalRequest.updateMany({
+      where: { id: req.id, status: 'open', setHash: input.setHash },
+      data: { status: 'approved', decidedById: actor.id, decidedAt: now!.now },
+    });
+    const r = await tx.replay.updateMany({
+      where: { id: replayId, status: 'awaiting_approval', setHash: input.setHash },
+      data: { status: 'approved', approvedById: actor.id },
+    });
     if (a.count !== 1 || r.count !== 1) throw conflict('the request was decided or cancelled meanwhile');
     await appendAudit(tx, {
-      chain: `run:${req.runId}`, actor, action: 'replay.approve', subjectType: 'replay', subjectId: replayId, runId: req.runId,
-      before: 'awaiting_approval', after: 'approved', reason: input.reason ?? null, detail: { approvalRequestId: req.id, setHash: req.setHash }, request: ctx.request,
+      chain: `run:${req.runId}`,
+      actor,
+      action: 'replay.approve',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: req.runId,
+      before: 'awaiting_approval',
+      after: 'approved',
+      reason: input.reason ?? null,
+      detail: { approvalRequestId: req.id, setHash: req.setHash },
+      request: ctx.request,
     });
     return { replayId, status: 'approved' as const, approvedById: actor.id };
   });
@@ -165,10 +281,27 @@ export async function rejectReplay(ctx: ReplayCtx, raw: unknown) {
   const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
   await assertOperator(ctx, 'replay.reject', replayId, req.runId);
   return db.$transaction(async (tx) => {
-    const a = await tx.approvalRequest.updateMany({ where: { id: req.id, status: 'open' }, data: { status: 'rejected', decidedById: actor.id, decidedAt: new Date() } });
+    const a = await tx.approvalRequest.updateMany({
+      where: { id: req.id, status: 'open' },
+      data: { status: 'rejected', decidedById: actor.id, decidedAt: new Date() },
+    });
     if (a.count !== 1) throw conflict(`this request is ${req.status}`);
-    await tx.replay.updateMany({ where: { id: replayId, status: 'awaiting_approval' }, data: { status: 'rejected', finishedAt: new Date() } });
-    await appendAudit(tx, { chain: `run:${req.runId}`, actor, action: 'replay.reject', subjectType: 'replay', subjectId: replayId, runId: req.runId, before: 'awaiting_approval', after: 'rejected', reason: input.reason, request: ctx.request });
+    await tx.replay.updateMany({
+      where: { id: replayId, status: 'awaiting_approval' },
+      data: { status: 'rejected', finishedAt: new Date() },
+    });
+    await appendAudit(tx, {
+      chain: `run:${req.runId}`,
+      actor,
+      action: 'replay.reject',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: req.runId,
+      before: 'awaiting_approval',
+      after: 'rejected',
+      reason: input.reason,
+      request: ctx.request,
+    });
     return { replayId, status: 'rejected' as const };
   });
 }

@@ -6,7 +6,16 @@ import { Prisma } from '../db/client.ts';
 import type { DbOrTx } from '../db/client.ts';
 
 /** A target's state as the preview shows it: the ledger states, with pending split in two. */
-export const VIEW_STATES = ['not_sent', 'awaiting_claim', 'failed', 'in_flight', 'done', 'unknown', 'revoked', 'stuck'] as const;
+export const VIEW_STATES = [
+  'not_sent',
+  'awaiting_claim',
+  'failed',
+  'in_flight',
+  'done',
+  'unknown',
+  'revoked',
+  'stuck',
+] as const;
 export type ViewState = (typeof VIEW_STATES)[number];
 export const ELIGIBLE: readonly ViewState[] = ['not_sent', 'awaiting_claim', 'failed'];
 
@@ -73,7 +82,10 @@ export async function summarizeSet(db: DbOrTx, runId: string): Promise<SetSummar
 }
 
 /** The run's headline figure (P4): approved targets with exactly one done effect / approved targets. */
-export async function exactlyOnce(db: DbOrTx, runId: string): Promise<{ exactlyOnce: number; approved: number; ratio: number }> {
+export async function exactlyOnce(
+  db: DbOrTx,
+  runId: string,
+): Promise<{ exactlyOnce: number; approved: number; ratio: number }> {
   const [row] = await db.$queryRaw<{ ok: bigint; total: bigint }[]>`
     SELECT count(*) FILTER (WHERE d.n = 1) AS ok, count(*) AS total
       FROM plan_item pi

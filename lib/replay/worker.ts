@@ -73,7 +73,9 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   const deps: ExecutorDeps = {
     db: options.db,
     providers: options.providers,
-    limiter: new RateLimiter((name) => (options.providers.has(name) ? options.providers.settings(name).rateLimitPerSecond : undefined)),
+    limiter: new RateLimiter((name) =>
+      options.providers.has(name) ? options.providers.settings(name).rateLimitPerSecond : undefined,
+    ),
     payload: options.payload,
     log,
   };
@@ -108,16 +110,23 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
     try {
       const r = await runChunk(deps, job.data);
       failuresInARow = 0;
-      log(`chunk ${job.data.fromId}-${job.data.toId} of ${job.data.replayId}: ${r.processed} processed${r.stoppedBy ? `, stopped: ${r.stoppedBy}` : ''}`);
+      log(
+        `chunk ${job.data.fromId}-${job.data.toId} of ${job.data.replayId}: ${r.processed} processed${r.stoppedBy ? `, stopped: ${r.stoppedBy}` : ''}`,
+      );
       await boss.complete(REPLAY_QUEUE, job.id);
     } catch (error) {
       if (((error as { processed?: number }).processed ?? 0) > 0) failuresInARow = 0;
       const wait = stopping ? 0 : backoffMs(failuresInARow++, 15_000, 1_000);
-      log(`chunk ${job.data.fromId}-${job.data.toId}: ${(error as Error).message}; retried in ${Math.round(wait / 100) / 10} s + the queue's delay`);
+      log(
+        `chunk ${job.data.fromId}-${job.data.toId}: ${(error as Error).message}; retried in ${Math.round(wait / 100) / 10} s + the queue's delay`,
+      );
       if (wait) await pause(wait);
       // pg-boss retries the chunk; if this call cannot reach the database either, pg-boss's own
       // fail (the handler throws) or the rescue does it.
-      const failed = await boss.fail(REPLAY_QUEUE, job.id, { message: (error as Error).message }).then(() => true, () => false);
+      const failed = await boss.fail(REPLAY_QUEUE, job.id, { message: (error as Error).message }).then(
+        () => true,
+        () => false,
+      );
       if (!failed) throw error;
     } finally {
       await locks.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, job.id]).catch(() => undefined);
@@ -126,7 +135,8 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   // The lock connection is opened now: opened on a first chunk under load it could take longer than
   // the rescue's grace period, and the chunk would be taken for a dead worker's.
   await locks.query('SELECT 1', []);
-  for (let i = 0; i < concurrency; i++) await boss.work<ReplayChunk>(REPLAY_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, handle);
+  for (let i = 0; i < concurrency; i++)
+    await boss.work<ReplayChunk>(REPLAY_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, handle);
 
   const rescue = async () => {
     const active = await options.db.$queryRawUnsafe<{ id: string }[]>(
@@ -134,17 +144,23 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
       REPLAY_QUEUE,
     );
     for (const { id } of active) {
-      const [free] = await options.db.$queryRaw<{ free: boolean }[]>`SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${id})) AS free`;
+      const [free] = await options.db.$queryRaw<
+        { free: boolean }[]
+      >`SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${id})) AS free`;
       if (free?.free) {
         // The job may have been completed between the SELECT and the lock check (its handler then
         // released the lock): fail() changes only a job not yet completed, so count what it changed.
-        const r = (await boss.fail(REPLAY_QUEUE, id, { reason: 'worker died' })) as unknown as { affected?: number } | undefined;
+        const r = (await boss.fail(REPLAY_QUEUE, id, { reason: 'worker died' })) as unknown as
+          { affected?: number } | undefined;
         if (r?.affected !== 0) log(`rescued chunk job ${id}: its worker is gone`);
       }
     }
   };
   const sweep = async () => {
-    const running = await options.db.replay.findMany({ where: { status: 'running' }, select: { id: true, runId: true } });
+    const running = await options.db.replay.findMany({
+      where: { status: 'running' },
+      select: { id: true, runId: true },
+    });
     for (const r of running) {
       if ((await openChunkJobs(options.db, r.id)) > 0) continue;
       if (await completeIfDone(options.db, r.id, r.runId, executorActor(r.id))) continue;
@@ -154,7 +170,8 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   };
   const reconcile = async () => {
     const r = await reconcileOnce({ db: options.db, providers: options.providers, log });
-    if (r.examined) log(`reconciled ${r.examined}: ${r.done} done, ${r.unknown} unknown, ${r.waiting} waiting, ${r.errors} errors`);
+    if (r.examined)
+      log(`reconciled ${r.examined}: ${r.done} done, ${r.unknown} unknown, ${r.waiting} waiting, ${r.errors} errors`);
     options.onReconcile?.(r);
   };
   const busy = new Set<string>();

@@ -37,15 +37,31 @@ export interface CreatedRuntimeKey {
 export async function createRuntimeKey(ctx: { db: Db; actor: Actor }, raw: unknown): Promise<CreatedRuntimeKey> {
   const input = parseInput(createRuntimeKeyInput, raw);
   if (!mayAdminister(ctx.actor)) throw forbidden('only an admin creates runtime keys');
-  const prefix = randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 12).padEnd(12, '0');
+  const prefix = randomBytes(9)
+    .toString('base64url')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')
+    .slice(0, 12)
+    .padEnd(12, '0');
   const token = `elk_${prefix}_${randomBytes(32).toString('base64url')}`;
   return ctx.db.$transaction(async (tx) => {
     const row = await tx.runtimeKey.create({
-      data: { name: input.name, prefix, secretHash: hashToken(token), workflows: input.workflows, createdById: ctx.actor.kind === 'user' ? ctx.actor.id : null },
+      data: {
+        name: input.name,
+        prefix,
+        secretHash: hashToken(token),
+        workflows: input.workflows,
+        createdById: ctx.actor.kind === 'user' ? ctx.actor.id : null,
+      },
     });
     await appendAudit(tx, {
-      chain: `runtime_key:${row.id}`, actor: ctx.actor, action: 'runtime_key.create', subjectType: 'runtime_key', subjectId: row.id,
-      after: 'active', detail: { name: input.name, prefix, workflows: input.workflows },
+      chain: `runtime_key:${row.id}`,
+      actor: ctx.actor,
+      action: 'runtime_key.create',
+      subjectType: 'runtime_key',
+      subjectId: row.id,
+      after: 'active',
+      detail: { name: input.name, prefix, workflows: input.workflows },
     });
     return { id: row.id, name: row.name, prefix, workflows: row.workflows, token };
   });
@@ -58,32 +74,55 @@ export async function revokeRuntimeKey(ctx: { db: Db; actor: Actor }, id: string
     const updated = await tx.runtimeKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
     if (updated.count !== 1) throw notFound(`no active runtime key ${id}`, { field: 'id' });
     await appendAudit(tx, {
-      chain: `runtime_key:${id}`, actor: ctx.actor, action: 'runtime_key.revoke', subjectType: 'runtime_key', subjectId: id,
-      before: 'active', after: 'revoked', reason: reason.trim(),
+      chain: `runtime_key:${id}`,
+      actor: ctx.actor,
+      action: 'runtime_key.revoke',
+      subjectType: 'runtime_key',
+      subjectId: id,
+      before: 'active',
+      after: 'revoked',
+      reason: reason.trim(),
     });
   });
 }
 
 export type VerifiedKey =
-  | { ok: true; actor: Extract<Actor, { kind: 'runtime' }> }
-  | { ok: false; why: string; prefix: string | null };
+  { ok: true; actor: Extract<Actor, { kind: 'runtime' }> } | { ok: false; why: string; prefix: string | null };
 
 /** Checks a presented token: format, known prefix, hash match (constant time), not revoked. */
 export async function verifyRuntimeKey(db: DbOrTx, token: string): Promise<VerifiedKey> {
   const m = TOKEN.exec(token);
   if (!m) return { ok: false, why: 'malformed runtime key (expected elk_<prefix>_<secret>)', prefix: null };
   const prefix = m[1]!;
-  const [row] = await sqlRows<{ id: string; name: string; secret_hash: string; workflows: string[]; revoked_at: Date | null; last_used_at: Date | null }>(
-    db, 'SELECT id::text AS id, name, secret_hash, workflows, revoked_at, last_used_at FROM runtime_key WHERE prefix = $1', [prefix], 'runtime_key_by_prefix');
+  const [row] = await sqlRows<{
+    id: string;
+    name: string;
+    secret_hash: string;
+    workflows: string[];
+    revoked_at: Date | null;
+    last_used_at: Date | null;
+  }>(
+    db,
+    'SELECT id::text AS id, name, secret_hash, workflows, revoked_at, last_used_at FROM runtime_key WHERE prefix = $1',
+    [prefix],
+    'runtime_key_by_prefix',
+  );
   if (!row) return { ok: false, why: 'unknown runtime key', prefix };
   const a = Buffer.from(hashToken(token), 'hex');
   const b = Buffer.from(row.secret_hash, 'hex');
-  if (a.length !== b.length || !timingSafeEqual(a, b)) return { ok: false, why: 'runtime key secret does not match', prefix };
+  if (a.length !== b.length || !timingSafeEqual(a, b))
+    return { ok: false, why: 'runtime key secret does not match', prefix };
   if (row.revoked_at) return { ok: false, why: `runtime key "${row.name}" was revoked`, prefix };
   // Last use is recorded at most once a minute per key: only a request that finds it older writes
   // (the WHERE keeps concurrent requests from writing it twice).
   if (!row.last_used_at || row.last_used_at.getTime() < Date.now() - LAST_USED_EVERY_MS) {
-    await db.runtimeKey.updateMany({ where: { id: row.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(Date.now() - LAST_USED_EVERY_MS) } }] }, data: { lastUsedAt: new Date() } });
+    await db.runtimeKey.updateMany({
+      where: {
+        id: row.id,
+        OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(Date.now() - LAST_USED_EVERY_MS) } }],
+      },
+      data: { lastUsedAt: new Date() },
+    });
   }
   return { ok: true, actor: { kind: 'runtime', id: row.id, label: `runtime:${row.name}`, workflows: row.workflows } };
 }

@@ -41,11 +41,20 @@ export interface EffectOptions {
 export type EffectResult =
   | { status: 'skipped'; key: string; epoch: number; state: string; changedBy: string; changedAt: string }
   | { status: 'done'; key: string; epoch: number; receipt: string; response: RawResponse }
-  | { status: 'failed' | 'unknown' | 'stuck'; key: string; epoch: number; evidence: Record<string, unknown>; response?: RawResponse };
+  | {
+      status: 'failed' | 'unknown' | 'stuck';
+      key: string;
+      epoch: number;
+      evidence: Record<string, unknown>;
+      response?: RawResponse;
+    };
 
 /** Throw this from a call when the provider definitively said no without an HTTP response to store. */
 export class ProviderRejected extends Error {
-  constructor(message: string, readonly evidence: Record<string, unknown> = {}) {
+  constructor(
+    message: string,
+    readonly evidence: Record<string, unknown> = {},
+  ) {
     super(message);
     this.name = 'ProviderRejected';
   }
@@ -69,9 +78,12 @@ export function classifyHttp(raw: RawResponse): Classification {
   const evidence = { status: raw.status, body: body ?? new TextDecoder().decode(raw.body).slice(0, 2000) };
   if (raw.status >= 200 && raw.status < 300) {
     const id = body?.id ?? body?.messageId ?? body?.transactionId;
-    return typeof id === 'string' && id ? { outcome: 'done', receipt: id } : { outcome: 'unknown', evidence: { ...evidence, why: 'success without a receipt (S2)' } };
+    return typeof id === 'string' && id
+      ? { outcome: 'done', receipt: id }
+      : { outcome: 'unknown', evidence: { ...evidence, why: 'success without a receipt (S2)' } };
   }
-  if (raw.status >= 400 && raw.status < 500 && raw.status !== 408 && raw.status !== 429) return { outcome: 'failed', evidence };
+  if (raw.status >= 400 && raw.status < 500 && raw.status !== 408 && raw.status !== 429)
+    return { outcome: 'failed', evidence };
   return { outcome: 'unknown', evidence };
 }
 
@@ -84,7 +96,9 @@ async function toRaw(result: RawResponse | Response): Promise<RawResponse> {
   return result as RawResponse;
 }
 
-const errorEvidence = (error: unknown) => ({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+const errorEvidence = (error: unknown) => ({
+  error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+});
 
 export class Ledger {
   constructor(readonly transport: Transport) {}
@@ -107,15 +121,36 @@ export class Ledger {
     return this.transport.reportDeletion(input);
   }
 
-  async effect(spec: EffectSpec, call: (ctx: CallContext) => Promise<RawResponse | Response>, options: EffectOptions = {}): Promise<EffectResult> {
-    const claim: ClaimResponse = await this.transport.claim({ runId: spec.run, tool: spec.tool, action: spec.action, recordId: spec.record, target: spec.target });
+  async effect(
+    spec: EffectSpec,
+    call: (ctx: CallContext) => Promise<RawResponse | Response>,
+    options: EffectOptions = {},
+  ): Promise<EffectResult> {
+    const claim: ClaimResponse = await this.transport.claim({
+      runId: spec.run,
+      tool: spec.tool,
+      action: spec.action,
+      recordId: spec.record,
+      target: spec.target,
+    });
     if (!claim.claimed) {
-      return { status: 'skipped', key: claim.key, epoch: claim.epoch, state: claim.state, changedBy: claim.changedBy, changedAt: claim.changedAt };
+      return {
+        status: 'skipped',
+        key: claim.key,
+        epoch: claim.epoch,
+        state: claim.state,
+        changedBy: claim.changedBy,
+        changedAt: claim.changedAt,
+      };
     }
     const { key, epoch, attemptId } = claim;
-    const report = async (r: EffectResult & { status: 'done' | 'failed' | 'unknown' | 'stuck' }): Promise<EffectResult> => {
-      if (r.status === 'done') await this.transport.reportOutcome({ key, epoch, outcome: 'done', receipt: r.receipt, attemptId });
-      else if (r.status === 'unknown') await this.transport.reportOutcome({ key, epoch, outcome: 'unknown', evidence: r.evidence, attemptId });
+    const report = async (
+      r: EffectResult & { status: 'done' | 'failed' | 'unknown' | 'stuck' },
+    ): Promise<EffectResult> => {
+      if (r.status === 'done')
+        await this.transport.reportOutcome({ key, epoch, outcome: 'done', receipt: r.receipt, attemptId });
+      else if (r.status === 'unknown')
+        await this.transport.reportOutcome({ key, epoch, outcome: 'unknown', evidence: r.evidence, attemptId });
       else await this.transport.reportOutcome({ key, epoch, outcome: r.status, evidence: r.evidence, attemptId });
       return r;
     };
@@ -132,14 +167,25 @@ export class Ledger {
           reject(error);
         }, timeoutMs);
       });
-      raw = await toRaw(await Promise.race([call({ idempotencyKey: claim.idempotencyKey, key, epoch, attemptId, signal: controller.signal }), timeout]));
+      raw = await toRaw(
+        await Promise.race([
+          call({ idempotencyKey: claim.idempotencyKey, key, epoch, attemptId, signal: controller.signal }),
+          timeout,
+        ]),
+      );
     } catch (error) {
-      if (error instanceof ProviderRejected) return report({ status: 'failed', key, epoch, evidence: { ...error.evidence, ...errorEvidence(error) } });
+      if (error instanceof ProviderRejected)
+        return report({ status: 'failed', key, epoch, evidence: { ...error.evidence, ...errorEvidence(error) } });
       // A provider client that can prove nothing left (connection refused) frees the key (S3).
       if ((error as { providerSent?: string } | null)?.providerSent === 'no') {
         return report({ status: 'failed', key, epoch, evidence: { ...errorEvidence(error), providerSent: 'no' } });
       }
-      return report({ status: 'unknown', key, epoch, evidence: { ...errorEvidence(error), timedOut: error instanceof CallTimeout } });
+      return report({
+        status: 'unknown',
+        key,
+        epoch,
+        evidence: { ...errorEvidence(error), timedOut: error instanceof CallTimeout },
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -152,7 +198,13 @@ export class Ledger {
     try {
       verdict = (options.classify ?? options.provider?.classify.bind(options.provider) ?? classifyHttp)(raw);
     } catch (error) {
-      return report({ status: 'unknown', key, epoch, evidence: { ...errorEvidence(error), why: 'the response could not be classified' }, response: raw });
+      return report({
+        status: 'unknown',
+        key,
+        epoch,
+        evidence: { ...errorEvidence(error), why: 'the response could not be classified' },
+        response: raw,
+      });
     }
     switch (verdict.outcome) {
       case 'done':
@@ -175,30 +227,65 @@ export class Ledger {
   ): Promise<{ status: 'done'; receipt: string } | { status: 'stuck' | 'unknown'; evidence: Record<string, unknown> }> {
     const evidence = { ...verdict.evidence, alreadyExisted: verdict.reference };
     const follow = options.provider?.followReference?.bind(options.provider);
-    if (!follow) return { status: 'unknown', evidence: { ...evidence, why: 'already existed, and the provider cannot look the prior object up' } };
+    if (!follow)
+      return {
+        status: 'unknown',
+        evidence: { ...evidence, why: 'already existed, and the provider cannot look the prior object up' },
+      };
     try {
       const prior = await follow(verdict.reference);
-      if (!prior.found) return { status: 'unknown', evidence: { ...evidence, why: 'the prior object the provider pointed at could not be found' } };
-      if (prior.state === 'failed') return { status: 'stuck', evidence: { ...evidence, priorState: 'failed', why: 'the provider dedupes onto a prior object that failed permanently (S6)' } };
+      if (!prior.found)
+        return {
+          status: 'unknown',
+          evidence: { ...evidence, why: 'the prior object the provider pointed at could not be found' },
+        };
+      if (prior.state === 'failed')
+        return {
+          status: 'stuck',
+          evidence: {
+            ...evidence,
+            priorState: 'failed',
+            why: 'the provider dedupes onto a prior object that failed permanently (S6)',
+          },
+        };
       return { status: 'done', receipt: prior.receipt };
     } catch (error) {
-      return { status: 'unknown', evidence: { ...evidence, ...errorEvidence(error), why: 'following the prior object failed' } };
+      return {
+        status: 'unknown',
+        evidence: { ...evidence, ...errorEvidence(error), why: 'following the prior object failed' },
+      };
     }
   }
 
   /** Sends through a Provider: the payload (generated content) goes to the provider, never into the key. */
-  send(provider: Provider, spec: EffectSpec, payload: Record<string, unknown>, options: Omit<EffectOptions, 'provider'> = {}): Promise<EffectResult> {
+  send(
+    provider: Provider,
+    spec: EffectSpec,
+    payload: Record<string, unknown>,
+    options: Omit<EffectOptions, 'provider'> = {},
+  ): Promise<EffectResult> {
     return this.effect(
       spec,
-      ({ idempotencyKey, key, epoch, signal }) => provider.send({ key, epoch, idempotencyKey, target: spec.target, payload }, signal),
+      ({ idempotencyKey, key, epoch, signal }) =>
+        provider.send({ key, epoch, idempotencyKey, target: spec.target, payload }, signal),
       { ...options, provider },
     );
   }
 
   /** Runs a registered tool: identity comes from the tool definition, generated inputs never reach the key. */
-  tool<A extends object>(tool: ToolDefinition<A>, run: string, args: A, call: (ctx: CallContext & { args: A }) => Promise<RawResponse | Response>, options?: EffectOptions) {
+  tool<A extends object>(
+    tool: ToolDefinition<A>,
+    run: string,
+    args: A,
+    call: (ctx: CallContext & { args: A }) => Promise<RawResponse | Response>,
+    options?: EffectOptions,
+  ) {
     const id = tool.identity(args);
-    return this.effect({ run, tool: tool.name, action: tool.action, record: id.record, target: id.target }, (ctx) => call({ ...ctx, args }), options);
+    return this.effect(
+      { run, tool: tool.name, action: tool.action, record: id.record, target: id.target },
+      (ctx) => call({ ...ctx, args }),
+      options,
+    );
   }
 }
 

@@ -44,7 +44,10 @@ export interface ConformanceOptions<A extends object> {
   live?: { transport: Transport; runId: string };
 }
 
-export async function checkConformance<A extends object>(tool: ToolDefinition<A>, options: ConformanceOptions<A>): Promise<ConformanceReport> {
+export async function checkConformance<A extends object>(
+  tool: ToolDefinition<A>,
+  options: ConformanceOptions<A>,
+): Promise<ConformanceReport> {
   const triggerId = options.triggerId ?? 'conformance-trigger';
   const problems: ConformanceProblem[] = [];
   const keyOf = (args: A, input: string, variant: string): string | null => {
@@ -57,8 +60,20 @@ export async function checkConformance<A extends object>(tool: ToolDefinition<A>
     });
     try {
       const id = tool.identity(watched);
-      if (reads.length) problems.push({ input, variant, problem: `identity() reads model-generated input(s) ${[...new Set(reads)].join(', ')} (K1)` });
-      return deriveKey({ triggerId, tool: tool.name, action: tool.action, recordId: id.record, targetType: tool.targetType, target: id.target }).key;
+      if (reads.length)
+        problems.push({
+          input,
+          variant,
+          problem: `identity() reads model-generated input(s) ${[...new Set(reads)].join(', ')} (K1)`,
+        });
+      return deriveKey({
+        triggerId,
+        tool: tool.name,
+        action: tool.action,
+        recordId: id.record,
+        targetType: tool.targetType,
+        target: id.target,
+      }).key;
     } catch (error) {
       problems.push({ input, variant, problem: `identity or key derivation failed: ${(error as Error).message}` });
       return null;
@@ -68,7 +83,13 @@ export async function checkConformance<A extends object>(tool: ToolDefinition<A>
   let baseLive: { key: string; epoch: number } | null = null;
   const claimLive = async (args: A) => {
     const id = tool.identity(args);
-    const r = await options.live!.transport.claim({ runId: options.live!.runId, tool: tool.name, action: tool.action, recordId: id.record, target: id.target });
+    const r = await options.live!.transport.claim({
+      runId: options.live!.runId,
+      tool: tool.name,
+      action: tool.action,
+      recordId: id.record,
+      target: id.target,
+    });
     return { key: r.key, epoch: r.epoch };
   };
   if (options.live && base) baseLive = await claimLive(options.sample);
@@ -79,13 +100,23 @@ export async function checkConformance<A extends object>(tool: ToolDefinition<A>
       const args = { ...options.sample, [input]: v.value } as A;
       if (v.value === undefined) delete (args as Record<string, unknown>)[input];
       const key = keyOf(args, input, v.label);
-      if (base && key && key !== base) problems.push({ input, variant: v.label, problem: `the key moved: ${base} -> ${key}` });
+      if (base && key && key !== base)
+        problems.push({ input, variant: v.label, problem: `the key moved: ${base} -> ${key}` });
       if (baseLive && key) {
         const live = await claimLive(args);
-        if (live.key !== baseLive.key) problems.push({ input, variant: v.label, problem: `the server key moved: ${baseLive.key} -> ${live.key}` });
-        if (live.epoch !== baseLive.epoch) problems.push({ input, variant: v.label, problem: `the epoch moved: ${baseLive.epoch} -> ${live.epoch}` });
+        if (live.key !== baseLive.key)
+          problems.push({ input, variant: v.label, problem: `the server key moved: ${baseLive.key} -> ${live.key}` });
+        if (live.epoch !== baseLive.epoch)
+          problems.push({ input, variant: v.label, problem: `the epoch moved: ${baseLive.epoch} -> ${live.epoch}` });
       }
     }
   }
-  return { tool: tool.name, action: tool.action, ok: problems.length === 0 && base !== null, key: base, variations, problems };
+  return {
+    tool: tool.name,
+    action: tool.action,
+    ok: problems.length === 0 && base !== null,
+    key: base,
+    variations,
+    problems,
+  };
 }

@@ -16,8 +16,15 @@ export interface DirectTransportOptions {
 }
 
 export function directTransport(options: DirectTransportOptions): Transport {
-  const ctx = { db: options.db, actor: options.actor, request: options.request ?? { userAgent: 'effect-ledger-sdk/direct' } };
-  async function call<T>(fn: () => Promise<ops.OpResult>, schemas: Record<number, z.ZodType>): Promise<{ status: number; body: T }> {
+  const ctx = {
+    db: options.db,
+    actor: options.actor,
+    request: options.request ?? { userAgent: 'effect-ledger-sdk/direct' },
+  };
+  async function call<T>(
+    fn: () => Promise<ops.OpResult>,
+    schemas: Record<number, z.ZodType>,
+  ): Promise<{ status: number; body: T }> {
     let result: ops.OpResult;
     try {
       result = await fn();
@@ -31,17 +38,32 @@ export function directTransport(options: DirectTransportOptions): Transport {
   }
   return {
     createRun: async (body) => (await call<never>(() => ops.opCreateRun(ctx, body), { 201: s.createRunResponse })).body,
-    submitPlan: async (runId, items) => (await call<never>(() => ops.opSubmitPlan(ctx, runId, { items }), { 201: s.submitPlanResponse })).body,
+    submitPlan: async (runId, items) =>
+      (await call<never>(() => ops.opSubmitPlan(ctx, runId, { items }), { 201: s.submitPlanResponse })).body,
     readRun: async (runId) => (await call<never>(() => ops.opReadRun(ctx, runId), { 200: s.runViewResponse })).body,
     replay: async (runId) => {
-      const r = await call<Record<string, unknown>>(() => ops.opReplay(ctx, runId, {}), { 202: s.replayAccepted, 409: s.replayBlocked });
+      const r = await call<Record<string, unknown>>(() => ops.opReplay(ctx, runId, {}), {
+        202: s.replayAccepted,
+        409: s.replayBlocked,
+      });
       return { status: r.status, ...r.body } as never;
     },
-    claim: async (body) => (await call<never>(() => ops.opClaim(ctx, body), { 201: s.claimWon, 200: s.claimLost })).body,
+    claim: async (body) =>
+      (await call<never>(() => ops.opClaim(ctx, body), { 201: s.claimWon, 200: s.claimLost })).body,
     recordResponse: async (attemptId, raw) => {
-      await call(() => ops.opAttemptResponse(ctx, attemptId, { status: raw.status, headers: raw.headers, bodyBase64: Buffer.from(raw.body).toString('base64') }), {});
+      await call(
+        () =>
+          ops.opAttemptResponse(ctx, attemptId, {
+            status: raw.status,
+            headers: raw.headers,
+            bodyBase64: Buffer.from(raw.body).toString('base64'),
+          }),
+        {},
+      );
     },
-    reportOutcome: async (body) => (await call<never>(() => ops.opOutcome(ctx, body), { 200: s.effectStateResponse })).body,
-    reportDeletion: async (body) => (await call<never>(() => ops.opDeletion(ctx, body), { 200: s.deletionResponse })).body,
+    reportOutcome: async (body) =>
+      (await call<never>(() => ops.opOutcome(ctx, body), { 200: s.effectStateResponse })).body,
+    reportDeletion: async (body) =>
+      (await call<never>(() => ops.opDeletion(ctx, body), { 200: s.deletionResponse })).body,
   };
 }

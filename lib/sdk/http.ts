@@ -18,8 +18,16 @@ export function httpTransport(options: HttpTransportOptions): Transport {
   const doFetch = options.fetch ?? fetch;
   const retries = options.retries ?? 3;
 
-  async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: number[] = []): Promise<{ status: number; body: T }> {
-    const headers: Record<string, string> = { authorization: `Bearer ${options.runtimeKey}`, accept: 'application/json' };
+  async function request<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    accept: number[] = [],
+  ): Promise<{ status: number; body: T }> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${options.runtimeKey}`,
+      accept: 'application/json',
+    };
     if (method === 'POST') {
       headers['content-type'] = 'application/json';
       headers['idempotency-key'] = randomUUID();
@@ -28,7 +36,11 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     for (let attempt = 0; attempt <= retries; attempt++) {
       let response: Response;
       try {
-        response = await doFetch(`${base}${path}`, { method, headers, body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined });
+        response = await doFetch(`${base}${path}`, {
+          method,
+          headers,
+          body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
+        });
       } catch (error) {
         lastError = error;
         continue;
@@ -40,7 +52,11 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       } catch {
         json = null;
       }
-      const err = (json as { error?: { code?: string; message?: string; field?: string; details?: Record<string, unknown> } } | null)?.error;
+      const err = (
+        json as {
+          error?: { code?: string; message?: string; field?: string; details?: Record<string, unknown> };
+        } | null
+      )?.error;
       // Our own earlier attempt is still running on the server (a lost answer, retried): wait for it.
       if (response.status === 409 && err?.details?.idempotency === 'in_progress' && attempt < retries) {
         lastError = new LedgerApiError(409, 'conflict', err.message ?? 'in progress', undefined, err.details);
@@ -48,14 +64,21 @@ export function httpTransport(options: HttpTransportOptions): Transport {
         continue;
       }
       if (response.ok || accept.includes(response.status)) return { status: response.status, body: json as T };
-      throw new LedgerApiError(response.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${response.status}`, err?.field, err?.details);
+      throw new LedgerApiError(
+        response.status,
+        err?.code ?? 'http_error',
+        err?.message ?? `HTTP ${response.status}`,
+        err?.field,
+        err?.details,
+      );
     }
     throw lastError;
   }
 
   return {
     createRun: async (body) => (await request<never>('POST', '/runs', body)).body,
-    submitPlan: async (runId, items) => (await request<never>('POST', `/runs/${encodeURIComponent(runId)}/plan`, { items })).body,
+    submitPlan: async (runId, items) =>
+      (await request<never>('POST', `/runs/${encodeURIComponent(runId)}/plan`, { items })).body,
     readRun: async (runId) => (await request<never>('GET', `/runs/${encodeURIComponent(runId)}`)).body,
     replay: async (runId) => {
       const r = await request<Record<string, unknown>>('POST', `/runs/${encodeURIComponent(runId)}/replay`, {}, [409]);

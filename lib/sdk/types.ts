@@ -10,8 +10,7 @@ export type PlanSubmitted = z.output<typeof s.submitPlanResponse>;
 export type RunView = z.output<typeof s.runViewResponse>;
 export type ReplayTarget = z.output<typeof s.replayBlocked>['targets'][number];
 export type ReplayResponse =
-  | ({ status: 202 } & z.output<typeof s.replayAccepted>)
-  | ({ status: 409 } & z.output<typeof s.replayBlocked>);
+  ({ status: 202 } & z.output<typeof s.replayAccepted>) | ({ status: 409 } & z.output<typeof s.replayBlocked>);
 export type ClaimRequest = z.input<typeof s.claimBody>;
 export type ClaimResponse = z.output<typeof s.claimWon> | z.output<typeof s.claimLost>;
 export type OutcomeRequest = z.input<typeof s.outcomeBody>;

@@ -40,7 +40,8 @@ export async function bulkLoadAudit(owner: pg.Client, prefix: string, entries: n
   const columns = (
     await owner.query<{ name: string; type: string }>(
       `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
-       WHERE attrelid = 'audit_entry'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`)
+       WHERE attrelid = 'audit_entry'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+    )
   ).rows;
   const chain = `'bulk:${prefix}:' || n`;
   // Every column of an entry as an SQL expression of its chain number, seq and previous hash.
@@ -73,7 +74,7 @@ export async function bulkLoadAudit(owner: pg.Client, prefix: string, entries: n
   try {
     // The chain trigger is bypassed for the load (superuser only); the hashes are computed here instead.
     await owner.query('SET LOCAL session_replication_role = replica');
-    await owner.query('SET LOCAL work_mem = \'256MB\'');
+    await owner.query("SET LOCAL work_mem = '256MB'");
     await owner.query(
       `INSERT INTO audit_entry (${stored.map((c) => c.name).join(', ')}, hash)
        WITH RECURSIVE r(n, seq, prev, hash) AS (
@@ -140,8 +141,14 @@ export async function benchAudit(opts: {
       const started = performance.now();
       const result = await verifyAuditTrail(db);
       const seconds = (performance.now() - started) / 1000;
-      verify.push(result.ok ? { entries: result.entries, chains: result.chains, seconds, ok: true } : { entries: size, chains: 0, seconds, ok: false });
-      console.log(`[bench] audit: verified ${result.ok ? result.entries : '(broken!)'} entries in ${seconds.toFixed(2)} s`);
+      verify.push(
+        result.ok
+          ? { entries: result.entries, chains: result.chains, seconds, ok: true }
+          : { entries: size, chains: 0, seconds, ok: false },
+      );
+      console.log(
+        `[bench] audit: verified ${result.ok ? result.entries : '(broken!)'} entries in ${seconds.toFixed(2)} s`,
+      );
 
       if (!tamper) tamper = await tamperCheck(owner);
 
@@ -153,10 +160,16 @@ export async function benchAudit(opts: {
         'first page, no filter': () => auditPage(db, {}),
         'one actor (actor_id)': () => auditPage(db, { actor: 'rt-7' }),
         'one run (run_id)': () => auditPage(db, { run: runUuid(7) }),
-        'time range (1 minute)': () => auditPage(db, { from: mid.toISOString(), to: new Date(mid.getTime() + 60_000).toISOString() }),
-        'one subject chain (chain, seq)': () => db.auditEntry.findMany({ where: { chain: chainSample }, orderBy: { seq: 'asc' } }),
+        'time range (1 minute)': () =>
+          auditPage(db, { from: mid.toISOString(), to: new Date(mid.getTime() + 60_000).toISOString() }),
+        'one subject chain (chain, seq)': () =>
+          db.auditEntry.findMany({ where: { chain: chainSample }, orderBy: { seq: 'asc' } }),
         'one effect, as the target page reads it (its chain and its refusals chain)': () =>
-          db.auditEntry.findMany({ where: { chain: { in: [chainSample, `refused:${chainSample}`] } }, orderBy: { id: 'desc' }, take: 100 }),
+          db.auditEntry.findMany({
+            where: { chain: { in: [chainSample, `refused:${chainSample}`] } },
+            orderBy: { id: 'desc' },
+            take: 100,
+          }),
       };
       for (const [name, fn] of Object.entries(q)) queries[`${label}: ${name}`] = await timeRepeat(repeat, fn);
     }
@@ -165,14 +178,31 @@ export async function benchAudit(opts: {
     const actor = { kind: 'runtime' as const, id: 'bench-audit', label: 'bench audit writer', workflows: ['*'] };
     const subjects = Math.max(opts.writers * 8, Math.floor(opts.appends / 10));
     const append = (chain: string, i: number) =>
-      appendAudit(db, { chain, actor, action: 'bench.append', subjectType: 'bench', subjectId: chain, before: 'a', after: 'b', detail: { i } });
+      appendAudit(db, {
+        chain,
+        actor,
+        action: 'bench.append',
+        subjectType: 'bench',
+        subjectId: chain,
+        before: 'a',
+        after: 'b',
+        detail: { i },
+      });
     await closedLoop(Math.min(500, opts.appends), opts.writers, (i) => append(`warm:${i}`, i));
     console.log(`[bench] audit: ${opts.appends} appends over ${subjects} subjects, ${opts.writers} writers`);
     const manySubjects = await closedLoop(opts.appends, opts.writers, (i) => append(`many:${i % subjects}`, i));
     console.log(`[bench] audit: ${opts.appends} appends to one subject, ${opts.writers} writers`);
     const hotSubject = await closedLoop(opts.appends, opts.writers, (i) => append('hot:1', i));
     const head = await owner.query<{ seq: number }>(`SELECT seq FROM audit_chain_head WHERE chain = 'hot:1'`);
-    return { writers: opts.writers, manySubjects, hotSubject, hotChainSeq: head.rows[0]?.seq ?? 0, verify, tamper: tamper!, queries };
+    return {
+      writers: opts.writers,
+      manySubjects,
+      hotSubject,
+      hotChainSeq: head.rows[0]?.seq ?? 0,
+      verify,
+      tamper: tamper!,
+      queries,
+    };
   } finally {
     await db.$disconnect();
     await owner.end();
@@ -189,11 +219,15 @@ function runUuid(n: number): string {
 async function tamperCheck(owner: pg.Client): Promise<AuditBench['tamper']> {
   await owner.query('BEGIN');
   try {
-    const target = await owner.query<{ id: string }>(`SELECT id::text FROM audit_entry ORDER BY id OFFSET (SELECT count(*) / 2 FROM audit_entry) LIMIT 1`);
+    const target = await owner.query<{ id: string }>(
+      `SELECT id::text FROM audit_entry ORDER BY id OFFSET (SELECT count(*) / 2 FROM audit_entry) LIMIT 1`,
+    );
     const entryId = target.rows[0]!.id;
     await owner.query('SET LOCAL session_replication_role = replica'); // past the append-only trigger, as an intruder with the owner's rights
     await owner.query(`UPDATE audit_entry SET reason = 'tampered' WHERE id = $1`, [entryId]);
-    const broken = await owner.query<{ entry_id: string | null; problem: string }>('SELECT entry_id::text, problem FROM audit_first_broken()');
+    const broken = await owner.query<{ entry_id: string | null; problem: string }>(
+      'SELECT entry_id::text, problem FROM audit_first_broken()',
+    );
     return { entryId, reportedEntryId: broken.rows[0]?.entry_id ?? null, problem: broken.rows[0]?.problem ?? null };
   } finally {
     await owner.query('ROLLBACK');

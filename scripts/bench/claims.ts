@@ -53,9 +53,14 @@ function groupedRaw(owner: pg.Pool, runId: string, connections: number) {
     maxInFlight: Math.max(1, Math.floor(connections / 4)),
     maxBatch: MAX_BATCH,
     minBatch: MIN_SPLIT,
-    runOne: async (c) => (await owner.query(RAW_SQL, [c.key, 'pending', runId, c.idem, 'runtime', 'bench runtime'])).rowCount === 1,
+    runOne: async (c) =>
+      (await owner.query(RAW_SQL, [c.key, 'pending', runId, c.idem, 'runtime', 'bench runtime'])).rowCount === 1,
     runBatch: async (items) => {
-      const { rows } = await owner.query<{ key: string }>(RAW_GROUPED_SQL, [items.map((c) => c.key), runId, items.map((c) => c.idem)]);
+      const { rows } = await owner.query<{ key: string }>(RAW_GROUPED_SQL, [
+        items.map((c) => c.key),
+        runId,
+        items.map((c) => c.idem),
+      ]);
       const inserted = new Set(rows.map((r) => r.key));
       return items.map((c) => inserted.delete(c.key));
     },
@@ -86,18 +91,38 @@ export async function benchClaims(opts: {
   try {
     const toolName = `bench_email_${Date.now().toString(36)}`;
     const tool = await db.toolDefinition.create({
-      data: { name: toolName, actions: ['notify'], targetType: 'email', provider: 'sandbox', generatedInputs: ['subject', 'body'] },
+      data: {
+        name: toolName,
+        actions: ['notify'],
+        targetType: 'email',
+        provider: 'sandbox',
+        generatedInputs: ['subject', 'body'],
+      },
     });
     const triggerId = `bench-event-${Date.now().toString(36)}`;
     const event = await db.event.create({ data: { triggerId, workflow: 'bench' } });
-    const run = await db.run.create({ data: { workflow: 'bench', eventId: event.id, createdByKind: 'system', createdBy: 'bench' } });
+    const run = await db.run.create({
+      data: { workflow: 'bench', eventId: event.id, createdByKind: 'system', createdBy: 'bench' },
+    });
     const actor = { kind: 'runtime' as const, id: 'bench', label: 'bench runtime', workflows: ['*'] };
     const claim = (record: string, k: number) =>
-      claimEffect({ db, actor }, { runId: run.id, tool: tool.name, action: 'notify', recordId: `${record}-${k}`, target: `user${k}@example.com` });
-    const rawKey = (prefix: string, k: number) => `v1/${triggerId}/${toolName}/notify/${prefix}-${k}/email/user${k}%40example.com`;
-    const raw = (prefix: string, k: number) => owner.query(RAW_SQL, [rawKey(prefix, k), 'pending', run.id, `el1-${prefix}-${k}`, 'runtime', 'bench runtime']);
+      claimEffect(
+        { db, actor },
+        {
+          runId: run.id,
+          tool: tool.name,
+          action: 'notify',
+          recordId: `${record}-${k}`,
+          target: `user${k}@example.com`,
+        },
+      );
+    const rawKey = (prefix: string, k: number) =>
+      `v1/${triggerId}/${toolName}/notify/${prefix}-${k}/email/user${k}%40example.com`;
+    const raw = (prefix: string, k: number) =>
+      owner.query(RAW_SQL, [rawKey(prefix, k), 'pending', run.id, `el1-${prefix}-${k}`, 'runtime', 'bench runtime']);
     const grouped = groupedRaw(owner, run.id, connections);
-    const rawGrouped = (prefix: string, k: number) => grouped.submit({ key: rawKey(`g${prefix}`, k), idem: `el1-g${prefix}-${k}` });
+    const rawGrouped = (prefix: string, k: number) =>
+      grouped.submit({ key: rawKey(`g${prefix}`, k), idem: `el1-g${prefix}-${k}` });
 
     // Warm all three paths (connections, plans, caches) before measuring.
     const warmQueue = await peer.queue('warm');
@@ -114,27 +139,66 @@ export async function benchClaims(opts: {
       const keyOf = (i: number) => Math.floor(i / perKey);
       const winners = { raw: 0, rawGrouped: 0, ledger: 0, peer: 0 };
 
-      console.log(`[bench] claims ${tag}: ${claims} claims over ${distinctKeys} keys, ${connections} connections: raw, raw grouped, ledger, peer in ${ROUNDS} alternating rounds`);
+      console.log(
+        `[bench] claims ${tag}: ${claims} claims over ${distinctKeys} keys, ${connections} connections: raw, raw grouped, ledger, peer in ${ROUNDS} alternating rounds`,
+      );
       const queue = await peer.queue(tag);
-      const measured = await alternatingRounds(['raw', 'rawGrouped', 'ledger', 'peer'] as const, claims, ROUNDS, connections, async (path, i) => {
-        if (path === 'raw') {
-          if ((await raw(tag, keyOf(i))).rowCount === 1) winners.raw++;
-        } else if (path === 'rawGrouped') {
-          if (await rawGrouped(tag, keyOf(i))) winners.rawGrouped++;
-        } else if (path === 'ledger') {
-          if ((await claim(tag, keyOf(i))).claimed) winners.ledger++;
-        } else if (await peer.send(queue, `${tag}-${keyOf(i)}`)) winners.peer++;
-      });
+      const measured = await alternatingRounds(
+        ['raw', 'rawGrouped', 'ledger', 'peer'] as const,
+        claims,
+        ROUNDS,
+        connections,
+        async (path, i) => {
+          if (path === 'raw') {
+            if ((await raw(tag, keyOf(i))).rowCount === 1) winners.raw++;
+          } else if (path === 'rawGrouped') {
+            if (await rawGrouped(tag, keyOf(i))) winners.rawGrouped++;
+          } else if (path === 'ledger') {
+            if ((await claim(tag, keyOf(i))).claimed) winners.ledger++;
+          } else if (await peer.send(queue, `${tag}-${keyOf(i)}`)) winners.peer++;
+        },
+      );
       const { raw: rawResult, rawGrouped: rawGroupedResult, ledger: ledgerResult, peer: peerResult } = measured;
 
       const rows = {
-        raw: Number((await owner.query<{ n: string }>(`SELECT count(*) AS n FROM bench_raw WHERE key LIKE $1`, [`v1/${triggerId}/${toolName}/notify/${tag}-%`])).rows[0]!.n),
-        rawGrouped: Number((await owner.query<{ n: string }>(`SELECT count(*) AS n FROM bench_raw WHERE key LIKE $1`, [`v1/${triggerId}/${toolName}/notify/g${tag}-%`])).rows[0]!.n),
-        ledger: Number((await owner.query<{ n: string }>(`SELECT count(*) AS n FROM effect_key WHERE run_id = $1 AND record_id LIKE $2`, [run.id, `${tag}-%`])).rows[0]!.n),
+        raw: Number(
+          (
+            await owner.query<{ n: string }>(`SELECT count(*) AS n FROM bench_raw WHERE key LIKE $1`, [
+              `v1/${triggerId}/${toolName}/notify/${tag}-%`,
+            ])
+          ).rows[0]!.n,
+        ),
+        rawGrouped: Number(
+          (
+            await owner.query<{ n: string }>(`SELECT count(*) AS n FROM bench_raw WHERE key LIKE $1`, [
+              `v1/${triggerId}/${toolName}/notify/g${tag}-%`,
+            ])
+          ).rows[0]!.n,
+        ),
+        ledger: Number(
+          (
+            await owner.query<{ n: string }>(
+              `SELECT count(*) AS n FROM effect_key WHERE run_id = $1 AND record_id LIKE $2`,
+              [run.id, `${tag}-%`],
+            )
+          ).rows[0]!.n,
+        ),
         peer: await peer.count(queue),
       };
-      results.push({ duplicateRate: rate, claims, distinctKeys, raw: rawResult, rawGrouped: rawGroupedResult, ledger: ledgerResult, peer: peerResult, winners, rows });
-      console.log(`[bench] claims ${tag}: raw ${rawResult.perSecond.toFixed(0)}/s, raw grouped ${rawGroupedResult.perSecond.toFixed(0)}/s, ledger ${ledgerResult.perSecond.toFixed(0)}/s, peer ${peerResult.perSecond.toFixed(0)}/s`);
+      results.push({
+        duplicateRate: rate,
+        claims,
+        distinctKeys,
+        raw: rawResult,
+        rawGrouped: rawGroupedResult,
+        ledger: ledgerResult,
+        peer: peerResult,
+        winners,
+        rows,
+      });
+      console.log(
+        `[bench] claims ${tag}: raw ${rawResult.perSecond.toFixed(0)}/s, raw grouped ${rawGroupedResult.perSecond.toFixed(0)}/s, ledger ${ledgerResult.perSecond.toFixed(0)}/s, peer ${peerResult.perSecond.toFixed(0)}/s`,
+      );
     }
     return { connections, rates: results };
   } finally {

@@ -15,24 +15,36 @@ import { timeRepeat as time } from './harness.ts';
 export const DEFAULT_CONSOLE_SIZES = [10_000, 100_000, 1_000_000];
 const REPEAT = 40;
 
-export async function loadMillionItemRun(ownerUrl: string, items = 1_000_000): Promise<{ runId: string; planId: string }> {
+export async function loadMillionItemRun(
+  ownerUrl: string,
+  items = 1_000_000,
+): Promise<{ runId: string; planId: string }> {
   const owner = new pg.Client({ connectionString: ownerUrl });
   await owner.connect();
   try {
     const tag = `bench_${Date.now().toString(36)}`;
     await owner.query('BEGIN');
-    const ev = await owner.query<{ id: string }>(`INSERT INTO event (id, trigger_id, workflow) VALUES (gen_random_uuid(), $1, 'bench_console') RETURNING id`, [`evt_${tag}`]);
+    const ev = await owner.query<{ id: string }>(
+      `INSERT INTO event (id, trigger_id, workflow) VALUES (gen_random_uuid(), $1, 'bench_console') RETURNING id`,
+      [`evt_${tag}`],
+    );
     const run = await owner.query<{ id: string }>(
-      `INSERT INTO run (id, workflow, event_id, created_by_kind, created_by) VALUES (gen_random_uuid(), 'bench_console', $1, 'system', 'bench') RETURNING id`, [ev.rows[0]!.id]);
+      `INSERT INTO run (id, workflow, event_id, created_by_kind, created_by) VALUES (gen_random_uuid(), 'bench_console', $1, 'system', 'bench') RETURNING id`,
+      [ev.rows[0]!.id],
+    );
     const runId = run.rows[0]!.id;
     const plan = await owner.query<{ id: string }>(
-      `INSERT INTO plan (id, run_id, author_kind, author_id, author_label, item_count, items_hash) VALUES (gen_random_uuid(), $1, 'system', 'bench', 'bench', $2, repeat('0', 64)) RETURNING id`, [runId, items]);
+      `INSERT INTO plan (id, run_id, author_kind, author_id, author_label, item_count, items_hash) VALUES (gen_random_uuid(), $1, 'system', 'bench', 'bench', $2, repeat('0', 64)) RETURNING id`,
+      [runId, items],
+    );
     const planId = plan.rows[0]!.id;
     // Plan items go in while the plan is still submitted (the freeze trigger checks each row).
     await owner.query(
       `INSERT INTO plan_item (plan_id, run_id, key, tool, action, record_id, target, target_type)
        SELECT $1, $2, $3 || ':' || g, 'send_email', 'campaign_welcome', 'rec_' || g, 'user' || lpad(g::text, 7, '0') || '@example.com', 'email'
-       FROM generate_series(1, $4) g`, [planId, runId, tag, items]);
+       FROM generate_series(1, $4) g`,
+      [planId, runId, tag, items],
+    );
     await owner.query(`UPDATE plan SET status = 'approved', approved_at = now() WHERE id = $1`, [planId]);
     // 90% of the targets have an effect: mostly done, some pending, unknown, failed, revoked. The
     // rows are written in their final state in one statement each, with this session's triggers
@@ -44,10 +56,14 @@ export async function loadMillionItemRun(ownerUrl: string, items = 1_000_000): P
        SELECT $1 || ':' || g, 'send_email', 'campaign_welcome', 'rec_' || g, 'user' || lpad(g::text, 7, '0') || '@example.com', 'email', $2, $3, 1,
               (CASE WHEN g % 100 < 80 THEN 'done' WHEN g % 100 < 85 THEN 'pending' WHEN g % 100 < 87 THEN 'unknown' WHEN g % 100 < 89 THEN 'failed' ELSE 'revoked' END)::"EffectState",
               'bench'
-       FROM generate_series(1, $4) g WHERE g % 10 <> 0`, [tag, `evt_${tag}`, runId, items]);
+       FROM generate_series(1, $4) g WHERE g % 10 <> 0`,
+      [tag, `evt_${tag}`, runId, items],
+    );
     await owner.query(
       `INSERT INTO effect (key, epoch, state, run_id, idempotency_key, receipt, changed_by_kind, changed_by)
-       SELECT key, 1, state, run_id, key || '#1', CASE WHEN state = 'done' THEN 'msg_' || record_id END, 'system', 'bench' FROM effect_key WHERE run_id = $1`, [runId]);
+       SELECT key, 1, state, run_id, key || '#1', CASE WHEN state = 'done' THEN 'msg_' || record_id END, 'system', 'bench' FROM effect_key WHERE run_id = $1`,
+      [runId],
+    );
     await owner.query('COMMIT');
     await owner.query('VACUUM ANALYZE plan_item');
     await owner.query('VACUUM ANALYZE effect_key');
@@ -68,13 +84,23 @@ export interface ConsoleSize {
   figures: Record<string, number>;
 }
 
-export async function benchConsole(opts: { ownerUrl: string; appUrl: string; sizes?: number[]; repeat?: number }): Promise<ConsoleSize[]> {
+export async function benchConsole(opts: {
+  ownerUrl: string;
+  appUrl: string;
+  sizes?: number[];
+  repeat?: number;
+}): Promise<ConsoleSize[]> {
   const out: ConsoleSize[] = [];
-  for (const items of opts.sizes ?? DEFAULT_CONSOLE_SIZES) out.push(await benchConsoleSize(opts, items, opts.repeat ?? REPEAT));
+  for (const items of opts.sizes ?? DEFAULT_CONSOLE_SIZES)
+    out.push(await benchConsoleSize(opts, items, opts.repeat ?? REPEAT));
   return out;
 }
 
-async function benchConsoleSize(opts: { ownerUrl: string; appUrl: string }, items: number, repeat: number): Promise<ConsoleSize> {
+async function benchConsoleSize(
+  opts: { ownerUrl: string; appUrl: string },
+  items: number,
+  repeat: number,
+): Promise<ConsoleSize> {
   console.log(`[bench] console: loading a run of ${items} plan items`);
   const loadStart = performance.now();
   const { runId, planId } = await loadMillionItemRun(opts.ownerUrl, items);
@@ -88,7 +114,9 @@ async function benchConsoleSize(opts: { ownerUrl: string; appUrl: string }, item
     const deepCursor = encodeCursor([deep!.target, String(deep!.id)]);
     const first = await time(repeat, () => runTable(db, runId, planId, { limit: 50 }));
     const deepPage = await time(repeat, () => runTable(db, runId, planId, { limit: 50, cursor: deepCursor }));
-    const deepDesc = await time(repeat, () => runTable(db, runId, planId, { limit: 50, sort: '-target', cursor: deepCursor }));
+    const deepDesc = await time(repeat, () =>
+      runTable(db, runId, planId, { limit: 50, sort: '-target', cursor: deepCursor }),
+    );
     const unknownFilter = await time(repeat, () => runTable(db, runId, planId, { limit: 50, state: 'unknown' }));
     const search = await time(repeat, () => runTable(db, runId, planId, { limit: 50, q: 'user0000731' }));
     // The counts computed each time (a page view of a run over 50,000 keys shares one computation

@@ -91,7 +91,11 @@ export interface LoadResult {
 }
 
 /** Runs `op(i)` for i in [0, total) on `concurrency` closed-loop workers; latency per op. */
-export async function closedLoop(total: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<LoadResult> {
+export async function closedLoop(
+  total: number,
+  concurrency: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<LoadResult> {
   const latencies = new Float64Array(total);
   let next = 0;
   const started = process.hrtime.bigint();
@@ -110,7 +114,14 @@ export async function closedLoop(total: number, concurrency: number, op: (i: num
 
 function loadResult(ops: number, seconds: number, latencies: Float64Array): LoadResult {
   const samples = latencies.sort();
-  return { ops, seconds, perSecond: ops / seconds, p50ms: percentile(samples, 50), p99ms: percentile(samples, 99), samples };
+  return {
+    ops,
+    seconds,
+    perSecond: ops / seconds,
+    p50ms: percentile(samples, 50),
+    p99ms: percentile(samples, 99),
+    samples,
+  };
 }
 
 /** Several closed-loop rounds of one path as one result: ops and time summed, latencies pooled. */
@@ -121,7 +132,11 @@ export function mergeLoads(rounds: LoadResult[]): LoadResult {
     all.set(r.samples, at);
     at += r.samples.length;
   }
-  return loadResult(rounds.reduce((n, r) => n + r.ops, 0), rounds.reduce((s, r) => s + r.seconds, 0), all);
+  return loadResult(
+    rounds.reduce((n, r) => n + r.ops, 0),
+    rounds.reduce((s, r) => s + r.seconds, 0),
+    all,
+  );
 }
 
 /**

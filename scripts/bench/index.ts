@@ -14,14 +14,18 @@ import { benchConsole, DEFAULT_CONSOLE_SIZES, type ConsoleSize } from './console
 import { createSiblingDatabase, startBenchDatabase, type BenchDatabase, type LoadResult } from './harness.ts';
 import { benchSdkHttp, type SdkHttpBench, type ServerKind } from './sdk-http.ts';
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const pct = (r: number) => `${fmt(r * 100)}%`;
 const verdict = (met: boolean) => (met ? 'met' : '**not met**');
 
 function list(name: string, fallback: number[]): number[] {
   const raw = process.env[name];
   if (!raw) return fallback;
-  return raw.split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n > 0);
+  return raw
+    .split(',')
+    .map((s) => Number(s.trim()))
+    .filter((n) => Number.isInteger(n) && n > 0);
 }
 /** BENCH_SDK_SERVER=next|node forces the SDK bench's server; default: next when a fresh build exists. */
 function sdkServer(): ServerKind | undefined {
@@ -38,47 +42,65 @@ export const VERIFY_GOAL_SECONDS = 10;
 export const REPLAY_MEMORY_GOAL_MB = 400;
 
 export function claimLines(c: ClaimBench): string[] {
-  const row = (path: string, r: LoadResult) => `| ${path} | ${fmt(r.perSecond)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} |`;
+  const row = (path: string, r: LoadResult) =>
+    `| ${path} | ${fmt(r.perSecond)} | ${fmt(r.p50ms, 2)} | ${fmt(r.p99ms, 2)} |`;
   const lines = [
     `${fmt(c.rates[0]?.claims ?? 0)} claims per duplicate rate, ${c.connections} concurrent connections, fsync on. Duplicates of a key arrive back to back, so they race its first claimer. Paths:`,
     '',
     '- **raw**: one-row `INSERT ... ON CONFLICT (key, epoch) DO NOTHING RETURNING` into a table of the same shape as `effect` (`LIKE effect INCLUDING ALL`): the physical ceiling.',
-    '- **ledger**: `claimEffect` (key derivation, tool and run lookup, then `ledger_claim` writing key head, effect, attempt, transition and the hash-chained audit entry). Claims made at the same moment share one transaction and one commit (group commit, `lib/db/group-commit.ts`: waiting claims are spread over up to a quarter of the pool\'s connections in batches of at least 8, a batch goes out at the end of the event-loop turn, so a lone claim waits for nothing); every claimer is answered only after the commit holding its row.',
+    "- **ledger**: `claimEffect` (key derivation, tool and run lookup, then `ledger_claim` writing key head, effect, attempt, transition and the hash-chained audit entry). Claims made at the same moment share one transaction and one commit (group commit, `lib/db/group-commit.ts`: waiting claims are spread over up to a quarter of the pool's connections in batches of at least 8, a batch goes out at the end of the event-loop turn, so a lone claim waits for nothing); every claimer is answered only after the commit holding its row.",
     '- **raw grouped** (for reference): the raw insert with the same group commit (one multi-row `INSERT ... SELECT unnest(...) ON CONFLICT DO NOTHING` per batch): the ceiling when commits are shared. The ledger writes six rows per claim where raw writes one, so it stays far below this one.',
     "- **peer**: pg-boss 10 `send(queue, data, { singletonKey })` on a queue with policy `short` (unique key among queued jobs; on the default `standard` policy a singletonKey does not dedupe at all). Nothing consumes the queue, so every duplicate is refused: the peer's best case. A pg-boss key dedupes only while its job is queued (`short`), active (`singleton`) or either (`stately`); a ledger key stays claimed for good.",
     '',
     'The paths run in alternating rounds (raw, raw grouped, ledger, peer, four times over), so that whatever else the machine does weighs on each path alike.',
     '',
-    'Cost growth here is by duplicate rate rather than by count: a claim is a unique-index probe whose cost barely moves with the number of keys already claimed, and 200,000 ledger claims alone would take most of the section\'s time budget.',
+    "Cost growth here is by duplicate rate rather than by count: a claim is a unique-index probe whose cost barely moves with the number of keys already claimed, and 200,000 ledger claims alone would take most of the section's time budget.",
     '',
     '| duplicates | path | claims/s | p50 ms | p99 ms |',
     '|---|---|---:|---:|---:|',
   ];
   for (const r of c.rates) {
-    lines.push(row(`${pct(r.duplicateRate)} | raw`, r.raw), row(`${pct(r.duplicateRate)} | raw grouped`, r.rawGrouped), row(`${pct(r.duplicateRate)} | ledger`, r.ledger), row(`${pct(r.duplicateRate)} | peer (pg-boss)`, r.peer));
+    lines.push(
+      row(`${pct(r.duplicateRate)} | raw`, r.raw),
+      row(`${pct(r.duplicateRate)} | raw grouped`, r.rawGrouped),
+      row(`${pct(r.duplicateRate)} | ledger`, r.ledger),
+      row(`${pct(r.duplicateRate)} | peer (pg-boss)`, r.peer),
+    );
   }
-  lines.push('', `| duplicates | ledger / raw (goal ≥ ${CLAIM_GOAL}) | ledger / peer (goal > 1) | ledger / raw grouped | winners = distinct keys (raw, raw grouped, ledger, peer) |`, '|---|---:|---:|---:|---|');
+  lines.push(
+    '',
+    `| duplicates | ledger / raw (goal ≥ ${CLAIM_GOAL}) | ledger / peer (goal > 1) | ledger / raw grouped | winners = distinct keys (raw, raw grouped, ledger, peer) |`,
+    '|---|---:|---:|---:|---|',
+  );
   for (const r of c.rates) {
     const toRaw = r.ledger.perSecond / r.raw.perSecond;
     const toPeer = r.ledger.perSecond / r.peer.perSecond;
     const toGrouped = r.ledger.perSecond / r.rawGrouped.perSecond;
     const correct = [...Object.values(r.winners), ...Object.values(r.rows)].every((n) => n === r.distinctKeys);
-    lines.push(`| ${pct(r.duplicateRate)} | ${fmt(toRaw, 2)} (${verdict(toRaw >= CLAIM_GOAL)}) | ${fmt(toPeer, 2)} (${verdict(toPeer > 1)}) | ${fmt(toGrouped, 2)} | ${correct ? `yes, ${fmt(r.distinctKeys)} each` : `**no**: ${JSON.stringify({ ...r.winners, rows: r.rows })} for ${r.distinctKeys}`} |`);
+    lines.push(
+      `| ${pct(r.duplicateRate)} | ${fmt(toRaw, 2)} (${verdict(toRaw >= CLAIM_GOAL)}) | ${fmt(toPeer, 2)} (${verdict(toPeer > 1)}) | ${fmt(toGrouped, 2)} | ${correct ? `yes, ${fmt(r.distinctKeys)} each` : `**no**: ${JSON.stringify({ ...r.winners, rows: r.rows })} for ${r.distinctKeys}`} |`,
+    );
   }
   return lines;
 }
 
 export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null): string[] {
-  const correct = s.deliveries.afterSend === s.effects && s.deliveries.afterReplay === s.effects && s.deliveries.distinctTargets === s.effects && s.done === s.effects;
+  const correct =
+    s.deliveries.afterSend === s.effects &&
+    s.deliveries.afterReplay === s.effects &&
+    s.deliveries.distinctTargets === s.effects &&
+    s.done === s.effects;
   return [
-    `${fmt(s.effects)} effects, ${s.agents} agents at once, each effect a claim, the sandbox provider call, the raw response and the outcome report through the SDK's HTTP transport (four HTTP round trips, three of them to the ledger). ${s.server === 'next start' ? 'The API is served by `next start` on the project\'s own build.' : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the exported route handlers of \`app/api/v1\`, the same handlers \`next start\` runs (Next's router is not in the path: this checkout had no \`.next\` build newer than its sources; \`BENCH_SDK_SERVER=next\` after \`npm run build\` uses \`next start\`).`}`,
+    `${fmt(s.effects)} effects, ${s.agents} agents at once, each effect a claim, the sandbox provider call, the raw response and the outcome report through the SDK's HTTP transport (four HTTP round trips, three of them to the ledger). ${s.server === 'next start' ? "The API is served by `next start` on the project's own build." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the exported route handlers of \`app/api/v1\`, the same handlers \`next start\` runs (Next's router is not in the path: this checkout had no \`.next\` build newer than its sources; \`BENCH_SDK_SERVER=next\` after \`npm run build\` uses \`next start\`).`}`,
     '',
     '| figure | effects/s | p50 ms | p99 ms |',
     '|---|---:|---:|---:|',
     `| send (claim + provider + outcome) | ${fmt(s.send.perSecond)} | ${fmt(s.send.p50ms, 2)} | ${fmt(s.send.p99ms, 2)} |`,
     `| replay of the same run, subjects reworded (every effect skipped) | ${fmt(s.replay.perSecond)} | ${fmt(s.replay.p50ms, 2)} | ${fmt(s.replay.p99ms, 2)} |`,
     '',
-    ledgerClaimsPerSecond ? `End-to-end effects/s / ledger claims/s at 0% duplicates (the claim is the ceiling of an effect): **${fmt(s.send.perSecond / ledgerClaimsPerSecond, 2)}**.` : 'Ledger claims were not measured in this run, so no ratio.',
+    ledgerClaimsPerSecond
+      ? `End-to-end effects/s / ledger claims/s at 0% duplicates (the claim is the ceiling of an effect): **${fmt(s.send.perSecond / ledgerClaimsPerSecond, 2)}**.`
+      : 'Ledger claims were not measured in this run, so no ratio.',
     `Checked: ${correct ? `${fmt(s.effects)} deliveries to ${fmt(s.effects)} distinct targets, none added by the replay, ${fmt(s.done)} effects done` : `**wrong counts**: ${JSON.stringify({ ...s.deliveries, done: s.done })}`}.`,
   ];
 }
@@ -98,11 +120,14 @@ export function auditLines(a: AuditBench): string[] {
     '',
     '| entries | chains | verify s | entries/s | result |',
     '|---:|---:|---:|---:|---|',
-    ...a.verify.map((v) => `| ${fmt(v.entries)} | ${fmt(v.chains)} | ${fmt(v.seconds, 2)} | ${fmt(v.entries / v.seconds)} | ${v.ok ? 'intact' : '**broken**'}${v.entries >= 1_000_000 ? ` (goal ${verdict(v.seconds < VERIFY_GOAL_SECONDS)})` : ''} |`),
+    ...a.verify.map(
+      (v) =>
+        `| ${fmt(v.entries)} | ${fmt(v.chains)} | ${fmt(v.seconds, 2)} | ${fmt(v.entries / v.seconds)} | ${v.ok ? 'intact' : '**broken**'}${v.entries >= 1_000_000 ? ` (goal ${verdict(v.seconds < VERIFY_GOAL_SECONDS)})` : ''} |`,
+    ),
     '',
     `Tamper check: entry ${a.tamper.entryId} changed in a rolled-back transaction; verification named entry ${a.tamper.reportedEntryId ?? 'none'} (${a.tamper.problem ?? 'no problem found'}): ${a.tamper.reportedEntryId === a.tamper.entryId ? 'correct' : '**wrong**'}.`,
     '',
-    'Filtered queries (the console\'s audit read model, `auditPage`, 50 rows; and the chain of one subject), p50 / p95 ms:',
+    "Filtered queries (the console's audit read model, `auditPage`, 50 rows; and the chain of one subject), p50 / p95 ms:",
     '',
     '| query | p50 ms | p95 ms |',
     '|---|---:|---:|',
@@ -133,11 +158,16 @@ async function machine(db: BenchDatabase): Promise<string[]> {
   const c = new pg.Client({ connectionString: db.ownerUrl });
   await c.connect();
   const version = (await c.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]!.v;
-  const settings = (await c.query<{ name: string; setting: string; unit: string | null }>(
-    `SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_parallel_workers_per_gather', 'fsync', 'synchronous_commit')`)).rows;
+  const settings = (
+    await c.query<{ name: string; setting: string; unit: string | null }>(
+      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_parallel_workers_per_gather', 'fsync', 'synchronous_commit')`,
+    )
+  ).rows;
   await c.end();
   const cpu = os.cpus();
-  const env = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_')).map(([k, v]) => `${k}=${v}`);
+  const env = Object.entries(process.env)
+    .filter(([k]) => k.startsWith('BENCH_'))
+    .map(([k, v]) => `${k}=${v}`);
   return [
     '## Machine and command',
     '',
@@ -176,21 +206,37 @@ async function main() {
       lines.push('## Claims (issues 2 and 7)', '', ...claimLines(c), '');
     }
     if (runs('sdk')) {
-      const s = await timed('sdk over http', () => benchSdkHttp({ ...db, effects: num('BENCH_SDK_EFFECTS', 1_000), agents: num('BENCH_SDK_AGENTS', 16), server: sdkServer() }));
+      const s = await timed('sdk over http', () =>
+        benchSdkHttp({
+          ...db,
+          effects: num('BENCH_SDK_EFFECTS', 1_000),
+          agents: num('BENCH_SDK_AGENTS', 16),
+          server: sdkServer(),
+        }),
+      );
       lines.push('## End-to-end effects with the SDK over HTTP (issue 7)', '', ...sdkLines(s, ledgerClaims), '');
     }
     if (runs('audit')) {
       // Its own database on the same server, so the verification sizes are exactly the trail's size.
       const auditDb = await createSiblingDatabase(db, `bench_audit_${Date.now().toString(36)}`);
       try {
-        const a = await timed('audit', () => benchAudit({ ...auditDb, sizes: list('BENCH_AUDIT_SIZES', [10_000, 100_000, 1_000_000]), appends: num('BENCH_AUDIT_APPENDS', 5_000), writers: connections }));
+        const a = await timed('audit', () =>
+          benchAudit({
+            ...auditDb,
+            sizes: list('BENCH_AUDIT_SIZES', [10_000, 100_000, 1_000_000]),
+            appends: num('BENCH_AUDIT_APPENDS', 5_000),
+            writers: connections,
+          }),
+        );
         lines.push('## Audit trail (issue 7)', '', ...auditLines(a), '');
       } finally {
         await auditDb.stop();
       }
     }
     if (runs('console')) {
-      const sizes = await timed('console', () => benchConsole({ ...db, sizes: list('BENCH_CONSOLE_SIZES', DEFAULT_CONSOLE_SIZES) }));
+      const sizes = await timed('console', () =>
+        benchConsole({ ...db, sizes: list('BENCH_CONSOLE_SIZES', DEFAULT_CONSOLE_SIZES) }),
+      );
       lines.push('## Console read models (issues 4 and 7)', '', ...consoleLines(sizes), '');
     }
     if (runs('replay')) {
@@ -199,7 +245,13 @@ async function main() {
         const mod = (await import('./replay.ts')) as { benchReplay?: (o: object) => Promise<Record<string, number>> };
         const sizes = process.env.BENCH_REPLAY_SIZES ? list('BENCH_REPLAY_SIZES', []) : undefined;
         const figures = mod.benchReplay ? await timed('replay', () => mod.benchReplay!({ ...db, sizes })) : null;
-        if (figures) lines.push(`Goal: worker peak memory flat from 10,000 to 100,000 targets and under ${REPLAY_MEMORY_GOAL_MB} MB.`, '', ...figureTable(figures), '');
+        if (figures)
+          lines.push(
+            `Goal: worker peak memory flat from 10,000 to 100,000 targets and under ${REPLAY_MEMORY_GOAL_MB} MB.`,
+            '',
+            ...figureTable(figures),
+            '',
+          );
         else lines.push('Not measured: scripts/bench/replay.ts exports no benchReplay.', '');
       } else lines.push('Not measured: scripts/bench/replay.ts not present.', '');
     }

@@ -22,7 +22,14 @@ export interface Peer {
 }
 
 export async function startPeer(ownerUrl: string, connections: number): Promise<Peer> {
-  const boss = new PgBoss({ connectionString: ownerUrl, schema: PEER_SCHEMA, migrate: true, supervise: false, schedule: false, max: connections });
+  const boss = new PgBoss({
+    connectionString: ownerUrl,
+    schema: PEER_SCHEMA,
+    migrate: true,
+    supervise: false,
+    schedule: false,
+    max: connections,
+  });
   boss.on('error', (error) => console.error(`[pg-boss peer] ${error.message}`));
   await boss.start();
   const reader = new pg.Client({ connectionString: ownerUrl });
@@ -39,7 +46,9 @@ export async function startPeer(ownerUrl: string, connections: number): Promise<
       return id !== null;
     },
     async count(queue) {
-      const r = await reader.query<{ n: string }>(`SELECT count(*) AS n FROM ${PEER_SCHEMA}.job WHERE name = $1`, [queue]);
+      const r = await reader.query<{ n: string }>(`SELECT count(*) AS n FROM ${PEER_SCHEMA}.job WHERE name = $1`, [
+        queue,
+      ]);
       return Number(r.rows[0]!.n);
     },
     async stop() {

@@ -64,17 +64,38 @@ function memoryKb(pid: number): { rss: number; hwm: number } {
 }
 
 const system = { kind: 'system' as const, id: 'bench', label: 'bench' };
-const operator = { kind: 'user' as const, id: '00000000-0000-4000-8000-000000000001', label: 'bench operator', role: 'operator' as const };
+const operator = {
+  kind: 'user' as const,
+  id: '00000000-0000-4000-8000-000000000001',
+  label: 'bench operator',
+  role: 'operator' as const,
+};
 
 /** A run of `size` approved targets, none sent yet, and its replay requested (not started). */
 export async function prepareReplay(db: Db, size: number, label: string): Promise<string> {
   const stamp = `${label}_${size}_${Date.now()}`;
   const tool = await db.toolDefinition.create({
-    data: { name: `bench_replay_${stamp}`, actions: ['notify'], targetType: 'email', provider: 'sandbox', generatedInputs: ['subject', 'body'], fourEyesReplay: false, supportsReceiptLookup: true, supportsIdempotencyKey: true },
+    data: {
+      name: `bench_replay_${stamp}`,
+      actions: ['notify'],
+      targetType: 'email',
+      provider: 'sandbox',
+      generatedInputs: ['subject', 'body'],
+      fourEyesReplay: false,
+      supportsReceiptLookup: true,
+      supportsIdempotencyKey: true,
+    },
   });
   const event = await db.event.create({ data: { triggerId: `bench-replay-${stamp}`, workflow: 'bench' } });
-  const run = await db.run.create({ data: { workflow: 'bench', eventId: event.id, createdByKind: 'system', createdBy: 'bench' } });
-  const items = Array.from({ length: size }, (_, i) => ({ tool: tool.name, action: 'notify', recordId: `r-${i}`, target: `user${i}@${label}.bench.example.com` }));
+  const run = await db.run.create({
+    data: { workflow: 'bench', eventId: event.id, createdByKind: 'system', createdBy: 'bench' },
+  });
+  const items = Array.from({ length: size }, (_, i) => ({
+    tool: tool.name,
+    action: 'notify',
+    recordId: `r-${i}`,
+    target: `user${i}@${label}.bench.example.com`,
+  }));
   const plan = await submitPlan({ db, actor: system }, { runId: run.id, items });
   await approvePlan({ db, actor: operator }, { planId: plan.planId, itemsHash: plan.itemsHash });
   const req = await requestReplay({ db, actor: operator }, { runId: run.id, confirmCount: size, reason: 'bench' });
@@ -100,7 +121,18 @@ export interface ReplayRunResult {
 }
 
 /** Starts `workers` worker processes, runs one prepared replay to completion, stops them. */
-async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbox: Sandbox; sender: Awaited<ReturnType<typeof startBoss>>; replayId: string; size: number; workers: number; concurrency: number; domain: string }): Promise<ReplayRunResult> {
+async function runReplay(o: {
+  postmaster: number;
+  db: Db;
+  appUrl: string;
+  sandbox: Sandbox;
+  sender: Awaited<ReturnType<typeof startBoss>>;
+  replayId: string;
+  size: number;
+  workers: number;
+  concurrency: number;
+  domain: string;
+}): Promise<ReplayRunResult> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.MIGRATION_DATABASE_URL;
   Object.assign(env, {
@@ -115,7 +147,11 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
   const children: ChildProcess[] = [];
   const ready: Promise<void>[] = [];
   for (let w = 0; w < o.workers; w++) {
-    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'scripts/worker.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'scripts/worker.ts'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(child);
     ready.push(
       new Promise((resolve, reject) => {
@@ -131,21 +167,33 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
   }
   const peak = new Map<number, number>();
   const sample = () => {
-    for (const c of children) if (c.pid && c.exitCode === null) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).rss));
+    for (const c of children)
+      if (c.pid && c.exitCode === null) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).rss));
   };
   const sampler = setInterval(sample, 200);
   // BENCH_REPLAY_WAITS=1: what the database's sessions are doing, sampled every 100 ms (evidence for
   // where the time goes: CPU, lock waits, client round trips), printed at the end of the run.
   const waits = new Map<string, number>();
   let waitSampling = false;
-  const waitSampler = process.env.BENCH_REPLAY_WAITS === '1' ? setInterval(() => {
-    if (waitSampling) return;
-    waitSampling = true;
-    o.db.$queryRawUnsafe<{ w: string; n: bigint }[]>(
-      `SELECT coalesce(application_name, '') || ' ' || state || ' ' || coalesce(wait_event_type || ':' || wait_event, 'CPU') AS w, count(*) AS n
+  const waitSampler =
+    process.env.BENCH_REPLAY_WAITS === '1'
+      ? setInterval(() => {
+          if (waitSampling) return;
+          waitSampling = true;
+          o.db
+            .$queryRawUnsafe<{ w: string; n: bigint }[]>(
+              `SELECT coalesce(application_name, '') || ' ' || state || ' ' || coalesce(wait_event_type || ':' || wait_event, 'CPU') AS w, count(*) AS n
          FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' GROUP BY 1`,
-    ).then((rows) => { for (const r of rows) waits.set(r.w, (waits.get(r.w) ?? 0) + Number(r.n)); }, () => undefined).finally(() => (waitSampling = false));
-  }, 100) : undefined;
+            )
+            .then(
+              (rows) => {
+                for (const r of rows) waits.set(r.w, (waits.get(r.w) ?? 0) + Number(r.n));
+              },
+              () => undefined,
+            )
+            .finally(() => (waitSampling = false));
+        }, 100)
+      : undefined;
   try {
     // Timing starts when every worker is up: start-up (tsx, Prisma) is not part of the send rate.
     await Promise.all(ready);
@@ -176,16 +224,33 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
     const dbCpu = serverPids(o.postmaster).reduce((a, pid) => a + cpuSeconds(pid) - (db0.get(pid) ?? 0), 0);
     const benchUsage = process.cpuUsage(bench0);
     const benchCpu = (benchUsage.user + benchUsage.system) / 1e6;
-    for (const c of children) if (c.pid) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).hwm, memoryKb(c.pid).rss));
+    for (const c of children)
+      if (c.pid) peak.set(c.pid, Math.max(peak.get(c.pid) ?? 0, memoryKb(c.pid).hwm, memoryKb(c.pid).rss));
     const mine = o.sandbox.deliveries.slice(delivered0).filter((d) => d.to.endsWith(`@${o.domain}.bench.example.com`));
     const distinct = new Set(mine.map((d) => d.to)).size;
-    return { sendsPerSecond: o.size / seconds, seconds, peakMb: Math.max(0, ...peak.values()) / 1024, delivered: distinct, duplicates: mine.length - distinct, cpuMsPerSend: (cpu * 1000) / o.size, dbCpuMsPerSend: (dbCpu * 1000) / o.size, benchCpuMsPerSend: (benchCpu * 1000) / o.size, skipped };
+    return {
+      sendsPerSecond: o.size / seconds,
+      seconds,
+      peakMb: Math.max(0, ...peak.values()) / 1024,
+      delivered: distinct,
+      duplicates: mine.length - distinct,
+      cpuMsPerSend: (cpu * 1000) / o.size,
+      dbCpuMsPerSend: (dbCpu * 1000) / o.size,
+      benchCpuMsPerSend: (benchCpu * 1000) / o.size,
+      skipped,
+    };
   } finally {
     clearInterval(sampler);
     if (waitSampler) {
       clearInterval(waitSampler);
       const total = [...waits.values()].reduce((a, b) => a + b, 0) || 1;
-      console.log(`[bench] sessions of the replay ${o.size} x${o.workers} (share of samples): ${[...waits].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => `${k} ${((100 * v) / total).toFixed(1)}%`).join(', ')}`);
+      console.log(
+        `[bench] sessions of the replay ${o.size} x${o.workers} (share of samples): ${[...waits]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 12)
+          .map(([k, v]) => `${k} ${((100 * v) / total).toFixed(1)}%`)
+          .join(', ')}`,
+      );
     }
     await Promise.all(
       children.map(async (c) => {
@@ -202,10 +267,21 @@ async function runReplay(o: { postmaster: number; db: Db; appUrl: string; sandbo
 
 /** Throws unless every target got exactly one delivery and no claim was lost. */
 function check(r: ReplayRunResult, size: number, what: string) {
-  if (r.delivered !== size || r.duplicates !== 0 || r.skipped !== 0) throw new Error(`replay of ${what}: ${r.delivered} of ${size} targets delivered, ${r.duplicates} duplicates, ${r.skipped} skipped`);
+  if (r.delivered !== size || r.duplicates !== 0 || r.skipped !== 0)
+    throw new Error(
+      `replay of ${what}: ${r.delivered} of ${size} targets delivered, ${r.duplicates} duplicates, ${r.skipped} skipped`,
+    );
 }
 
-export async function benchReplay(opts: { ownerUrl: string; appUrl: string; sizes?: number[]; concurrency?: number; scaleOutWorkers?: number; latencyMs?: number; latencySize?: number }): Promise<Record<string, number>> {
+export async function benchReplay(opts: {
+  ownerUrl: string;
+  appUrl: string;
+  sizes?: number[];
+  concurrency?: number;
+  scaleOutWorkers?: number;
+  latencyMs?: number;
+  latencySize?: number;
+}): Promise<Record<string, number>> {
   const sizes = opts.sizes?.length ? opts.sizes : DEFAULT_REPLAY_SIZES;
   const concurrency = opts.concurrency ?? 4;
   const figures: Record<string, number> = {};
@@ -216,7 +292,9 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
   const sender = await startBoss(opts.appUrl);
   // The server's postmaster: parent of any backend.
   // (0 when the server runs elsewhere: no database CPU figure then).
-  const { rows: [backend] } = await owner.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const {
+    rows: [backend],
+  } = await owner.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   let postmaster = 0;
   try {
     postmaster = Number(readFileSync(`/proc/${backend!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
@@ -226,7 +304,14 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
   try {
     // The physical ceiling, same server, same run.
     await owner.query('CREATE TABLE IF NOT EXISTS bench_replay_raw (LIKE effect INCLUDING ALL)');
-    const rawRun = await db.run.create({ data: { workflow: 'bench', eventId: (await db.event.create({ data: { triggerId: `bench-raw-${Date.now()}`, workflow: 'bench' } })).id, createdByKind: 'system', createdBy: 'bench' } });
+    const rawRun = await db.run.create({
+      data: {
+        workflow: 'bench',
+        eventId: (await db.event.create({ data: { triggerId: `bench-raw-${Date.now()}`, workflow: 'bench' } })).id,
+        createdByKind: 'system',
+        createdBy: 'bench',
+      },
+    });
     const raw = await closedLoop(20_000, 16, (i) =>
       owner.query(
         'INSERT INTO bench_replay_raw (key, epoch, state, run_id, idempotency_key, changed_by_kind, changed_by) VALUES ($1, 1, $2, $3, $4, $5, $6) ON CONFLICT (key, epoch) DO NOTHING RETURNING id',
@@ -241,7 +326,18 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
     for (const [n, size] of sizes.entries()) {
       const domain = `s${n}`;
       const replayId = await prepareReplay(db, size, domain);
-      const r = await runReplay({ postmaster, db, appUrl: opts.appUrl, sandbox, sender, replayId, size, workers: 1, concurrency, domain });
+      const r = await runReplay({
+        postmaster,
+        db,
+        appUrl: opts.appUrl,
+        sandbox,
+        sender,
+        replayId,
+        size,
+        workers: 1,
+        concurrency,
+        domain,
+      });
       check(r, size, `${size}`);
       peaks.set(size, r.peakMb);
       rates.set(size, r.sendsPerSecond);
@@ -252,8 +348,11 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
       figures[`replay ${size}: PostgreSQL CPU per send (ms)`] = r.dbCpuMsPerSend;
       // What 2 idle cores would allow with this much CPU per send (worker + database + the sandbox
       // and this process): the figure a loaded machine cannot show directly.
-      figures[`replay ${size}: sends/s 2 idle cores allow (2000 / CPU ms per send)`] = 2000 / (r.cpuMsPerSend + r.dbCpuMsPerSend + r.benchCpuMsPerSend);
-      console.log(`[bench] replay ${size}: ${r.sendsPerSecond.toFixed(0)} sends/s in ${r.seconds.toFixed(0)} s (${(r.sendsPerSecond / raw.perSecond).toFixed(3)} of raw), worker peak ${r.peakMb.toFixed(0)} MB, CPU per send: worker ${r.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${r.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${r.benchCpuMsPerSend.toFixed(2)} ms (2 idle cores: ~${(2000 / (r.cpuMsPerSend + r.dbCpuMsPerSend + r.benchCpuMsPerSend)).toFixed(0)} sends/s)`);
+      figures[`replay ${size}: sends/s 2 idle cores allow (2000 / CPU ms per send)`] =
+        2000 / (r.cpuMsPerSend + r.dbCpuMsPerSend + r.benchCpuMsPerSend);
+      console.log(
+        `[bench] replay ${size}: ${r.sendsPerSecond.toFixed(0)} sends/s in ${r.seconds.toFixed(0)} s (${(r.sendsPerSecond / raw.perSecond).toFixed(3)} of raw), worker peak ${r.peakMb.toFixed(0)} MB, CPU per send: worker ${r.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${r.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${r.benchCpuMsPerSend.toFixed(2)} ms (2 idle cores: ~${(2000 / (r.cpuMsPerSend + r.dbCpuMsPerSend + r.benchCpuMsPerSend)).toFixed(0)} sends/s)`,
+      );
     }
     // Verdict: flat from the 10x-smaller size to the largest one.
     const sorted = [...sizes].sort((a, b) => a - b);
@@ -262,8 +361,11 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
     if (big !== mid) {
       const ratio = peaks.get(big)! / peaks.get(mid)!;
       const flat = ratio <= FLAT_FACTOR && Math.max(...peaks.values()) < 400;
-      figures[`memory flat: ${flat ? 'yes' : 'no'} (peak ratio ${big}/${mid}, under 400 MB, within ${FLAT_FACTOR}x)`] = ratio;
-      console.log(`[bench] memory flat: ${flat ? 'yes' : 'no'} (ratio ${big}/${mid} ${ratio.toFixed(2)}, peaks ${[...peaks].map(([s, m]) => `${s}: ${m.toFixed(0)} MB`).join(', ')})`);
+      figures[`memory flat: ${flat ? 'yes' : 'no'} (peak ratio ${big}/${mid}, under 400 MB, within ${FLAT_FACTOR}x)`] =
+        ratio;
+      console.log(
+        `[bench] memory flat: ${flat ? 'yes' : 'no'} (ratio ${big}/${mid} ${ratio.toFixed(2)}, peaks ${[...peaks].map(([s, m]) => `${s}: ${m.toFixed(0)} MB`).join(', ')})`,
+      );
     }
 
     // Scale-out (issue 7): the middle size with N worker processes sharing the chunks.
@@ -271,13 +373,26 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
     if (workers > 1) {
       const domain = 'scale';
       const replayId = await prepareReplay(db, mid, domain);
-      const r = await runReplay({ postmaster, db, appUrl: opts.appUrl, sandbox, sender, replayId, size: mid, workers, concurrency, domain });
+      const r = await runReplay({
+        postmaster,
+        db,
+        appUrl: opts.appUrl,
+        sandbox,
+        sender,
+        replayId,
+        size: mid,
+        workers,
+        concurrency,
+        domain,
+      });
       check(r, mid, `${mid} with ${workers} workers`);
       figures[`replay ${mid}: sends/s (${workers} workers)`] = r.sendsPerSecond;
       figures[`replay ${mid}: ${workers} workers / 1 worker`] = r.sendsPerSecond / rates.get(mid)!;
       figures[`replay ${mid}: peak memory per worker, ${workers} workers (MB)`] = r.peakMb;
       figures[`replay ${mid}: claims lost to another worker (${workers} workers)`] = r.skipped;
-      console.log(`[bench] replay ${mid} with ${workers} workers: ${r.sendsPerSecond.toFixed(0)} sends/s (${(r.sendsPerSecond / rates.get(mid)!).toFixed(2)}x of 1 worker), 0 duplicates, 0 claims lost; CPU per send: worker ${r.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${r.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${r.benchCpuMsPerSend.toFixed(2)} ms`);
+      console.log(
+        `[bench] replay ${mid} with ${workers} workers: ${r.sendsPerSecond.toFixed(0)} sends/s (${(r.sendsPerSecond / rates.get(mid)!).toFixed(2)}x of 1 worker), 0 duplicates, 0 claims lost; CPU per send: worker ${r.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${r.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${r.benchCpuMsPerSend.toFixed(2)} ms`,
+      );
 
       // The same pair with a provider that takes `latencyMs` per send: bound by the provider, not the CPU.
       const latencyMs = opts.latencyMs ?? Number(process.env.BENCH_REPLAY_LATENCY_MS ?? 200);
@@ -293,15 +408,30 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
           for (const n of [1, workers]) {
             const d = `lat${n}`;
             const id = await prepareReplay(db, latencySize, d);
-            const lr = await runReplay({ postmaster, db, appUrl: opts.appUrl, sandbox, sender, replayId: id, size: latencySize, workers: n, concurrency: latencyConcurrency, domain: d });
+            const lr = await runReplay({
+              postmaster,
+              db,
+              appUrl: opts.appUrl,
+              sandbox,
+              sender,
+              replayId: id,
+              size: latencySize,
+              workers: n,
+              concurrency: latencyConcurrency,
+              domain: d,
+            });
             check(lr, latencySize, `${latencySize} with ${n} workers, ${latencyMs} ms provider`);
             rate.set(n, lr.sendsPerSecond);
             figures[`${label}: sends/s (${n} worker${n > 1 ? 's' : ''})`] = lr.sendsPerSecond;
-            console.log(`[bench] replay ${latencySize} with ${n} workers, provider answering in ${latencyMs} ms: ${lr.sendsPerSecond.toFixed(0)} sends/s in ${lr.seconds.toFixed(1)} s, 0 duplicates, 0 claims lost; CPU per send: worker ${lr.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${lr.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${lr.benchCpuMsPerSend.toFixed(2)} ms`);
+            console.log(
+              `[bench] replay ${latencySize} with ${n} workers, provider answering in ${latencyMs} ms: ${lr.sendsPerSecond.toFixed(0)} sends/s in ${lr.seconds.toFixed(1)} s, 0 duplicates, 0 claims lost; CPU per send: worker ${lr.cpuMsPerSend.toFixed(2)} ms, PostgreSQL ${lr.dbCpuMsPerSend.toFixed(2)} ms, sandbox + bench ${lr.benchCpuMsPerSend.toFixed(2)} ms`,
+            );
           }
           figures[`${label}: ${workers} workers / 1 worker`] = rate.get(workers)! / rate.get(1)!;
           // What the provider allows: every handler keeps its lanes busy, each send waits latencyMs.
-          figures[`${label}: ceiling of 1 worker (${latencyConcurrency} handler${latencyConcurrency > 1 ? 's' : ''} x 8 in flight / latency, sends/s)`] = (latencyConcurrency * 8 * 1000) / latencyMs;
+          figures[
+            `${label}: ceiling of 1 worker (${latencyConcurrency} handler${latencyConcurrency > 1 ? 's' : ''} x 8 in flight / latency, sends/s)`
+          ] = (latencyConcurrency * 8 * 1000) / latencyMs;
         } finally {
           sandbox.setLatency(0);
         }
@@ -320,7 +450,10 @@ export async function benchReplay(opts: { ownerUrl: string; appUrl: string; size
 // (default sizes 1,000 10,000 100,000; BENCH_REPLAY_WORKERS=1 skips the scale-out run).
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { startBenchDatabase } = await import('./harness.ts');
-  const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
   const bench = await startBenchDatabase();
   try {
     console.log(await benchReplay({ ...bench, sizes }));

@@ -11,7 +11,10 @@ import { createDb } from '../../lib/db/client.ts';
 import { dispatchApi } from '../support/api-router.ts';
 
 /** Serves the API on a free port of 127.0.0.1 with the app role's client (`connections` pooled). */
-export async function startApiServer(appUrl: string, connections: number): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startApiServer(
+  appUrl: string,
+  connections: number,
+): Promise<{ url: string; stop(): Promise<void> }> {
   const db = createDb(appUrl, connections);
   setDb(db);
   const server: Server = createServer((req, res) => {
@@ -21,7 +24,11 @@ export async function startApiServer(appUrl: string, connections: number): Promi
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
       const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body });
+      const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, {
+        method: req.method,
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+      });
       dispatchApi(request)
         .then(async (response) => {
           const payload = Buffer.from(await response.arrayBuffer());

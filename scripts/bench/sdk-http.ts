@@ -40,17 +40,27 @@ export type ServerKind = 'next start' | 'child process' | 'in process';
 
 const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 
-
-
 /** `next start` of the existing build as the app role; ready once it answers the API's docs route. */
 async function startNext(appUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ledger-bench-next-'));
-  const child = spawn(process.execPath, [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: appUrl, NEXTAUTH_SECRET: randomBytes(32).toString('base64url'), NEXTAUTH_URL: `http://127.0.0.1:${port}`, LEDGER_DATA_DIR: dataDir, NEXT_TELEMETRY_DISABLED: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        DATABASE_URL: appUrl,
+        NEXTAUTH_SECRET: randomBytes(32).toString('base64url'),
+        NEXTAUTH_URL: `http://127.0.0.1:${port}`,
+        LEDGER_DATA_DIR: dataDir,
+        NEXT_TELEMETRY_DISABLED: '1',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   // Next prints "Ready" once it listens; wait for that line rather than polling.
   await new Promise<void>((resolve, reject) => {
@@ -82,9 +92,13 @@ interface Customer {
 }
 
 async function spawnApiServer(appUrl: string, connections: number): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./sdk-http-server.ts', import.meta.url)), appUrl, String(connections)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./sdk-http-server.ts', import.meta.url)), appUrl, String(connections)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', resolve);
@@ -101,35 +115,87 @@ async function spawnApiServer(appUrl: string, connections: number): Promise<{ ur
   };
 }
 
-export async function benchSdkHttp(opts: { ownerUrl: string; appUrl: string; effects: number; agents: number; server?: ServerKind }): Promise<SdkHttpBench> {
+export async function benchSdkHttp(opts: {
+  ownerUrl: string;
+  appUrl: string;
+  effects: number;
+  agents: number;
+  server?: ServerKind;
+}): Promise<SdkHttpBench> {
   const { effects, agents } = opts;
   const server: ServerKind = opts.server ?? (nextBuildIsFresh(root) ? 'next start' : 'child process');
   const db = createDb(opts.appUrl, 2);
   const sandbox = await startSandbox();
-  const api = server === 'in process' ? await startApiServer(opts.appUrl, agents) : server === 'next start' ? await startNext(opts.appUrl) : await spawnApiServer(opts.appUrl, agents);
+  const api =
+    server === 'in process'
+      ? await startApiServer(opts.appUrl, agents)
+      : server === 'next start'
+        ? await startNext(opts.appUrl)
+        : await spawnApiServer(opts.appUrl, agents);
   try {
     const tag = Date.now().toString(36);
     const workflow = `bench_sdk_${tag}`;
     const system = { kind: 'system', id: 'bench', label: 'bench setup' } as const;
-    const { token } = await createRuntimeKey({ db, actor: system }, { name: `bench-sdk-${tag}`, workflows: [workflow] });
+    const { token } = await createRuntimeKey(
+      { db, actor: system },
+      { name: `bench-sdk-${tag}`, workflows: [workflow] },
+    );
     const toolRow = await db.toolDefinition.create({
-      data: { name: `bench_welcome_${tag}`, actions: ['campaign_welcome'], targetType: 'email', provider: 'sandbox', generatedInputs: ['subject', 'body'], supportsIdempotencyKey: true, supportsReceiptLookup: true },
+      data: {
+        name: `bench_welcome_${tag}`,
+        actions: ['campaign_welcome'],
+        targetType: 'email',
+        provider: 'sandbox',
+        generatedInputs: ['subject', 'body'],
+        supportsIdempotencyKey: true,
+        supportsReceiptLookup: true,
+      },
     });
     const provider = new SandboxProvider(sandbox.url);
     const ledger = createLedger(httpTransport({ baseUrl: api.url, runtimeKey: token }));
-    const welcome = defineTool<Customer>({ name: toolRow.name, action: 'campaign_welcome', targetType: 'email', generated: ['subject', 'body'], identity: (a) => ({ record: a.customerId, target: a.email }) });
+    const welcome = defineTool<Customer>({
+      name: toolRow.name,
+      action: 'campaign_welcome',
+      targetType: 'email',
+      generated: ['subject', 'body'],
+      identity: (a) => ({ record: a.customerId, target: a.email }),
+    });
     const { runId } = await ledger.createRun({ workflow, triggerId: `evt-${tag}` });
-    const customer = (i: number, subject: string): Customer => ({ customerId: `cust-${i}`, email: `bench${i}@example.com`, subject, body: `Hello ${i}` });
+    const customer = (i: number, subject: string): Customer => ({
+      customerId: `cust-${i}`,
+      email: `bench${i}@example.com`,
+      subject,
+      body: `Hello ${i}`,
+    });
     const sendOne = (c: Customer) =>
-      ledger.tool(welcome, runId, c, ({ idempotencyKey, key, epoch, signal, args }) =>
-        provider.send({ key, epoch, idempotencyKey, target: args.email, payload: { subject: args.subject, body: args.body } }, signal), { provider });
+      ledger.tool(
+        welcome,
+        runId,
+        c,
+        ({ idempotencyKey, key, epoch, signal, args }) =>
+          provider.send(
+            { key, epoch, idempotencyKey, target: args.email, payload: { subject: args.subject, body: args.body } },
+            signal,
+          ),
+        { provider },
+      );
 
     // Warm the server (JIT, connection pools, plan caches) on a run of its own before measuring.
     const warm = Math.min(100, Math.ceil(effects / 10));
     const warmRun = await ledger.createRun({ workflow, triggerId: `evt-warm-${tag}` });
     await closedLoop(warm, agents, (i) =>
-      ledger.tool(welcome, warmRun.runId, { customerId: `warm-${i}`, email: `warm${i}@example.com`, subject: 'Warm', body: 'Warm' }, ({ idempotencyKey, key, epoch, signal, args }) =>
-        provider.send({ key, epoch, idempotencyKey, target: args.email, payload: { subject: args.subject, body: args.body } }, signal), { provider }));
+      ledger.tool(
+        welcome,
+        warmRun.runId,
+        { customerId: `warm-${i}`, email: `warm${i}@example.com`, subject: 'Warm', body: 'Warm' },
+        ({ idempotencyKey, key, epoch, signal, args }) =>
+          provider.send(
+            { key, epoch, idempotencyKey, target: args.email, payload: { subject: args.subject, body: args.body } },
+            signal,
+          ),
+        { provider },
+      ),
+    );
     const baseline = sandbox.deliveries.length;
 
     console.log(`[bench] sdk over http: ${effects} effects, ${agents} agents at once`);
@@ -144,14 +210,24 @@ export async function benchSdkHttp(opts: { ownerUrl: string; appUrl: string; eff
     });
     const owner = new pg.Client({ connectionString: opts.ownerUrl });
     await owner.connect();
-    const done = Number((await owner.query<{ n: string }>(`SELECT count(*) AS n FROM effect WHERE run_id = $1 AND state = 'done'`, [runId])).rows[0]!.n);
+    const done = Number(
+      (
+        await owner.query<{ n: string }>(`SELECT count(*) AS n FROM effect WHERE run_id = $1 AND state = 'done'`, [
+          runId,
+        ])
+      ).rows[0]!.n,
+    );
     await owner.end();
     return {
       effects,
       agents,
       send,
       replay,
-      deliveries: { afterSend, afterReplay: sandbox.deliveries.length - baseline, distinctTargets: new Set(sandbox.deliveries.slice(baseline).map((d) => d.to)).size },
+      deliveries: {
+        afterSend,
+        afterReplay: sandbox.deliveries.length - baseline,
+        distinctTargets: new Set(sandbox.deliveries.slice(baseline).map((d) => d.to)).size,
+      },
       done,
       server,
     };

@@ -25,7 +25,9 @@ interface PartOutcome {
 }
 
 function partNames(): string[] {
-  const only = process.env.PROOF_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = process.env.PROOF_ONLY?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const found = readdirSync(path.join(here, 'parts'))
     .filter((f) => f.endsWith('.ts'))
     .map((f) => f.slice(0, -3))
@@ -60,11 +62,19 @@ async function main() {
       try {
         const mod = (await import(pathToFileURL(path.join(here, 'parts', `${name}.ts`)).href)) as { proof?: ProofPart };
         if (typeof mod.proof !== 'function') throw new Error(`scripts/proof/parts/${name}.ts exports no \`proof\``);
-        const section = await mod.proof({ scale: 'full', newDatabase, log: (line) => console.log(`[proof] ${name}: ${line}`) });
+        const section = await mod.proof({
+          scale: 'full',
+          newDatabase,
+          log: (line) => console.log(`[proof] ${name}: ${line}`),
+        });
         outcomes.push({ name, seconds: (Date.now() - t0) / 1000, section });
       } catch (error) {
         console.error(`[proof] ${name}: FAILED`, error);
-        outcomes.push({ name, seconds: (Date.now() - t0) / 1000, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        outcomes.push({
+          name,
+          seconds: (Date.now() - t0) / 1000,
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        });
       }
       console.log(`[proof] ${name}: finished in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     }
@@ -93,14 +103,21 @@ function render(outcomes: PartOutcome[], seconds: number): { text: string; ok: b
       continue;
     }
     const s = o.section;
-    body.push(`## ${s.title}`, '', `Proves: ${s.proves}. Part \`scripts/proof/parts/${o.name}.ts\`, ${o.seconds.toFixed(0)} s.`, '');
+    body.push(
+      `## ${s.title}`,
+      '',
+      `Proves: ${s.proves}. Part \`scripts/proof/parts/${o.name}.ts\`, ${o.seconds.toFixed(0)} s.`,
+      '',
+    );
     body.push('| tried | times | lost | duplicated | unauthorized | observed |', '|---|---:|---:|---:|---:|---|');
     for (const r of s.rows) {
       trials += r.trials;
       lost += r.lost;
       duplicated += r.duplicated;
       unauthorized += r.unauthorized;
-      body.push(`| ${cell(r.tried)} | ${fmt(r.trials)} | ${fmt(r.lost)} | ${fmt(r.duplicated)} | ${fmt(r.unauthorized)} | ${cell(r.observed)} |`);
+      body.push(
+        `| ${cell(r.tried)} | ${fmt(r.trials)} | ${fmt(r.lost)} | ${fmt(r.duplicated)} | ${fmt(r.unauthorized)} | ${cell(r.observed)} |`,
+      );
     }
     if (s.notes?.length) body.push('', ...s.notes.map((n) => `- ${n}`));
     body.push('');

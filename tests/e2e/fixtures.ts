@@ -30,9 +30,15 @@ export const test = base.extend<{ signInAs: (persona: Persona, page?: Page) => P
     const s = state();
     await use(async (persona) => {
       const user = s.seeded.users[persona];
-      const token = await encode({ token: { sub: user.id, uid: user.id, sv: user.sessionVersion, email: user.email }, secret: s.secret, maxAge: 3600 });
+      const token = await encode({
+        token: { sub: user.id, uid: user.id, sv: user.sessionVersion, email: user.email },
+        secret: s.secret,
+        maxAge: 3600,
+      });
       await context.clearCookies();
-      await context.addCookies([{ name: 'next-auth.session-token', value: token, url: s.baseURL, httpOnly: true, sameSite: 'Lax' }]);
+      await context.addCookies([
+        { name: 'next-auth.session-token', value: token, url: s.baseURL, httpOnly: true, sameSite: 'Lax' },
+      ]);
     });
   },
 });

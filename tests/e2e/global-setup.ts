@@ -13,8 +13,6 @@ import { nextBuildIsFresh } from '../../scripts/support/next-build.ts';
 
 export const STATE_FILE = path.join(tmpdir(), 'effect-ledger-e2e-state.json');
 
-
-
 async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
@@ -46,7 +44,10 @@ export default async function globalSetup() {
   await db.$disconnect();
 
   if (!nextBuildIsFresh()) {
-    const build = spawnSync('npx', ['next', 'build'], { stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+    const build = spawnSync('npx', ['next', 'build'], {
+      stdio: 'inherit',
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+    });
     if (build.status !== 0) throw new Error('next build failed');
   }
   // Forced replay needs a provider and the worker: the sandbox provider runs in this process (its
@@ -55,12 +56,23 @@ export default async function globalSetup() {
   const sandbox = await startSandbox({ host: '127.0.0.1' });
   const demoDb = createDb(appUrl, 4);
   const operatorA = seeded.users.operatorA;
-  const demo = await seedDemoCampaign({ db: demoDb, sandboxUrl: sandbox.url, approver: { kind: 'user', id: operatorA.id, label: operatorA.email, role: 'operator' } });
+  const demo = await seedDemoCampaign({
+    db: demoDb,
+    sandboxUrl: sandbox.url,
+    approver: { kind: 'user', id: operatorA.id, label: operatorA.email, role: 'operator' },
+  });
   await demoDb.$disconnect();
   // A rate limit slow enough that the journey can pause a running replay (F5) before it ends.
   const providers = JSON.stringify({ sandbox: { type: 'sandbox', url: sandbox.url, rateLimitPerSecond: 8 } });
   const worker = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], {
-    env: { ...process.env, DATABASE_URL: appUrl, MIGRATION_DATABASE_URL: ownerUrl, LEDGER_PROVIDERS: providers, RECONCILE_INTERVAL_SECONDS: '3600', LEDGER_DATA_DIR: dir },
+    env: {
+      ...process.env,
+      DATABASE_URL: appUrl,
+      MIGRATION_DATABASE_URL: ownerUrl,
+      LEDGER_PROVIDERS: providers,
+      RECONCILE_INTERVAL_SECONDS: '3600',
+      LEDGER_DATA_DIR: dir,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -81,7 +93,15 @@ export default async function globalSetup() {
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
   const child = spawn('npx', ['next', 'start', '-p', String(port), '-H', '127.0.0.1'], {
-    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: appUrl, NEXTAUTH_SECRET: secret, NEXTAUTH_URL: baseURL, LEDGER_DATA_DIR: dir, NEXT_TELEMETRY_DISABLED: '1' },
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: appUrl,
+      NEXTAUTH_SECRET: secret,
+      NEXTAUTH_URL: baseURL,
+      LEDGER_DATA_DIR: dir,
+      NEXT_TELEMETRY_DISABLED: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -19,7 +19,10 @@ test('Z4: sign-in through the form, and a wrong password is refused with a clear
 test('P1/P2/S5 operator: approves a submitted plan, then revokes a key with a reason', async ({ page, signInAs }) => {
   await signInAs('operatorA');
   await page.goto('/plans');
-  await page.getByRole('link', { name: /spring_campaign/ }).first().click();
+  await page
+    .getByRole('link', { name: /spring_campaign/ })
+    .first()
+    .click();
   await expect(page.getByTestId('plan-count')).toHaveText('6');
   await page.getByTestId('approve-plan').click();
   const dialog = page.getByRole('dialog');
@@ -29,8 +32,13 @@ test('P1/P2/S5 operator: approves a submitted plan, then revokes a key with a re
   await dialog.getByRole('button', { name: 'Close' }).click();
   await expect(page.getByText('This plan is approved')).toBeVisible();
 
-  await page.getByRole('link', { name: /^[0-9a-f]{8}$/ }).first().click();
-  const row = page.getByTestId('target-row').filter({ has: page.getByRole('link', { name: 'ana@example.com', exact: true }) });
+  await page
+    .getByRole('link', { name: /^[0-9a-f]{8}$/ })
+    .first()
+    .click();
+  const row = page
+    .getByTestId('target-row')
+    .filter({ has: page.getByRole('link', { name: 'ana@example.com', exact: true }) });
   await expect(row).toHaveAttribute('data-state', 'done');
   await row.getByRole('link', { name: 'ana@example.com', exact: true }).click();
   await page.getByTestId('revoke').click();
@@ -60,7 +68,11 @@ test('S4 support: resolves an unknown from the queue as sent, with a receipt', a
   await expect(page.getByTestId('unknown-row').filter({ hasText: e2e.seeded.unknownTarget })).toHaveCount(0);
 });
 
-test('Z3 four-eyes: one operator requests an epoch bump, the same operator cannot approve it, another one does', async ({ page, signInAs, e2e }) => {
+test('Z3 four-eyes: one operator requests an epoch bump, the same operator cannot approve it, another one does', async ({
+  page,
+  signInAs,
+  e2e,
+}) => {
   await signInAs('operatorA');
   await page.goto(`/runs/${e2e.seeded.liveRunId}?q=${encodeURIComponent(e2e.seeded.bumpTarget)}`);
   await page.getByRole('link', { name: e2e.seeded.bumpTarget }).click();
@@ -88,7 +100,10 @@ test('Z3 four-eyes: one operator requests an epoch bump, the same operator canno
   await expect(row).toContainText('oscar.operator@example.com');
 });
 
-test('A5/A2 auditor: filters the trail, sees the chain verified, downloads the CSV and finds the row', async ({ page, signInAs }) => {
+test('A5/A2 auditor: filters the trail, sees the chain verified, downloads the CSV and finds the row', async ({
+  page,
+  signInAs,
+}) => {
   await signInAs('auditor');
   await page.goto('/audit');
   await expect(page.getByTestId('chain-badge')).toHaveAttribute('data-ok', 'true');
@@ -109,7 +124,12 @@ test('A5/A2 auditor: filters the trail, sees the chain verified, downloads the C
   expect(lines.slice(1).every((l) => l.includes('"plan.approve"'))).toBe(true);
 });
 
-test('Z4 admin: adds a user, who signs in; once disabled, their very next request is refused', async ({ page, signInAs, browser, e2e }) => {
+test('Z4 admin: adds a user, who signs in; once disabled, their very next request is refused', async ({
+  page,
+  signInAs,
+  browser,
+  e2e,
+}) => {
   await signInAs('admin');
   await page.goto('/admin/users');
   await page.getByTestId('add-user').click();

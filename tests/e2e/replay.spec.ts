@@ -12,7 +12,11 @@ async function shot(page: Page, info: TestInfo, name: string) {
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
 }
 
-interface Delivery { messageId: string; to: string; idempotencyKey: string | null }
+interface Delivery {
+  messageId: string;
+  to: string;
+  idempotencyKey: string | null;
+}
 
 async function deliveries(sandboxUrl: string): Promise<Delivery[]> {
   const res = await fetch(`${sandboxUrl}/_sandbox/deliveries`);
@@ -20,7 +24,11 @@ async function deliveries(sandboxUrl: string): Promise<Delivery[]> {
   return ((await res.json()) as { deliveries: Delivery[] }).deliveries;
 }
 
-test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by another, runs to the end and sends each pending target once', async ({ page, signInAs, e2e }, info) => {
+test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by another, runs to the end and sends each pending target once', async ({
+  page,
+  signInAs,
+  e2e,
+}, info) => {
   test.setTimeout(180_000);
   const { runId, sandboxUrl, deliveriesBefore } = e2e.replay;
   expect((await deliveries(sandboxUrl)).length).toBe(deliveriesBefore);
@@ -55,7 +63,11 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   // Operator B: finds the request on the approvals page, approves it, starts it.
   await signInAs('operatorB');
   await page.goto('/approvals');
-  await page.getByTestId('approval-row').filter({ hasText: 'The campaign agent crashed at recipient 40' }).getByTestId('open-replay').click();
+  await page
+    .getByTestId('approval-row')
+    .filter({ hasText: 'The campaign agent crashed at recipient 40' })
+    .getByTestId('open-replay')
+    .click();
   await expect(page).toHaveURL(new RegExp(`/runs/${runId}/replay`));
   await page.getByTestId('replay-panel').first().getByTestId('replay-approve').click();
   await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'approved');
@@ -64,18 +76,24 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   // F5: pause while it runs (the sandbox is rate limited to 8 sends/s), then resume.
   const live = page.getByTestId('replay-panel').first();
   await expect(live).toHaveAttribute('data-status', 'running');
-  await expect.poll(async () => Number(await live.getByTestId('replay-sent').textContent()), { timeout: 30_000 }).toBeGreaterThan(0);
+  await expect
+    .poll(async () => Number(await live.getByTestId('replay-sent').textContent()), { timeout: 30_000 })
+    .toBeGreaterThan(0);
   await live.getByTestId('replay-pause').click();
   await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'paused');
   await shot(page, info, 'replay-paused');
-  expect(Number(await page.getByTestId('replay-panel').first().getByTestId('replay-remaining').textContent())).toBeGreaterThan(0);
+  expect(
+    Number(await page.getByTestId('replay-panel').first().getByTestId('replay-remaining').textContent()),
+  ).toBeGreaterThan(0);
   await page.getByTestId('replay-panel').first().getByTestId('replay-resume').click();
   await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'running');
 
   // F5: the live bar reaches the end, then the report shows.
   const bar = page.getByTestId('replay-progress').first();
   await expect(bar).toHaveAttribute('aria-valuenow', String(willSend), { timeout: 120_000 });
-  await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'completed', { timeout: 30_000 });
+  await expect(page.getByTestId('replay-panel').first()).toHaveAttribute('data-status', 'completed', {
+    timeout: 30_000,
+  });
   const report = page.getByTestId('replay-report').first();
   await expect(report).toBeVisible();
   await report.locator('details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
@@ -92,10 +110,16 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   expect([...perRecipient.entries()].filter(([, n]) => n > 1)).toEqual([]);
   const sentTargets = await report.locator('tr[data-outcome="sent"] td:first-child').allTextContents();
   expect(new Set(sentTargets.map((t) => t.trim().toLowerCase()))).toEqual(new Set(during.map((d) => d.to)));
-  await expect(report.getByTestId('report-eo-after')).not.toHaveText(await report.getByTestId('report-eo-before').textContent() ?? '');
+  await expect(report.getByTestId('report-eo-after')).not.toHaveText(
+    (await report.getByTestId('report-eo-before').textContent()) ?? '',
+  );
 });
 
-test('F5: a requested replay cancelled before approval sends nothing and its report says so', async ({ page, signInAs, e2e }) => {
+test('F5: a requested replay cancelled before approval sends nothing and its report says so', async ({
+  page,
+  signInAs,
+  e2e,
+}) => {
   const runId = e2e.seeded.liveRunId;
   const before = (await deliveries(e2e.replay.sandboxUrl)).length;
   await signInAs('operatorA');
@@ -124,5 +148,7 @@ test('F5: a requested replay cancelled before approval sends nothing and its rep
   expect((await deliveries(e2e.replay.sandboxUrl)).length).toBe(before);
   // The request left the approvals queue with it.
   await page.goto('/approvals');
-  await expect(page.getByTestId('approval-row').filter({ hasText: 'Receipts of the failed order batch' })).not.toHaveAttribute('data-status', 'open');
+  await expect(
+    page.getByTestId('approval-row').filter({ hasText: 'Receipts of the failed order batch' }),
+  ).not.toHaveAttribute('data-status', 'open');
 });

@@ -3,11 +3,26 @@
 import path from 'node:path';
 import { expect, test } from './fixtures.ts';
 
-const PAGES: { name: string; persona: 'operatorA' | 'operatorB' | 'support' | 'auditor' | 'admin'; path: (s: { liveRunId: string; pendingRunId: string; unknownTarget: string }) => string; heading: RegExp }[] = [
+const PAGES: {
+  name: string;
+  persona: 'operatorA' | 'operatorB' | 'support' | 'auditor' | 'admin';
+  path: (s: { liveRunId: string; pendingRunId: string; unknownTarget: string }) => string;
+  heading: RegExp;
+}[] = [
   { name: 'runs', persona: 'operatorA', path: () => '/runs', heading: /^Runs$/ },
   { name: 'run-detail', persona: 'operatorA', path: (s) => `/runs/${s.liveRunId}`, heading: /^Run / },
-  { name: 'run-never-sent', persona: 'operatorA', path: (s) => `/runs/${s.liveRunId}?view=never_sent`, heading: /^Run / },
-  { name: 'plan-approval', persona: 'operatorB', path: (s) => `/runs/${s.pendingRunId}/plan`, heading: /^Plan approval$/ },
+  {
+    name: 'run-never-sent',
+    persona: 'operatorA',
+    path: (s) => `/runs/${s.liveRunId}?view=never_sent`,
+    heading: /^Run /,
+  },
+  {
+    name: 'plan-approval',
+    persona: 'operatorB',
+    path: (s) => `/runs/${s.pendingRunId}/plan`,
+    heading: /^Plan approval$/,
+  },
   { name: 'target', persona: 'auditor', path: () => '/runs', heading: /./ },
   { name: 'support-queue', persona: 'support', path: () => '/support', heading: /^Support queue$/ },
   { name: 'approvals', persona: 'operatorA', path: () => '/approvals', heading: /^Four-eyes approvals$/ },

@@ -17,7 +17,9 @@ import { expect, test } from './fixtures.ts';
 import { PASSWORD } from './seed.ts';
 
 const OTHER_STATES = (keep: string) =>
-  ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck', 'none'].filter((s) => s !== keep).map((s) => `data-testid="target-row" data-state="${s}"`);
+  ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck', 'none']
+    .filter((s) => s !== keep)
+    .map((s) => `data-testid="target-row" data-state="${s}"`);
 
 function sessionOf(label: string, ctx: APIRequestContext): Session {
   return {
@@ -29,7 +31,10 @@ function sessionOf(label: string, ctx: APIRequestContext): Session {
   };
 }
 
-test('Z2/Z4/P3: 10 concurrent sessions signed in over HTTP browse the console with zero error responses; anonymous requests are sent to sign in', async ({ playwright, e2e }) => {
+test('Z2/Z4/P3: 10 concurrent sessions signed in over HTTP browse the console with zero error responses; anonymous requests are sent to sign in', async ({
+  playwright,
+  e2e,
+}) => {
   test.setTimeout(180_000);
   const { users, liveRunId, pendingRunId, doneTarget } = e2e.seeded;
   const personas = ['admin', 'operatorA', 'operatorB', 'support', 'auditor'] as const;
@@ -63,11 +68,22 @@ test('Z2/Z4/P3: 10 concurrent sessions signed in over HTTP browse the console wi
       { kind: 'run page', path: () => `/runs/${liveRunId}`, markers: () => ['data-testid="run-table"', doneTarget] },
       { kind: 'run page (plan submitted)', path: () => `/runs/${pendingRunId}`, markers: () => [table] },
       // The journeys may move a target to another state, so a filter asserts only what it excludes.
-      { kind: 'state filter', path: (i) => `/runs/${liveRunId}?state=${states[i % states.length]}`, markers: () => [table], forbidden: (i) => OTHER_STATES(states[i % states.length]!) },
+      {
+        kind: 'state filter',
+        path: (i) => `/runs/${liveRunId}?state=${states[i % states.length]}`,
+        markers: () => [table],
+        forbidden: (i) => OTHER_STATES(states[i % states.length]!),
+      },
       { kind: 'never-sent view', path: () => `/runs/${liveRunId}?view=never_sent`, markers: () => [table] },
       { kind: 'audit trail', path: () => '/audit', markers: () => ['data-testid="chain-badge"'] },
     ];
-    const stats = await browse({ sessions, pages, rounds: 12, anonymous: sessionOf('anonymous', anonymousCtx), anonymousEvery: 3 });
+    const stats = await browse({
+      sessions,
+      pages,
+      rounds: 12,
+      anonymous: sessionOf('anonymous', anonymousCtx),
+      anonymousEvery: 3,
+    });
     test.info().annotations.push({ type: 'console load', description: describeBrowse(stats) });
     expect(stats.requests).toBe(120);
     expect(stats.failures).toEqual([]);

@@ -25,7 +25,18 @@ export function userActor(role: 'admin' | 'operator' | 'support' | 'auditor', id
   return { kind: 'user', id, label: `${role}-${id.slice(0, 6)}@example.com`, role };
 }
 
-export async function makeTool(db: Db, overrides: Partial<{ name: string; actions: string[]; targetType: TargetType; provider: string; generatedInputs: string[]; leaseSeconds: number; distinctApprover: boolean }> = {}) {
+export async function makeTool(
+  db: Db,
+  overrides: Partial<{
+    name: string;
+    actions: string[];
+    targetType: TargetType;
+    provider: string;
+    generatedInputs: string[];
+    leaseSeconds: number;
+    distinctApprover: boolean;
+  }> = {},
+) {
   return db.toolDefinition.create({
     data: {
       name: overrides.name ?? `send_email_${suffix()}`,
@@ -81,7 +92,13 @@ export async function makeEffect(
   const runId = setup.runId ?? (await makeRun(db)).runId;
   const runtime = setup.runtime ?? runtimeActor();
   const n = suffix();
-  const input = { runId, tool, action: 'campaign_welcome', recordId: setup.recordId ?? `customer-${n}`, target: setup.target ?? `user-${n}@example.com` };
+  const input = {
+    runId,
+    tool,
+    action: 'campaign_welcome',
+    recordId: setup.recordId ?? `customer-${n}`,
+    target: setup.target ?? `user-${n}@example.com`,
+  };
   const claim = await claimEffect({ db, actor: runtime }, input);
   if (!claim.claimed) throw new Error(`makeEffect: the fresh key ${claim.key} was not claimable`);
   const ref = { key: claim.key, epoch: claim.epoch };
@@ -97,7 +114,11 @@ export async function makeEffect(
       await failEffect(ctx, { ...ref, evidence, attemptId: claim.attemptId });
       break;
     case 'stuck':
-      await markStuck(ctx, { ...ref, evidence: { status: 409, body: 'completion token lost' }, attemptId: claim.attemptId });
+      await markStuck(ctx, {
+        ...ref,
+        evidence: { status: 409, body: 'completion token lost' },
+        attemptId: claim.attemptId,
+      });
       break;
     case 'unknown':
       await markUnknown(ctx, { ...ref, evidence: { error: 'timeout after send' } });
@@ -107,7 +128,10 @@ export async function makeEffect(
       break;
     case 'awaiting':
       await markUnknown(ctx, ref);
-      await resolveUnknown({ db, actor: userActor('support') }, { ...ref, outcome: 'not_sent', reason: 'provider shows no such message' });
+      await resolveUnknown(
+        { db, actor: userActor('support') },
+        { ...ref, outcome: 'not_sent', reason: 'provider shows no such message' },
+      );
       break;
     default:
       throw new Error(`makeEffect: unknown state ${String(state satisfies never)}`);

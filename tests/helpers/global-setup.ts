@@ -29,7 +29,13 @@ export default async function setup(project: TestProject) {
   if (!ownerBase) {
     dir = mkdtempSync(path.join(tmpdir(), 'ledger-test-'));
     chmodSync(dir, 0o755);
-    server = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: await freePort(), password: 'test', persistent: false, fsync: false });
+    server = await startEmbeddedPostgres({
+      dir: path.join(dir, 'pg'),
+      port: await freePort(),
+      password: 'test',
+      persistent: false,
+      fsync: false,
+    });
     ownerBase = server.ownerUrl();
   }
   const admin = new pg.Client({ connectionString: ownerBase });

@@ -93,7 +93,9 @@ export async function startTestSmtpServer(options: { port?: number } = {}): Prom
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"found":false}');
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ found: true, queueId: hit.queueId, state: 'accepted' }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ found: true, queueId: hit.queueId, state: 'accepted' }));
   });
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));
   const lookupUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/lookup`;

@@ -14,8 +14,17 @@ beforeAll(async () => {
 });
 
 async function refused(chainLike: string) {
-  const { rows } = await t.owner<{ action: string; actor_id: string; detail: { why: string }; outcome: string; ip: string | null; request_id: string | null }>(
-    `SELECT action, actor_id, detail, outcome, ip, request_id FROM audit_entry WHERE outcome = 'refused' AND chain LIKE $1 ORDER BY id`, [chainLike]);
+  const { rows } = await t.owner<{
+    action: string;
+    actor_id: string;
+    detail: { why: string };
+    outcome: string;
+    ip: string | null;
+    request_id: string | null;
+  }>(
+    `SELECT action, actor_id, detail, outcome, ip, request_id FROM audit_entry WHERE outcome = 'refused' AND chain LIKE $1 ORDER BY id`,
+    [chainLike],
+  );
   return rows;
 }
 
@@ -29,7 +38,13 @@ describe('runtime-key authentication (Z6, A4)', () => {
     const tokens = [undefined, 'not-a-key', 'elk_aaaaaaaaaaaa_' + 'B'.repeat(43), wrongSecret, revoked.token];
     const before = await snapshot(t.db);
     const auditBefore = (await refused('refused:api:auth')).length;
-    const body = { runId: run.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r1', target: 'a@example.com' };
+    const body = {
+      runId: run.runId,
+      tool: toolName,
+      action: 'campaign_welcome',
+      recordId: 'r1',
+      target: 'a@example.com',
+    };
     let calls = 0;
     for (const token of tokens) {
       const responses = [
@@ -50,25 +65,50 @@ describe('runtime-key authentication (Z6, A4)', () => {
     const audits = await refused('refused:api:auth');
     expect(audits.length - auditBefore).toBe(calls);
     expect(audits.some((a) => a.ip === '203.0.113.9' && a.action === 'effect.claim' && a.request_id)).toBe(true);
-    expect(audits.map((a) => a.detail.why)).toEqual(expect.arrayContaining([expect.stringContaining('revoked'), expect.stringContaining('does not match'), expect.stringContaining('unknown runtime key'), expect.stringContaining('malformed')]));
+    expect(audits.map((a) => a.detail.why)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('revoked'),
+        expect.stringContaining('does not match'),
+        expect.stringContaining('unknown runtime key'),
+        expect.stringContaining('malformed'),
+      ]),
+    );
   });
 
   it('A4, Z6: a key scoped to another workflow gets 403 on every endpoint, each refusal audited, nothing changed', async () => {
     const ownKey = await makeKey(t.db, ['wf_own']);
     const otherRun = await makeRun(t.db, 'wf_other');
     const other = await makeKey(t.db, ['wf_other']);
-    const w = await (await post('/effects/claim', { runId: otherRun.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r1', target: 'z@example.com' }, { token: other.token })).json();
+    const w = await (
+      await post(
+        '/effects/claim',
+        { runId: otherRun.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r1', target: 'z@example.com' },
+        { token: other.token },
+      )
+    ).json();
     const before = await snapshot(t.db);
     const token = ownKey.token;
     const responses = {
-      claim: await post('/effects/claim', { runId: otherRun.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r2', target: 'y@example.com' }, { token }),
+      claim: await post(
+        '/effects/claim',
+        { runId: otherRun.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r2', target: 'y@example.com' },
+        { token },
+      ),
       createRun: await post('/runs', { workflow: 'wf_other', triggerId: 'evt-x' }, { token }),
-      plan: await post(`/runs/${otherRun.runId}/plan`, { items: [{ tool: toolName, action: 'campaign_welcome', recordId: 'r3', target: 'x@example.com' }] }, { token }),
+      plan: await post(
+        `/runs/${otherRun.runId}/plan`,
+        { items: [{ tool: toolName, action: 'campaign_welcome', recordId: 'r3', target: 'x@example.com' }] },
+        { token },
+      ),
       replay: await post(`/runs/${otherRun.runId}/replay`, {}, { token }),
       read: await get(`/runs/${otherRun.runId}`, token),
       outcome: await post('/effects/outcome', { key: w.key, outcome: 'done', receipt: 'stolen' }, { token }),
       deletion: await post('/effects/deletion', { key: w.key, objectId: 'obj' }, { token }),
-      response: await post(`/attempts/${w.attemptId}/response`, { status: 200, headers: [], bodyBase64: '' }, { token }),
+      response: await post(
+        `/attempts/${w.attemptId}/response`,
+        { status: 200, headers: [], bodyBase64: '' },
+        { token },
+      ),
     };
     for (const [name, r] of Object.entries(responses)) {
       expect(r.status, name).toBe(403);
@@ -77,16 +117,31 @@ describe('runtime-key authentication (Z6, A4)', () => {
       expect(body.error.message).toContain('wf_other');
     }
     expect(await snapshot(t.db)).toEqual(before);
-    const audits = [...(await refused(`refused:run:${otherRun.runId}`)), ...(await refused(`refused:effect:%`)), ...(await refused('refused:workflow:wf_other'))].filter((a) => a.actor_id === ownKey.id);
+    const audits = [
+      ...(await refused(`refused:run:${otherRun.runId}`)),
+      ...(await refused(`refused:effect:%`)),
+      ...(await refused('refused:workflow:wf_other')),
+    ].filter((a) => a.actor_id === ownKey.id);
     expect(audits.map((a) => a.action).sort()).toEqual(
-      ['attempt.record_response', 'effect.claim', 'effect.done', 'effect.revoke_deletion', 'plan.submit', 'run.create', 'run.read', 'run.replay_request'].sort(),
+      [
+        'attempt.record_response',
+        'effect.claim',
+        'effect.done',
+        'effect.revoke_deletion',
+        'plan.submit',
+        'run.create',
+        'run.read',
+        'run.replay_request',
+      ].sort(),
     );
   });
 
   it('Z6: creating and revoking a runtime key is audited, only the hash is stored, and the key stops working at once', async () => {
     const created = await makeKey(t.db, ['wf_a'], 'billing-agent');
     expect(created.token).toMatch(/^elk_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
-    const { rows } = await t.owner<{ secret_hash: string }>('SELECT secret_hash FROM runtime_key WHERE id = $1', [created.id]);
+    const { rows } = await t.owner<{ secret_hash: string }>('SELECT secret_hash FROM runtime_key WHERE id = $1', [
+      created.id,
+    ]);
     expect(rows[0]!.secret_hash).toMatch(/^[0-9a-f]{64}$/);
     // The secret is everything after "elk_<prefix>_" (base64url: it may itself contain "_").
     const secret = created.token.slice('elk_'.length + created.prefix.length + 1);
@@ -94,16 +149,27 @@ describe('runtime-key authentication (Z6, A4)', () => {
     expect(rows[0]!.secret_hash).not.toContain(secret);
     const run = await makeRun(t.db, 'wf_a');
     expect((await get(`/runs/${run.runId}`, created.token)).status).toBe(200);
-    await revokeRuntimeKey({ db: t.db, actor: { kind: 'user', id: '00000000-0000-4000-8000-000000000001', label: 'admin@example.com', role: 'admin' } }, created.id, 'leaked in a log');
+    await revokeRuntimeKey(
+      {
+        db: t.db,
+        actor: { kind: 'user', id: '00000000-0000-4000-8000-000000000001', label: 'admin@example.com', role: 'admin' },
+      },
+      created.id,
+      'leaked in a log',
+    );
     expect((await get(`/runs/${run.runId}`, created.token)).status).toBe(401);
-    const audit = await t.owner<{ action: string }>(`SELECT action FROM audit_entry WHERE chain = $1 ORDER BY seq`, [`runtime_key:${created.id}`]);
+    const audit = await t.owner<{ action: string }>(`SELECT action FROM audit_entry WHERE chain = $1 ORDER BY seq`, [
+      `runtime_key:${created.id}`,
+    ]);
     expect(audit.rows.map((r) => r.action)).toEqual(['runtime_key.create', 'runtime_key.revoke']);
   });
 
-  it('Z6: a key\'s last use is recorded on its first request and then at most once a minute', async () => {
+  it("Z6: a key's last use is recorded on its first request and then at most once a minute", async () => {
     const run = await makeRun(t.db);
     const key = await makeKey(t.db);
-    const lastUsed = async () => (await t.owner<{ last_used_at: Date | null }>('SELECT last_used_at FROM runtime_key WHERE id = $1', [key.id])).rows[0]!.last_used_at;
+    const lastUsed = async () =>
+      (await t.owner<{ last_used_at: Date | null }>('SELECT last_used_at FROM runtime_key WHERE id = $1', [key.id]))
+        .rows[0]!.last_used_at;
     expect(await lastUsed()).toBeNull();
     expect((await get(`/runs/${run.runId}`, key.token)).status).toBe(200);
     const first = await lastUsed();

@@ -15,12 +15,24 @@ beforeAll(async () => {
   toolName = (await makeTool(t.db)).name;
 });
 
-const claimBody = (runId: string, target = 'anna@example.com', recordId = 'customer-1') => ({ runId, tool: toolName, action: 'campaign_welcome', recordId, target });
+const claimBody = (runId: string, target = 'anna@example.com', recordId = 'customer-1') => ({
+  runId,
+  tool: toolName,
+  action: 'campaign_welcome',
+  recordId,
+  target,
+});
 
 describe('POST /api/v1/effects/claim', () => {
   it('S1: the winner gets 201 with exactly { claimed, key, epoch, attemptId, idempotencyKey }; a loser 200 with { claimed, key, epoch, state, changedBy, changedAt }', async () => {
     const run = await makeRun(t.db);
-    const won = await claimPOST(new Request('http://x/api/v1/effects/claim', { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(claimBody(run.runId)) }));
+    const won = await claimPOST(
+      new Request('http://x/api/v1/effects/claim', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify(claimBody(run.runId)),
+      }),
+    );
     expect(won.status).toBe(201);
     const w = await won.json();
     expect(Object.keys(w).sort()).toEqual(['attemptId', 'claimed', 'epoch', 'idempotencyKey', 'key']);
@@ -37,7 +49,11 @@ describe('POST /api/v1/effects/claim', () => {
   it('K1: fields the tool definition does not name as identity never reach the key: a body with subject is refused (422) and writes nothing', async () => {
     const run = await makeRun(t.db);
     const before = await snapshot(t.db);
-    const res = await post('/effects/claim', { ...claimBody(run.runId, 'bob@example.com'), subject: 'Welcome!' }, { token });
+    const res = await post(
+      '/effects/claim',
+      { ...claimBody(run.runId, 'bob@example.com'), subject: 'Welcome!' },
+      { token },
+    );
     expect(res.status).toBe(422);
     expect((await res.json()).error).toMatchObject({ code: 'validation' });
     expect(await snapshot(t.db)).toEqual(before);
@@ -45,7 +61,11 @@ describe('POST /api/v1/effects/claim', () => {
 
   it('S1: 50 parallel HTTP claims of one key: exactly one 201, 49 200', async () => {
     const run = await makeRun(t.db);
-    const responses = await Promise.all(Array.from({ length: 50 }, () => post('/effects/claim', claimBody(run.runId, 'parallel@example.com', 'rec-par'), { token })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        post('/effects/claim', claimBody(run.runId, 'parallel@example.com', 'rec-par'), { token }),
+      ),
+    );
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 200)).toHaveLength(49);
@@ -57,19 +77,43 @@ describe('POST /api/v1/effects/claim', () => {
     const run = await makeRun(t.db);
     const w = await (await post('/effects/claim', claimBody(run.runId, 'carl@example.com', 'rec-c'), { token })).json();
     const body = Buffer.from('{"id":"msg_1","status":"delivered"}');
-    const rec = await post(`/attempts/${w.attemptId}/response`, { status: 201, headers: [['content-type', 'application/json'], ['x-a', '1']], bodyBase64: body.toString('base64') }, { token });
+    const rec = await post(
+      `/attempts/${w.attemptId}/response`,
+      {
+        status: 201,
+        headers: [
+          ['content-type', 'application/json'],
+          ['x-a', '1'],
+        ],
+        bodyBase64: body.toString('base64'),
+      },
+      { token },
+    );
     expect(rec.status).toBe(201);
     const stored = await t.db.attempt.findUniqueOrThrow({ where: { id: w.attemptId } });
     expect(Buffer.from(stored.responseBody!).equals(body)).toBe(true);
-    expect(stored.responseHeaders).toEqual([['content-type', 'application/json'], ['x-a', '1']]);
-    const done = await post('/effects/outcome', { key: w.key, epoch: w.epoch, outcome: 'done', receipt: 'msg_1', attemptId: w.attemptId }, { token });
+    expect(stored.responseHeaders).toEqual([
+      ['content-type', 'application/json'],
+      ['x-a', '1'],
+    ]);
+    const done = await post(
+      '/effects/outcome',
+      { key: w.key, epoch: w.epoch, outcome: 'done', receipt: 'msg_1', attemptId: w.attemptId },
+      { token },
+    );
     expect(done.status).toBe(200);
     expect(await done.json()).toMatchObject({ key: w.key, from: 'pending', state: 'done', receipt: 'msg_1' });
-    const again = await post('/effects/outcome', { key: w.key, epoch: w.epoch, outcome: 'failed', evidence: { status: 422 } }, { token });
+    const again = await post(
+      '/effects/outcome',
+      { key: w.key, epoch: w.epoch, outcome: 'failed', evidence: { status: 422 } },
+      { token },
+    );
     expect(again.status).toBe(409);
     expect((await again.json()).error.code).toBe('invalid_transition');
     const view = await (await get(`/runs/${run.runId}`, token)).json();
-    expect(view.targets).toEqual([expect.objectContaining({ key: w.key, state: 'done', receipt: 'msg_1', inPlan: false })]);
+    expect(view.targets).toEqual([
+      expect.objectContaining({ key: w.key, state: 'done', receipt: 'msg_1', inPlan: false }),
+    ]);
     expect(view.counts.done).toBe(1);
   });
 

@@ -15,15 +15,35 @@ beforeAll(async () => {
   toolName = (await makeTool(t.db)).name;
 });
 
-const body = (runId: string, target: string) => ({ runId, tool: toolName, action: 'campaign_welcome', recordId: `rec-${target}`, target });
-const attempts = async (target: string) => Number((await t.owner<{ n: string }>(`SELECT count(*) AS n FROM attempt a JOIN effect_key k ON k.key = a.key WHERE k.target = $1`, [target])).rows[0]!.n);
+const body = (runId: string, target: string) => ({
+  runId,
+  tool: toolName,
+  action: 'campaign_welcome',
+  recordId: `rec-${target}`,
+  target,
+});
+const attempts = async (target: string) =>
+  Number(
+    (
+      await t.owner<{ n: string }>(
+        `SELECT count(*) AS n FROM attempt a JOIN effect_key k ON k.key = a.key WHERE k.target = $1`,
+        [target],
+      )
+    ).rows[0]!.n,
+  );
 
 describe('Idempotency-Key on every POST (Z5)', () => {
   it('Z5: a retried claim returns the first response (201, same attemptId) and claims nothing more', async () => {
     const run = await makeRun(t.db);
-    const first = await post('/effects/claim', body(run.runId, 'anna@example.com'), { token: key.token, idempotencyKey: 'claim-anna-1' });
+    const first = await post('/effects/claim', body(run.runId, 'anna@example.com'), {
+      token: key.token,
+      idempotencyKey: 'claim-anna-1',
+    });
     const a = await first.json();
-    const retry = await post('/effects/claim', body(run.runId, 'anna@example.com'), { token: key.token, idempotencyKey: 'claim-anna-1' });
+    const retry = await post('/effects/claim', body(run.runId, 'anna@example.com'), {
+      token: key.token,
+      idempotencyKey: 'claim-anna-1',
+    });
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await retry.json()).toEqual(a);
@@ -32,9 +52,15 @@ describe('Idempotency-Key on every POST (Z5)', () => {
 
   it('Z5: the same key with a different body (or path) is refused with 422 naming Idempotency-Key, and nothing changes', async () => {
     const run = await makeRun(t.db);
-    expect((await post('/effects/claim', body(run.runId, 'ben@example.com'), { token: key.token, idempotencyKey: 'k-ben' })).status).toBe(201);
+    expect(
+      (await post('/effects/claim', body(run.runId, 'ben@example.com'), { token: key.token, idempotencyKey: 'k-ben' }))
+        .status,
+    ).toBe(201);
     const before = await snapshot(t.db);
-    const other = await post('/effects/claim', body(run.runId, 'other@example.com'), { token: key.token, idempotencyKey: 'k-ben' });
+    const other = await post('/effects/claim', body(run.runId, 'other@example.com'), {
+      token: key.token,
+      idempotencyKey: 'k-ben',
+    });
     expect(other.status).toBe(422);
     expect((await other.json()).error).toMatchObject({ code: 'validation', field: 'Idempotency-Key' });
     const path = await post('/runs', { workflow: 'wf', triggerId: 'x' }, { token: key.token, idempotencyKey: 'k-ben' });
@@ -46,19 +72,28 @@ describe('Idempotency-Key on every POST (Z5)', () => {
     const run = await makeRun(t.db);
     const b = body(run.runId, 'cleo@example.com');
     const hash = requestHash('POST', '/api/v1/effects/claim', b);
-    await t.owner(`INSERT INTO idempotency_record (scope, key, request_hash) VALUES ($1, 'k-cleo', $2)`, [`runtime:${key.id}`, hash]);
+    await t.owner(`INSERT INTO idempotency_record (scope, key, request_hash) VALUES ($1, 'k-cleo', $2)`, [
+      `runtime:${key.id}`,
+      hash,
+    ]);
     const dup = await post('/effects/claim', b, { token: key.token, idempotencyKey: 'k-cleo' });
     expect(dup.status).toBe(409);
     expect((await dup.json()).error.code).toBe('conflict');
     expect(await attempts('cleo@example.com')).toBe(0);
-    await t.owner(`UPDATE idempotency_record SET created_at = now() - make_interval(secs => $1) WHERE key = 'k-cleo'`, [STALE_SECONDS + 1]);
+    await t.owner(`UPDATE idempotency_record SET created_at = now() - make_interval(secs => $1) WHERE key = 'k-cleo'`, [
+      STALE_SECONDS + 1,
+    ]);
     const takeover = await post('/effects/claim', b, { token: key.token, idempotencyKey: 'k-cleo' });
     expect(takeover.status).toBe(201);
   });
 
   it('Z5: 20 concurrent identical requests with one key: the operation runs once; the others get 409 or the stored first response', async () => {
     const run = await makeRun(t.db);
-    const responses = await Promise.all(Array.from({ length: 20 }, () => post('/effects/claim', body(run.runId, 'dan@example.com'), { token: key.token, idempotencyKey: 'k-dan' })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        post('/effects/claim', body(run.runId, 'dan@example.com'), { token: key.token, idempotencyKey: 'k-dan' }),
+      ),
+    );
     const original = responses.filter((r) => r.status === 201 && !r.headers.get('idempotent-replayed'));
     expect(original).toHaveLength(1);
     for (const r of responses) expect([201, 409]).toContain(r.status);
@@ -68,11 +103,20 @@ describe('Idempotency-Key on every POST (Z5)', () => {
   it('Z5: keys are scoped per runtime key; a malformed Idempotency-Key is 422', async () => {
     const run = await makeRun(t.db);
     const other = await makeKey(t.db);
-    expect((await post('/effects/claim', body(run.runId, 'eve@example.com'), { token: key.token, idempotencyKey: 'shared' })).status).toBe(201);
-    const second = await post('/effects/claim', body(run.runId, 'eve@example.com'), { token: other.token, idempotencyKey: 'shared' });
+    expect(
+      (await post('/effects/claim', body(run.runId, 'eve@example.com'), { token: key.token, idempotencyKey: 'shared' }))
+        .status,
+    ).toBe(201);
+    const second = await post('/effects/claim', body(run.runId, 'eve@example.com'), {
+      token: other.token,
+      idempotencyKey: 'shared',
+    });
     expect(second.status).toBe(200);
     expect(second.headers.get('idempotent-replayed')).toBeNull();
-    const bad = await post('/effects/claim', body(run.runId, 'eve@example.com'), { token: key.token, idempotencyKey: 'has space' });
+    const bad = await post('/effects/claim', body(run.runId, 'eve@example.com'), {
+      token: key.token,
+      idempotencyKey: 'has space',
+    });
     expect(bad.status).toBe(422);
     expect((await bad.json()).error.field).toBe('Idempotency-Key');
   });

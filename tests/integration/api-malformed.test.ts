@@ -11,8 +11,25 @@ import { rng } from '../../scripts/proof/support/abuse-rng.ts'; // mulberry32: a
 let t: TestDatabase;
 let token: string;
 
-
-const BAD_VALUES: unknown[] = [null, 0, -1, 1.5, true, false, [], {}, [1, 2], { nested: 1 }, '', '   ', 'x'.repeat(5000), '\u0000\u0001', 'not-a-uuid', '2026-13-45', Number.MAX_SAFE_INTEGER + 2];
+const BAD_VALUES: unknown[] = [
+  null,
+  0,
+  -1,
+  1.5,
+  true,
+  false,
+  [],
+  {},
+  [1, 2],
+  { nested: 1 },
+  '',
+  '   ',
+  'x'.repeat(5000),
+  '\u0000\u0001',
+  'not-a-uuid',
+  '2026-13-45',
+  Number.MAX_SAFE_INTEGER + 2,
+];
 
 interface Endpoint {
   path: string;
@@ -44,28 +61,62 @@ describe('malformed bodies', () => {
     const tool = await makeTool(t.db);
     const run = await makeRun(t.db);
     // One real effect and attempt, so outcome/deletion/response bodies point at something.
-    const w = await (await post('/effects/claim', { runId: run.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'r0', target: 'base@example.com' }, { token })).json();
+    const w = await (
+      await post(
+        '/effects/claim',
+        { runId: run.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'r0', target: 'base@example.com' },
+        { token },
+      )
+    ).json();
     const endpoints: Endpoint[] = [
       { path: '/runs', valid: { workflow: 'wf_fuzz', triggerId: 'evt_fuzz' }, schema: schemas.createRunBody },
-      { path: `/runs/${run.runId}/plan`, valid: { items: [{ tool: tool.name, action: 'campaign_welcome', recordId: 'r1', target: 'p@example.com' }] }, schema: schemas.submitPlanBody },
-      { path: '/effects/claim', valid: { runId: run.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'r2', target: 'q@example.com' }, schema: schemas.claimBody },
-      { path: '/effects/outcome', valid: { key: w.key, epoch: 1, outcome: 'done', receipt: 'msg' }, schema: schemas.outcomeBody },
+      {
+        path: `/runs/${run.runId}/plan`,
+        valid: { items: [{ tool: tool.name, action: 'campaign_welcome', recordId: 'r1', target: 'p@example.com' }] },
+        schema: schemas.submitPlanBody,
+      },
+      {
+        path: '/effects/claim',
+        valid: {
+          runId: run.runId,
+          tool: tool.name,
+          action: 'campaign_welcome',
+          recordId: 'r2',
+          target: 'q@example.com',
+        },
+        schema: schemas.claimBody,
+      },
+      {
+        path: '/effects/outcome',
+        valid: { key: w.key, epoch: 1, outcome: 'done', receipt: 'msg' },
+        schema: schemas.outcomeBody,
+      },
       { path: '/effects/deletion', valid: { key: w.key, objectId: 'obj-1' }, schema: schemas.deletionBody },
-      { path: `/attempts/${w.attemptId}/response`, valid: { status: 200, headers: [], bodyBase64: '' }, schema: schemas.attemptResponseBody },
+      {
+        path: `/attempts/${w.attemptId}/response`,
+        valid: { status: 200, headers: [], bodyBase64: '' },
+        schema: schemas.attemptResponseBody,
+      },
       { path: `/runs/${run.runId}/replay`, valid: {}, schema: schemas.replayBody },
     ];
     const random = rng(20261130);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
+    const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
     const all: { path: string; raw: string; label: string; semantic?: boolean }[] = [];
     const cases = all;
     for (const e of endpoints) {
       const fields = Object.keys(e.valid);
       for (const f of fields) {
-        for (const v of BAD_VALUES) cases.push({ path: e.path, raw: JSON.stringify({ ...e.valid, [f]: v }), label: `${f}=${JSON.stringify(v)?.slice(0, 20)}` });
+        for (const v of BAD_VALUES)
+          cases.push({
+            path: e.path,
+            raw: JSON.stringify({ ...e.valid, [f]: v }),
+            label: `${f}=${JSON.stringify(v)?.slice(0, 20)}`,
+          });
         const { [f]: _drop, ...rest } = e.valid;
         cases.push({ path: e.path, raw: JSON.stringify(rest), label: `missing ${f}` });
       }
-      for (const extra of ['subject', 'body', 'key', '__proto__x', 'epoch2']) cases.push({ path: e.path, raw: JSON.stringify({ ...e.valid, [extra]: 'Welcome!' }), label: `extra ${extra}` });
+      for (const extra of ['subject', 'body', 'key', '__proto__x', 'epoch2'])
+        cases.push({ path: e.path, raw: JSON.stringify({ ...e.valid, [extra]: 'Welcome!' }), label: `extra ${extra}` });
       for (const raw of ['', 'null', '[]', '"text"', '42', '{', '{"a":', 'not json', '[{}]', 'true']) {
         cases.push({ path: e.path, raw, label: `raw ${raw}` });
       }
@@ -77,18 +128,71 @@ describe('malformed bodies', () => {
       const kind = random();
       if (kind < 0.3) {
         const field = pick(['tool', 'action', 'recordId', 'target']);
-        cases.push({ path: endpoints[1]!.path, raw: JSON.stringify({ items: [{ ...plan.items[0], [field]: pick(BAD_VALUES.filter((v) => typeof v !== 'string' || v.trim() === '' || v.length > 256)) }] }), label: `plan item ${field}` });
+        cases.push({
+          path: endpoints[1]!.path,
+          raw: JSON.stringify({
+            items: [
+              {
+                ...plan.items[0],
+                [field]: pick(BAD_VALUES.filter((v) => typeof v !== 'string' || v.trim() === '' || v.length > 256)),
+              },
+            ],
+          }),
+          label: `plan item ${field}`,
+        });
       } else if (kind < 0.55) {
-        const target = pick(['no-at-sign', '@example.com', 'a@', 'a@@b.com', 'a b@example.com', 'anna@-bad-.com', 'a@b', 'x@example..com', '<a>@example.com']);
-        cases.push({ path: endpoints[2]!.path, raw: JSON.stringify({ ...claim, target, recordId: `fz-${cases.length}` }), label: `target ${target}`, semantic: true });
+        const target = pick([
+          'no-at-sign',
+          '@example.com',
+          'a@',
+          'a@@b.com',
+          'a b@example.com',
+          'anna@-bad-.com',
+          'a@b',
+          'x@example..com',
+          '<a>@example.com',
+        ]);
+        cases.push({
+          path: endpoints[2]!.path,
+          raw: JSON.stringify({ ...claim, target, recordId: `fz-${cases.length}` }),
+          label: `target ${target}`,
+          semantic: true,
+        });
       } else if (kind < 0.7) {
-        cases.push({ path: endpoints[2]!.path, raw: JSON.stringify({ ...claim, tool: `unregistered_${Math.floor(random() * 1e6)}` }), label: 'unknown tool', semantic: true });
+        cases.push({
+          path: endpoints[2]!.path,
+          raw: JSON.stringify({ ...claim, tool: `unregistered_${Math.floor(random() * 1e6)}` }),
+          label: 'unknown tool',
+          semantic: true,
+        });
       } else if (kind < 0.8) {
-        cases.push({ path: endpoints[2]!.path, raw: JSON.stringify({ ...claim, action: `unregistered_${Math.floor(random() * 1e6)}` }), label: 'unknown action', semantic: true });
+        cases.push({
+          path: endpoints[2]!.path,
+          raw: JSON.stringify({ ...claim, action: `unregistered_${Math.floor(random() * 1e6)}` }),
+          label: 'unknown action',
+          semantic: true,
+        });
       } else if (kind < 0.9) {
-        cases.push({ path: '/effects/outcome', raw: JSON.stringify({ key: w.key, outcome: pick(['done', 'failed', 'stuck', 'maybe', 'revoked', 'pending']), ...(random() < 0.5 ? { evidence: pick(BAD_VALUES) } : {}), ...(random() < 0.5 ? { receipt: pick(BAD_VALUES) } : {}) }), label: 'outcome mix' });
+        cases.push({
+          path: '/effects/outcome',
+          raw: JSON.stringify({
+            key: w.key,
+            outcome: pick(['done', 'failed', 'stuck', 'maybe', 'revoked', 'pending']),
+            ...(random() < 0.5 ? { evidence: pick(BAD_VALUES) } : {}),
+            ...(random() < 0.5 ? { receipt: pick(BAD_VALUES) } : {}),
+          }),
+          label: 'outcome mix',
+        });
       } else {
-        cases.push({ path: `/attempts/${w.attemptId}/response`, raw: JSON.stringify({ status: pick([-1, 1000, 1.5, '200', null]), headers: pick([[['a']], 'x', [[1, 2]], null, {}]), bodyBase64: pick(['***', 5, null, 'a b']) }), label: 'raw response' });
+        cases.push({
+          path: `/attempts/${w.attemptId}/response`,
+          raw: JSON.stringify({
+            status: pick([-1, 1000, 1.5, '200', null]),
+            headers: pick([[['a']], 'x', [[1, 2]], null, {}]),
+            bodyBase64: pick(['***', 5, null, 'a b']),
+          }),
+          label: 'raw response',
+        });
       }
     }
     // Keep only what is really malformed (the schema refuses it) or semantically invalid (a target that
@@ -104,19 +208,27 @@ describe('malformed bodies', () => {
     const failures: string[] = [];
     for (let i = 0; i < cases.length; i += 25) {
       const batch = cases.slice(i, i + 25);
-      const results = await Promise.all(batch.map(async (c, j) => {
-        const res = await post(c.path, undefined, { token, raw: c.raw, idempotencyKey: `fuzz-${i + j}` });
-        const text = await res.text();
-        let body: { error?: { code?: string; field?: string; message?: string } } | null = null;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = null;
-        }
-        return { c, status: res.status, body };
-      }));
+      const results = await Promise.all(
+        batch.map(async (c, j) => {
+          const res = await post(c.path, undefined, { token, raw: c.raw, idempotencyKey: `fuzz-${i + j}` });
+          const text = await res.text();
+          let body: { error?: { code?: string; field?: string; message?: string } } | null = null;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = null;
+          }
+          return { c, status: res.status, body };
+        }),
+      );
       for (const { c, status, body } of results) {
-        const ok = status >= 400 && status < 500 && typeof body?.error?.code === 'string' && typeof body.error.message === 'string' && typeof body.error.field === 'string' && body.error.field.length > 0;
+        const ok =
+          status >= 400 &&
+          status < 500 &&
+          typeof body?.error?.code === 'string' &&
+          typeof body.error.message === 'string' &&
+          typeof body.error.field === 'string' &&
+          body.error.field.length > 0;
         if (!ok) failures.push(`${c.path} [${c.label}] -> ${status} ${JSON.stringify(body)?.slice(0, 200)}`);
       }
     }

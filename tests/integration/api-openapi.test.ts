@@ -48,8 +48,10 @@ describe('OpenAPI document', () => {
       expect(doc.components.schemas[ref.split('/').pop()!], ref).toBeDefined();
     }
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
-    for (const [name, schema] of Object.entries(doc.components.schemas as Json)) ajv.addSchema(schema as object, `#/components/schemas/${name}`);
-    for (const name of Object.keys(doc.components.schemas)) expect(() => ajv.getSchema(`#/components/schemas/${name}`), name).not.toThrow();
+    for (const [name, schema] of Object.entries(doc.components.schemas as Json))
+      ajv.addSchema(schema as object, `#/components/schemas/${name}`);
+    for (const name of Object.keys(doc.components.schemas))
+      expect(() => ajv.getSchema(`#/components/schemas/${name}`), name).not.toThrow();
     const operationIds = new Set<string>();
     for (const [p, methods] of Object.entries(doc.paths as Json)) {
       expect(p.startsWith('/')).toBe(true);
@@ -81,10 +83,17 @@ describe('OpenAPI document', () => {
   it('the claim response schemas of the document validate real API answers (201 winner, 200 loser) and refuse extra fields', async () => {
     const doc = (await (await get('/openapi.json')).json()) as Json;
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
-    for (const [name, schema] of Object.entries(doc.components.schemas as Json)) ajv.addSchema(schema as object, `#/components/schemas/${name}`);
+    for (const [name, schema] of Object.entries(doc.components.schemas as Json))
+      ajv.addSchema(schema as object, `#/components/schemas/${name}`);
     const tool = await makeTool(t.db);
     const run = await makeRun(t.db);
-    const body = { runId: run.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'r', target: 'anna@example.com' };
+    const body = {
+      runId: run.runId,
+      tool: tool.name,
+      action: 'campaign_welcome',
+      recordId: 'r',
+      target: 'anna@example.com',
+    };
     const won = await (await post('/effects/claim', body, { token })).json();
     const lost = await (await post('/effects/claim', body, { token })).json();
     expect(ajv.validate('#/components/schemas/ClaimWon', won), JSON.stringify(ajv.errors)).toBe(true);
@@ -100,7 +109,15 @@ describe('OpenAPI document', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
     const html = await res.text();
-    for (const p of ['/effects/claim', '/runs/{runId}/replay', '/effects/outcome', '/effects/deletion', '/attempts/{attemptId}/response', '/runs/{runId}/plan']) expect(html).toContain(`/api/v1${p}`);
+    for (const p of [
+      '/effects/claim',
+      '/runs/{runId}/replay',
+      '/effects/outcome',
+      '/effects/deletion',
+      '/attempts/{attemptId}/response',
+      '/runs/{runId}/plan',
+    ])
+      expect(html).toContain(`/api/v1${p}`);
     expect(html).not.toContain('undefined');
   });
 });

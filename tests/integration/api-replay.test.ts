@@ -17,7 +17,12 @@ beforeAll(async () => {
 
 async function runWithPlan(targets: string[]) {
   const run = await makeRun(t.db);
-  const items = targets.map((target, i) => ({ tool: toolName, action: 'campaign_welcome', recordId: `rec-${i}`, target }));
+  const items = targets.map((target, i) => ({
+    tool: toolName,
+    action: 'campaign_welcome',
+    recordId: `rec-${i}`,
+    target,
+  }));
   const res = await post(`/runs/${run.runId}/plan`, { items }, { token });
   expect(res.status).toBe(201);
   return { run, items };
@@ -27,11 +32,25 @@ const claim = async (runId: string, item: { tool: string; action: string; record
 
 describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
   it('F6: a run with a target pending past its lease, one unknown and one stuck gets 409 with { error, targets: [{ target, key, epoch, state, changedBy, changedAt }] }, audited', async () => {
-    const { run, items } = await runWithPlan(['a@example.com', 'b@example.com', 'c@example.com', 'd@example.com', 'e@example.com']);
+    const { run, items } = await runWithPlan([
+      'a@example.com',
+      'b@example.com',
+      'c@example.com',
+      'd@example.com',
+      'e@example.com',
+    ]);
     const [a, b, c, d] = await Promise.all(items.slice(0, 4).map((i) => claim(run.runId, i)));
     await post('/effects/outcome', { key: a.key, epoch: 1, outcome: 'done', receipt: 'msg_a' }, { token });
-    await post('/effects/outcome', { key: c.key, epoch: 1, outcome: 'unknown', evidence: { timeout: true } }, { token });
-    await post('/effects/outcome', { key: d.key, epoch: 1, outcome: 'stuck', evidence: { completionToken: 'lost' } }, { token });
+    await post(
+      '/effects/outcome',
+      { key: c.key, epoch: 1, outcome: 'unknown', evidence: { timeout: true } },
+      { token },
+    );
+    await post(
+      '/effects/outcome',
+      { key: d.key, epoch: 1, outcome: 'stuck', evidence: { completionToken: 'lost' } },
+      { token },
+    );
     await t.owner(`UPDATE effect SET lease_expires_at = now() - interval '1 minute' WHERE key = $1`, [b.key]);
     const res = await post(`/runs/${run.runId}/replay`, {}, { token, idempotencyKey: 'replay-1' });
     expect(res.status).toBe(409);
@@ -39,14 +58,30 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
     expect(Object.keys(body).sort()).toEqual(['error', 'targets']);
     expect(body.error.code).toBe('conflict');
     expect(body.targets).toHaveLength(5);
-    for (const target of body.targets) expect(Object.keys(target).sort()).toEqual(['changedAt', 'changedBy', 'epoch', 'key', 'state', 'target']);
-    expect(body.targets.slice(0, 3).map((x: { target: string; state: string }) => `${x.target}:${x.state}`).sort()).toEqual(['b@example.com:pending', 'c@example.com:unknown', 'd@example.com:stuck']);
-    expect(body.targets.find((x: { target: string }) => x.target === 'e@example.com')).toMatchObject({ state: 'not_started', epoch: null, changedBy: null });
-    expect(body.targets.find((x: { target: string }) => x.target === 'a@example.com')).toMatchObject({ state: 'done', epoch: 1 });
+    for (const target of body.targets)
+      expect(Object.keys(target).sort()).toEqual(['changedAt', 'changedBy', 'epoch', 'key', 'state', 'target']);
+    expect(
+      body.targets
+        .slice(0, 3)
+        .map((x: { target: string; state: string }) => `${x.target}:${x.state}`)
+        .sort(),
+    ).toEqual(['b@example.com:pending', 'c@example.com:unknown', 'd@example.com:stuck']);
+    expect(body.targets.find((x: { target: string }) => x.target === 'e@example.com')).toMatchObject({
+      state: 'not_started',
+      epoch: null,
+      changedBy: null,
+    });
+    expect(body.targets.find((x: { target: string }) => x.target === 'a@example.com')).toMatchObject({
+      state: 'done',
+      epoch: 1,
+    });
     const retry = await post(`/runs/${run.runId}/replay`, {}, { token, idempotencyKey: 'replay-1' });
     expect(retry.status).toBe(409);
     expect(await retry.json()).toEqual(body);
-    const audit = await t.owner(`SELECT count(*)::int AS n FROM audit_entry WHERE chain = $1 AND action = 'run.replay_request'`, [`refused:run:${run.runId}`]);
+    const audit = await t.owner(
+      `SELECT count(*)::int AS n FROM audit_entry WHERE chain = $1 AND action = 'run.replay_request'`,
+      [`refused:run:${run.runId}`],
+    );
     expect(audit.rows[0]!.n).toBe(1);
   });
 
@@ -60,7 +95,10 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
     const body = await res.json();
     expect(body.runId).toBe(run.runId);
     expect(body.proceed.map((x: { target: string }) => x.target).sort()).toEqual(['g@example.com', 'i@example.com']);
-    expect(body.skip.map((x: { target: string; state: string }) => `${x.target}:${x.state}`).sort()).toEqual(['f@example.com:done', 'h@example.com:pending']);
+    expect(body.skip.map((x: { target: string; state: string }) => `${x.target}:${x.state}`).sort()).toEqual([
+      'f@example.com:done',
+      'h@example.com:pending',
+    ]);
   });
 
   it('F6: a run whose tool history is known to be incomplete gets 409 even with no blocking target', async () => {
@@ -75,31 +113,48 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
 
   it('P1: plan submission keys targets on the server and rejects invalid items one by one, writing nothing', async () => {
     const run = await makeRun(t.db);
-    const res = await post(`/runs/${run.runId}/plan`, {
-      items: [
-        { tool: toolName, action: 'campaign_welcome', recordId: 'r1', target: 'ok@example.com' },
-        { tool: toolName, action: 'campaign_welcome', recordId: 'r2', target: 'not-an-email' },
-        { tool: toolName, action: 'nope', recordId: 'r3', target: 'x@example.com' },
-      ],
-    }, { token });
+    const res = await post(
+      `/runs/${run.runId}/plan`,
+      {
+        items: [
+          { tool: toolName, action: 'campaign_welcome', recordId: 'r1', target: 'ok@example.com' },
+          { tool: toolName, action: 'campaign_welcome', recordId: 'r2', target: 'not-an-email' },
+          { tool: toolName, action: 'nope', recordId: 'r3', target: 'x@example.com' },
+        ],
+      },
+      { token },
+    );
     expect(res.status).toBe(422);
     const body = await res.json();
     expect(body.error.field).toBe('items.1.target');
-    expect(body.error.details.items.map((i: { field: string }) => i.field)).toEqual(['items.1.target', 'items.2.action']);
+    expect(body.error.details.items.map((i: { field: string }) => i.field)).toEqual([
+      'items.1.target',
+      'items.2.action',
+    ]);
     expect(await t.db.plan.count({ where: { runId: run.runId } })).toBe(0);
   });
 
-  it('P3, F6: a retried run of the same event that submitted no plan of its own is shown against the event\'s approved plan', async () => {
+  it("P3, F6: a retried run of the same event that submitted no plan of its own is shown against the event's approved plan", async () => {
     const { run } = await runWithPlan(['k@example.com', 'l@example.com']);
     const plan = await t.db.plan.findFirstOrThrow({ where: { runId: run.runId } });
     await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.id, itemsHash: plan.itemsHash });
-    const first = await claim(run.runId, { tool: toolName, action: 'campaign_welcome', recordId: 'rec-0', target: 'k@example.com' });
+    const first = await claim(run.runId, {
+      tool: toolName,
+      action: 'campaign_welcome',
+      recordId: 'rec-0',
+      target: 'k@example.com',
+    });
     await post('/effects/outcome', { key: first.key, epoch: 1, outcome: 'done', receipt: 'msg_k' }, { token });
-    const retried = await createRun({ db: t.db, actor: { kind: 'system', id: 'test', label: 'test' } }, { workflow: run.workflow, triggerId: run.triggerId });
+    const retried = await createRun(
+      { db: t.db, actor: { kind: 'system', id: 'test', label: 'test' } },
+      { workflow: run.workflow, triggerId: run.triggerId },
+    );
     const res = await post(`/runs/${retried.runId}/replay`, {}, { token });
     expect(res.status).toBe(202);
     const body = await res.json();
     expect(body.proceed.map((x: { target: string }) => x.target)).toEqual(['l@example.com']);
-    expect(body.skip.map((x: { target: string; state: string }) => `${x.target}:${x.state}`)).toEqual(['k@example.com:done']);
+    expect(body.skip.map((x: { target: string; state: string }) => `${x.target}:${x.state}`)).toEqual([
+      'k@example.com:done',
+    ]);
   });
 });

@@ -12,14 +12,22 @@ export function useApiDb(db: Db): void {
   setDb(db);
 }
 
-export async function makeKey(db: Db, workflows: string[] = ['*'], name = `rt-${Math.random().toString(36).slice(2, 8)}`) {
+export async function makeKey(
+  db: Db,
+  workflows: string[] = ['*'],
+  name = `rt-${Math.random().toString(36).slice(2, 8)}`,
+) {
   return createRuntimeKey({ db, actor: system }, { name, workflows });
 }
 
 /** A fetch that serves the route modules in-process (real Request and Response objects). */
 export const routeFetch: typeof fetch = async (input, init) => dispatchApi(new Request(input as string, init));
 
-export function post(path: string, body: unknown, options: { token?: string; idempotencyKey?: string; raw?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+export function post(
+  path: string,
+  body: unknown,
+  options: { token?: string; idempotencyKey?: string; raw?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(options.headers ?? {}) };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
@@ -27,5 +35,8 @@ export function post(path: string, body: unknown, options: { token?: string; ide
 }
 
 export function get(path: string, token?: string): Promise<Response> {
-  return routeFetch(`${BASE}/api/v1${path}`, { method: 'GET', headers: token ? { authorization: `Bearer ${token}` } : {} });
+  return routeFetch(`${BASE}/api/v1${path}`, {
+    method: 'GET',
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
 }

@@ -24,22 +24,45 @@ describe('reduced benchmark', () => {
     expect(c.rates.map((r) => r.duplicateRate)).toEqual([0, 0.5, 0.99]);
     expect(c.rates.map((r) => r.distinctKeys)).toEqual([200, 100, 2]);
     for (const r of c.rates) {
-      expect(r.winners).toEqual({ raw: r.distinctKeys, rawGrouped: r.distinctKeys, ledger: r.distinctKeys, peer: r.distinctKeys });
-      expect(r.rows).toEqual({ raw: r.distinctKeys, rawGrouped: r.distinctKeys, ledger: r.distinctKeys, peer: r.distinctKeys });
+      expect(r.winners).toEqual({
+        raw: r.distinctKeys,
+        rawGrouped: r.distinctKeys,
+        ledger: r.distinctKeys,
+        peer: r.distinctKeys,
+      });
+      expect(r.rows).toEqual({
+        raw: r.distinctKeys,
+        rawGrouped: r.distinctKeys,
+        ledger: r.distinctKeys,
+        peer: r.distinctKeys,
+      });
       for (const load of [r.raw, r.rawGrouped, r.ledger, r.peer]) expect(load.ops).toBe(200);
     }
     expect(claimLines(c).join('\n')).not.toContain('**no**');
   }, 180_000);
 
   it('S1, K1: effects through the SDK over HTTP reach the sandbox once each; the reworded replay sends nothing', async () => {
-    const s = await benchSdkHttp({ ownerUrl: t.ownerUrl, appUrl: t.appUrl, effects: 40, agents: 4, server: 'in process' });
+    const s = await benchSdkHttp({
+      ownerUrl: t.ownerUrl,
+      appUrl: t.appUrl,
+      effects: 40,
+      agents: 4,
+      server: 'in process',
+    });
     expect(s.deliveries).toEqual({ afterSend: 40, afterReplay: 40, distinctTargets: 40 });
     expect(s.done).toBe(40);
     expect(sdkLines(s, 1).join('\n')).not.toContain('wrong counts');
   }, 120_000);
 
   it('A2: the audit bench loads a valid trail, verification names a tampered entry, the hot chain has no lost or doubled entries', async () => {
-    const a = await benchAudit({ ownerUrl: t.ownerUrl, appUrl: t.appUrl, sizes: [300, 3000], appends: 100, writers: 8, repeat: 2 });
+    const a = await benchAudit({
+      ownerUrl: t.ownerUrl,
+      appUrl: t.appUrl,
+      sizes: [300, 3000],
+      appends: 100,
+      writers: 8,
+      repeat: 2,
+    });
     expect(a.verify.map((v) => v.ok)).toEqual([true, true]);
     // The test database may already hold entries from the tests above: at least the sizes asked for.
     expect(a.verify[0]!.entries).toBeGreaterThanOrEqual(300);
@@ -54,7 +77,10 @@ describe('reduced benchmark', () => {
 
   it('P3: the console bench loads runs of each size with their plan items and effects', async () => {
     const sizes = await benchConsole({ ownerUrl: t.ownerUrl, appUrl: t.appUrl, sizes: [100, 1000], repeat: 2 });
-    expect(sizes.map((s) => s.rows)).toEqual([{ planItems: 100, effects: 90 }, { planItems: 1000, effects: 900 }]);
+    expect(sizes.map((s) => s.rows)).toEqual([
+      { planItems: 100, effects: 90 },
+      { planItems: 1000, effects: 900 },
+    ]);
     expect(consoleLines(sizes).join('\n')).not.toContain('wrong counts');
   }, 120_000);
 

@@ -1,7 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { claimEffect, completeEffect, failEffect, LedgerError, markUnknown, resolveUnknown, type ClaimEffectResult } from '../../lib/ledger/index.ts';
+import {
+  claimEffect,
+  completeEffect,
+  failEffect,
+  LedgerError,
+  markUnknown,
+  resolveUnknown,
+  type ClaimEffectResult,
+} from '../../lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { makeEffect, makeRun, makeTool, runtimeActor, executorActor, reconcilerActor, policyActor, snapshot, userActor } from '../helpers/factories.ts';
+import {
+  makeEffect,
+  makeRun,
+  makeTool,
+  runtimeActor,
+  executorActor,
+  reconcilerActor,
+  policyActor,
+  snapshot,
+  userActor,
+} from '../helpers/factories.ts';
 
 const t = await createTestDatabase({ poolSize: 50 });
 
@@ -21,7 +39,13 @@ describe('claim', () => {
     const actor = runtimeActor();
     const before = await snapshot(t.db);
     for (let trial = 0; trial < 200; trial++) {
-      const input = { runId: run.runId, tool: tool.name, action: 'campaign_welcome', recordId: `customer-${trial}`, target: `user${trial}@example.com` };
+      const input = {
+        runId: run.runId,
+        tool: tool.name,
+        action: 'campaign_welcome',
+        recordId: `customer-${trial}`,
+        target: `user${trial}@example.com`,
+      };
       const values = await race(50, () => claimEffect({ db: t.db, actor }, input));
       expect(values.filter((v) => v.claimed)).toHaveLength(1);
       expect(values.filter((v) => !v.claimed).every((v) => !v.claimed && v.state === 'pending')).toBe(true);
@@ -34,24 +58,45 @@ describe('claim', () => {
   it('S1: the pending row is committed before the claim returns (visible to a fresh read)', async () => {
     const tool = await makeTool(t.db);
     const run = await makeRun(t.db);
-    const claim = await claimEffect({ db: t.db, actor: runtimeActor() }, { runId: run.runId, tool: tool.name, action: 'receipt', recordId: 'order-1', target: 'a@example.com' });
+    const claim = await claimEffect(
+      { db: t.db, actor: runtimeActor() },
+      { runId: run.runId, tool: tool.name, action: 'receipt', recordId: 'order-1', target: 'a@example.com' },
+    );
     expect(claim.claimed).toBe(true);
     const rows = await t.owner<{ state: string; attempts: string }>(
-      `SELECT e.state, (SELECT count(*) FROM attempt a WHERE a.key = e.key) AS attempts FROM effect e WHERE e.key = $1`, [claim.key]);
+      `SELECT e.state, (SELECT count(*) FROM attempt a WHERE a.key = e.key) AS attempts FROM effect e WHERE e.key = $1`,
+      [claim.key],
+    );
     expect(rows.rows).toEqual([{ state: 'pending', attempts: '1' }]);
   });
 
   it('S1: only the runtime and the replay executor may claim; others are refused and audited (A4)', async () => {
     const tool = await makeTool(t.db);
     const run = await makeRun(t.db);
-    const input = { runId: run.runId, tool: tool.name, action: 'receipt', recordId: 'order-2', target: 'b@example.com' };
-    for (const actor of [userActor('operator'), userActor('support'), userActor('auditor'), userActor('admin'), reconcilerActor(), policyActor('p')]) {
+    const input = {
+      runId: run.runId,
+      tool: tool.name,
+      action: 'receipt',
+      recordId: 'order-2',
+      target: 'b@example.com',
+    };
+    for (const actor of [
+      userActor('operator'),
+      userActor('support'),
+      userActor('auditor'),
+      userActor('admin'),
+      reconcilerActor(),
+      policyActor('p'),
+    ]) {
       const before = await snapshot(t.db);
       const error = await claimEffect({ db: t.db, actor }, input).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LedgerError);
       expect((error as LedgerError).code).toBe('forbidden');
       expect(await snapshot(t.db)).toEqual(before);
-      const refused = await t.db.auditEntry.findFirst({ where: { chain: `refused:run:${run.runId}`, actorId: actor.id }, orderBy: { id: 'desc' } });
+      const refused = await t.db.auditEntry.findFirst({
+        where: { chain: `refused:run:${run.runId}`, actorId: actor.id },
+        orderBy: { id: 'desc' },
+      });
       expect(refused).toMatchObject({ outcome: 'refused', action: 'effect.claim', actorKind: actor.kind });
     }
     const claim = await claimEffect({ db: t.db, actor: executorActor() }, input);
@@ -65,11 +110,29 @@ describe('claim', () => {
     const second = await makeRun(t.db, 'wf_k1', trigger);
     expect(second.runId).not.toBe(first.runId);
     const runtime = runtimeActor();
-    const a = await claimEffect({ db: t.db, actor: runtime }, { runId: first.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'cust-9', target: 'Anna@Example.com' });
+    const a = await claimEffect(
+      { db: t.db, actor: runtime },
+      {
+        runId: first.runId,
+        tool: tool.name,
+        action: 'campaign_welcome',
+        recordId: 'cust-9',
+        target: 'Anna@Example.com',
+      },
+    );
     expect(a.claimed).toBe(true);
     await completeEffect({ db: t.db, actor: runtime }, { key: a.key, receipt: 'msg-1' });
     // The model reworded everything else; the replay's claim carries only intent fields.
-    const b = await claimEffect({ db: t.db, actor: runtime }, { runId: second.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'cust-9', target: ' anna@example.COM ' });
+    const b = await claimEffect(
+      { db: t.db, actor: runtime },
+      {
+        runId: second.runId,
+        tool: tool.name,
+        action: 'campaign_welcome',
+        recordId: 'cust-9',
+        target: ' anna@example.COM ',
+      },
+    );
     expect(b).toMatchObject({ claimed: false, key: a.key, epoch: 1, state: 'done' });
   });
 
@@ -77,7 +140,10 @@ describe('claim', () => {
     const tool = await makeTool(t.db);
     const run = await makeRun(t.db);
     const before = await snapshot(t.db);
-    const error = await claimEffect({ db: t.db, actor: runtimeActor() }, { runId: run.runId, tool: tool.name, action: 'receipt', recordId: 'r', target: 'c@example.com', subject: 'Hi!' }).catch((e: unknown) => e);
+    const error = await claimEffect(
+      { db: t.db, actor: runtimeActor() },
+      { runId: run.runId, tool: tool.name, action: 'receipt', recordId: 'r', target: 'c@example.com', subject: 'Hi!' },
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'validation', details: { field: 'subject' } });
     expect(await snapshot(t.db)).toEqual(before);
   });
@@ -86,7 +152,10 @@ describe('claim', () => {
     const tool = await makeTool(t.db);
     const run = await makeRun(t.db);
     const before = await snapshot(t.db);
-    const error = await claimEffect({ db: t.db, actor: runtimeActor() }, { runId: run.runId, tool: tool.name, action: 'receipt', recordId: 'r', target: 'not-an-address' }).catch((e: unknown) => e);
+    const error = await claimEffect(
+      { db: t.db, actor: runtimeActor() },
+      { runId: run.runId, tool: tool.name, action: 'receipt', recordId: 'r', target: 'not-an-address' },
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'validation', details: { field: 'target' } });
     expect(await snapshot(t.db)).toEqual(before);
   });
@@ -96,28 +165,46 @@ describe('claim', () => {
     const trigger = 'Ω中😀/%'.repeat(36); // 252 UTF-16 units, escapes to about 1,800 characters
     const run = await makeRun(t.db, 'wf_long', trigger);
     const recordId = String.fromCodePoint(...Array.from({ length: 140 }, (_, i) => 0x4e00 + ((i * 7919) % 20000)));
-    const claim = await claimEffect({ db: t.db, actor: runtimeActor() }, { runId: run.runId, tool: tool.name, action: 'receipt', recordId, target: 'd@example.com' });
+    const claim = await claimEffect(
+      { db: t.db, actor: runtimeActor() },
+      { runId: run.runId, tool: tool.name, action: 'receipt', recordId, target: 'd@example.com' },
+    );
     expect(claim.claimed).toBe(true);
     expect(claim.key.length).toBeGreaterThan(2400);
     const done = await completeEffect({ db: t.db, actor: runtimeActor() }, { key: claim.key, receipt: 'msg-long' });
     expect(done.state).toBe('done');
     // The refused chain ("refused:effect:" + key) is indexed too.
-    const refused = await completeEffect({ db: t.db, actor: runtimeActor() }, { key: claim.key, receipt: 'again' }).catch((e: unknown) => e);
+    const refused = await completeEffect(
+      { db: t.db, actor: runtimeActor() },
+      { key: claim.key, receipt: 'again' },
+    ).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: 'invalid_transition' });
     expect(await t.db.auditEntry.count({ where: { chain: `refused:effect:${claim.key}` } })).toBe(1);
-    const tooLong = await claimEffect({ db: t.db, actor: runtimeActor() }, { runId: run.runId, tool: tool.name, action: 'receipt', recordId: recordId + recordId, target: 'd@example.com' }).catch((e: unknown) => e);
+    const tooLong = await claimEffect(
+      { db: t.db, actor: runtimeActor() },
+      { runId: run.runId, tool: tool.name, action: 'receipt', recordId: recordId + recordId, target: 'd@example.com' },
+    ).catch((e: unknown) => e);
     expect(tooLong).toMatchObject({ code: 'validation' });
   });
 
   it('S1: the database refuses to make a held claim claimable again (awaiting_claim), even as raw SQL', async () => {
     const e = await makeEffect(t.db, 'pending');
     const before = await snapshot(t.db);
-    const error = await t.db.$executeRawUnsafe(`UPDATE effect SET awaiting_claim = true WHERE key = $1`, e.key).then(() => null, (x: unknown) => x);
+    const error = await t.db.$executeRawUnsafe(`UPDATE effect SET awaiting_claim = true WHERE key = $1`, e.key).then(
+      () => null,
+      (x: unknown) => x,
+    );
     expect(String(error)).toMatch(/held by a claim/);
-    const owner = await t.owner(`UPDATE effect SET awaiting_claim = true WHERE key = $1`, [e.key]).then(() => null, (x: { code?: string }) => x);
+    const owner = await t.owner(`UPDATE effect SET awaiting_claim = true WHERE key = $1`, [e.key]).then(
+      () => null,
+      (x: { code?: string }) => x,
+    );
     expect(owner?.code).toBe('EL002');
     expect(await snapshot(t.db)).toEqual(before);
-    expect(await claimEffect({ db: t.db, actor: runtimeActor() }, e.input)).toMatchObject({ claimed: false, state: 'pending' });
+    expect(await claimEffect({ db: t.db, actor: runtimeActor() }, e.input)).toMatchObject({
+      claimed: false,
+      state: 'pending',
+    });
   });
 
   it('S3: failed frees the key: 50 concurrent re-claimers after a failure, 200 trials: exactly one winner, no exceptions', async () => {
@@ -125,7 +212,13 @@ describe('claim', () => {
     const run = await makeRun(t.db);
     const runtime = runtimeActor();
     for (let trial = 0; trial < 200; trial++) {
-      const input = { runId: run.runId, tool: tool.name, action: 'receipt', recordId: `order-${trial}`, target: `buyer${trial}@example.com` };
+      const input = {
+        runId: run.runId,
+        tool: tool.name,
+        action: 'receipt',
+        recordId: `order-${trial}`,
+        target: `buyer${trial}@example.com`,
+      };
       const first = await claimEffect({ db: t.db, actor: runtime }, input);
       expect(first.claimed).toBe(true);
       await failEffect({ db: t.db, actor: runtime }, { key: first.key, epoch: first.epoch, evidence: { status: 550 } });
@@ -137,9 +230,13 @@ describe('claim', () => {
       expect(winners[0]!.attemptId).not.toBe((first as { attemptId: string }).attemptId);
       expect(values.filter((v) => !v.claimed).every((v) => !v.claimed && v.state === 'pending')).toBe(true);
     }
-    const [row] = (await t.owner<{ attempts: string; effects: string }>(
-      `SELECT (SELECT count(*) FROM attempt a JOIN effect_key k USING (key) WHERE k.tool = $1) AS attempts,
-              (SELECT count(*) FROM effect e JOIN effect_key k USING (key) WHERE k.tool = $1) AS effects`, [tool.name])).rows;
+    const [row] = (
+      await t.owner<{ attempts: string; effects: string }>(
+        `SELECT (SELECT count(*) FROM attempt a JOIN effect_key k USING (key) WHERE k.tool = $1) AS attempts,
+              (SELECT count(*) FROM effect e JOIN effect_key k USING (key) WHERE k.tool = $1) AS effects`,
+        [tool.name],
+      )
+    ).rows;
     expect(row).toEqual({ attempts: '400', effects: '200' });
   });
 
@@ -164,7 +261,10 @@ describe('claim', () => {
     const runId = (await makeRun(t.db)).runId;
     for (let trial = 0; trial < 30; trial++) {
       const e = await makeEffect(t.db, 'unknown', { tool, runId });
-      const resolved = await resolveUnknown({ db: t.db, actor: userActor('support') }, { key: e.key, outcome: 'not_sent', reason: 'no trace at the provider' });
+      const resolved = await resolveUnknown(
+        { db: t.db, actor: userActor('support') },
+        { key: e.key, outcome: 'not_sent', reason: 'no trace at the provider' },
+      );
       expect(resolved).toMatchObject({ from: 'unknown', state: 'pending' });
       const values = await race(50, () => claimEffect({ db: t.db, actor: e.runtime }, e.input));
       expect(values.filter((v) => v.claimed)).toHaveLength(1);
@@ -174,7 +274,10 @@ describe('claim', () => {
 
   it('S4: support resolves sent -> done with the receipt; the key stays done for claimers', async () => {
     const e = await makeEffect(t.db, 'unknown');
-    const done = await resolveUnknown({ db: t.db, actor: userActor('support') }, { key: e.key, outcome: 'sent', receipt: 'msg-found-in-provider-log', reason: 'found in the provider log' });
+    const done = await resolveUnknown(
+      { db: t.db, actor: userActor('support') },
+      { key: e.key, outcome: 'sent', receipt: 'msg-found-in-provider-log', reason: 'found in the provider log' },
+    );
     expect(done).toMatchObject({ from: 'unknown', state: 'done', receipt: 'msg-found-in-provider-log' });
     const again = await claimEffect({ db: t.db, actor: e.runtime }, e.input);
     expect(again).toMatchObject({ claimed: false, state: 'done' });
@@ -184,7 +287,10 @@ describe('claim', () => {
     const e = await makeEffect(t.db, 'pending');
     const again = await claimEffect({ db: t.db, actor: e.runtime }, e.input);
     expect(again).toMatchObject({ claimed: false, state: 'pending' });
-    const unknown = await markUnknown({ db: t.db, actor: e.runtime }, { key: e.key, evidence: { error: 'socket hang up after DATA' } });
+    const unknown = await markUnknown(
+      { db: t.db, actor: e.runtime },
+      { key: e.key, evidence: { error: 'socket hang up after DATA' } },
+    );
     expect(unknown).toMatchObject({ from: 'pending', state: 'unknown' });
   });
 });

@@ -15,7 +15,9 @@ describe('first admin', () => {
     expect(admins[0]!.passwordHash).toMatch(/^\$argon2id\$/);
     expect(await verifyPassword(admins[0]!.passwordHash!, created[0]!.password)).toBe(true);
     expect(await ensureFirstAdmin(t.db)).toBeNull();
-    const audit = await t.owner<{ n: number }>(`SELECT count(*)::int AS n FROM audit_entry WHERE action = 'user.create' AND after_state = 'admin'`);
+    const audit = await t.owner<{ n: number }>(
+      `SELECT count(*)::int AS n FROM audit_entry WHERE action = 'user.create' AND after_state = 'admin'`,
+    );
     expect(audit.rows[0]?.n).toBe(1);
   });
 });

@@ -3,7 +3,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, suffix, userActor } from '../helpers/factories.ts';
-import { approvePlan, bumpEpoch, claimEffect, completeEffect, revokeEffect, submitPlan, type Actor } from '../../lib/ledger/index.ts';
+import {
+  approvePlan,
+  bumpEpoch,
+  claimEffect,
+  completeEffect,
+  revokeEffect,
+  submitPlan,
+  type Actor,
+} from '../../lib/ledger/index.ts';
 import { runHeader, runTable } from '../../lib/read-models/run-detail.ts';
 import { listRuns } from '../../lib/read-models/runs.ts';
 
@@ -18,10 +26,14 @@ beforeAll(async () => {
   const tool = await makeTool(t.db);
   const run = await makeRun(t.db);
   runId = run.runId;
-  const plan = await submitPlan({ db: t.db, actor: runtime }, { runId, items: targets.map((target, i) => ({ tool: tool.name, action: 'receipt', recordId: `r${i}`, target })) });
+  const plan = await submitPlan(
+    { db: t.db, actor: runtime },
+    { runId, items: targets.map((target, i) => ({ tool: tool.name, action: 'receipt', recordId: `r${i}`, target })) },
+  );
   planId = plan.planId;
   await approvePlan({ db: t.db, actor: userActor('operator') }, { planId, itemsHash: plan.itemsHash });
-  const claim = (i: number, target = targets[i]!) => claimEffect({ db: t.db, actor: runtime }, { runId, tool: tool.name, action: 'receipt', recordId: `r${i}`, target });
+  const claim = (i: number, target = targets[i]!) =>
+    claimEffect({ db: t.db, actor: runtime }, { runId, tool: tool.name, action: 'receipt', recordId: `r${i}`, target });
   // 0..9 done once; 10 done, bumped, done again (two done effects); 11 revoked; 12..22 never sent.
   for (let i = 0; i <= 11; i++) {
     const c = await claim(i);
@@ -65,8 +77,12 @@ describe('run read models', () => {
     const all = await runTable(t.db, runId, planId, { limit: 100 });
     const bumped = all.rows.find((r) => r.target === targets[10]);
     expect(bumped).toMatchObject({ epoch: 2, state: 'done', changedBy: 'rt' });
-    expect((await runTable(t.db, runId, planId, { state: 'revoked' })).rows.map((r) => r.target)).toEqual([targets[11]]);
-    expect((await runTable(t.db, runId, planId, { q: targets[3]!.slice(0, 4) })).rows.map((r) => r.target)).toEqual([targets[3]]);
+    expect((await runTable(t.db, runId, planId, { state: 'revoked' })).rows.map((r) => r.target)).toEqual([
+      targets[11],
+    ]);
+    expect((await runTable(t.db, runId, planId, { q: targets[3]!.slice(0, 4) })).rows.map((r) => r.target)).toEqual([
+      targets[3],
+    ]);
   });
 
   it('P3: "approved but never sent" and "sent but not in the plan" views', async () => {
@@ -85,7 +101,9 @@ describe('target page (A1): audit entries of one effect, its refusals included',
     const { makeEffect } = await import('../helpers/factories.ts');
     const effect = await makeEffect(t.db, 'done');
     // Support may not revoke (S5): refused, audited on the key's refusal chain.
-    await expect(revokeEffect({ db: t.db, actor: userActor('support') }, { key: effect.key, reason: 'test' })).rejects.toThrow();
+    await expect(
+      revokeEffect({ db: t.db, actor: userActor('support') }, { key: effect.key, reason: 'test' }),
+    ).rejects.toThrow();
     const detail = await targetDetail(t.db, effect.key);
     const audit = detail!.audit.map((a) => `${a.action}:${a.outcome}`);
     expect(audit[0]).toMatch(/:refused$/);

@@ -12,7 +12,18 @@ import {
   type Move,
 } from '../../lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { executorActor, makeEffect, makeRun, makeTool, policyActor, reconcilerActor, runtimeActor, snapshot, userActor, type TestState } from '../helpers/factories.ts';
+import {
+  executorActor,
+  makeEffect,
+  makeRun,
+  makeTool,
+  policyActor,
+  reconcilerActor,
+  runtimeActor,
+  snapshot,
+  userActor,
+  type TestState,
+} from '../helpers/factories.ts';
 
 const t = await createTestDatabase({ poolSize: 10 });
 
@@ -22,7 +33,17 @@ const STATES: TestState[] = ['pending', 'done', 'failed', 'unknown', 'revoked', 
 const MOVES: Move[] = ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck', 'new_epoch'];
 
 function parties(runtime: Actor): Actor[] {
-  return [userActor('admin'), userActor('operator'), userActor('support'), userActor('auditor'), runtime, executorActor(), reconcilerActor(), policyActor('s7-refusals-policy'), { kind: 'system', id: 'sys', label: 'system' }];
+  return [
+    userActor('admin'),
+    userActor('operator'),
+    userActor('support'),
+    userActor('auditor'),
+    runtime,
+    executorActor(),
+    reconcilerActor(),
+    policyActor('s7-refusals-policy'),
+    { kind: 'system', id: 'sys', label: 'system' },
+  ];
 }
 
 function partyName(actor: Actor): string {
@@ -31,14 +52,23 @@ function partyName(actor: Actor): string {
 
 /** Whether the table (and the "awaiting its claim" rule: nobody holds it, so only revoke) allows it. */
 function allowed(state: TestState, move: Move, actor: Actor): boolean {
-  if (state === 'awaiting') return move === 'revoked' && checkTransition('pending', move, partyName(actor) as never).allowed;
+  if (state === 'awaiting')
+    return move === 'revoked' && checkTransition('pending', move, partyName(actor) as never).allowed;
   return checkTransition(state, move, partyName(actor) as never).allowed;
 }
 
 async function attempt(actor: Actor, key: string, move: Move): Promise<unknown> {
   const ctx = { db: t.db, actor, request: { ip: '198.51.100.1', userAgent: 'vitest', requestId: 'req-s7' } };
-  if (move === 'new_epoch') return bumpEpoch(ctx, { key, reason: 'supersede', inputs: { campaign: { value: 'spring', source: 'workflow' } } });
-  return transitionEffect(ctx, { key, to: move as EffectState, action: `effect.to_${move}`, reason: 'a reason', receipt: 'rcpt-1', evidence: { status: 500 } });
+  if (move === 'new_epoch')
+    return bumpEpoch(ctx, { key, reason: 'supersede', inputs: { campaign: { value: 'spring', source: 'workflow' } } });
+  return transitionEffect(ctx, {
+    key,
+    to: move as EffectState,
+    action: `effect.to_${move}`,
+    reason: 'a reason',
+    receipt: 'rcpt-1',
+    evidence: { status: 500 },
+  });
 }
 
 describe('S7: refused transitions change nothing and are audited', () => {
@@ -59,18 +89,28 @@ describe('S7: refused transitions change nothing and are audited', () => {
           const id = `${state} -> ${move} by ${partyName(actor)}`;
           const before = await snapshot(t.db);
           const refusedBefore = await t.db.auditEntry.count({ where: { chain: `refused:effect:${key}` } });
-          const error = await attempt(actor, key, move).then(() => null, (e: unknown) => e);
+          const error = await attempt(actor, key, move).then(
+            () => null,
+            (e: unknown) => e,
+          );
           if (!(error instanceof LedgerError)) {
             problems.push(`${id}: ${error === null ? 'was allowed' : `threw ${String(error)}`}`);
             continue;
           }
-          if (!['forbidden', 'invalid_transition', 'conflict'].includes(error.code)) problems.push(`${id}: code ${error.code} (${error.message})`);
+          if (!['forbidden', 'invalid_transition', 'conflict'].includes(error.code))
+            problems.push(`${id}: code ${error.code} (${error.message})`);
           if (error.message.length < 10) problems.push(`${id}: unclear message "${error.message}"`);
           const after = await snapshot(t.db);
           if (JSON.stringify(after) !== JSON.stringify(before)) problems.push(`${id}: the database changed`);
-          const refused = await t.db.auditEntry.findMany({ where: { chain: `refused:effect:${key}`, seq: { gt: refusedBefore } } });
+          const refused = await t.db.auditEntry.findMany({
+            where: { chain: `refused:effect:${key}`, seq: { gt: refusedBefore } },
+          });
           if (refused.length !== 1) problems.push(`${id}: ${refused.length} refused audit entries`);
-          else if (refused[0]!.outcome !== 'refused' || refused[0]!.actorId !== actor.id || refused[0]!.requestId !== 'req-s7') {
+          else if (
+            refused[0]!.outcome !== 'refused' ||
+            refused[0]!.actorId !== actor.id ||
+            refused[0]!.requestId !== 'req-s7'
+          ) {
             problems.push(`${id}: refused entry ${JSON.stringify(refused[0])}`);
           }
           refusedCount++;
@@ -84,7 +124,19 @@ describe('S7: refused transitions change nothing and are audited', () => {
 
   it('S7: the database guard refuses every state pair outside the table, even for the owner', async () => {
     const states: EffectState[] = ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck'];
-    const pairs = new Set(['failed>pending', 'pending>done', 'pending>failed', 'pending>stuck', 'pending>unknown', 'pending>revoked', 'unknown>done', 'unknown>pending', 'unknown>revoked', 'done>revoked', 'stuck>revoked']);
+    const pairs = new Set([
+      'failed>pending',
+      'pending>done',
+      'pending>failed',
+      'pending>stuck',
+      'pending>unknown',
+      'pending>revoked',
+      'unknown>done',
+      'unknown>pending',
+      'unknown>revoked',
+      'done>revoked',
+      'stuck>revoked',
+    ]);
     const keys = new Map<EffectState, string>();
     for (const state of states) keys.set(state, (await makeEffect(t.db, state)).key);
     const before = await snapshot(t.db);
@@ -92,7 +144,15 @@ describe('S7: refused transitions change nothing and are audited', () => {
     for (const from of states) {
       for (const to of states) {
         if (from === to || pairs.has(`${from}>${to}`)) continue;
-        const error = await t.owner(`UPDATE effect SET state = $2::"EffectState", receipt = coalesce(receipt, 'r') WHERE key = $1`, [keys.get(from), to]).then(() => null, (e: { code?: string }) => e);
+        const error = await t
+          .owner(`UPDATE effect SET state = $2::"EffectState", receipt = coalesce(receipt, 'r') WHERE key = $1`, [
+            keys.get(from),
+            to,
+          ])
+          .then(
+            () => null,
+            (e: { code?: string }) => e,
+          );
         if (!error || error.code !== 'EL002') problems.push(`${from} -> ${to}: ${error ? error.code : 'accepted'}`);
       }
     }
@@ -105,9 +165,15 @@ describe('S7: refused transitions change nothing and are audited', () => {
     await bumpEpoch({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'resend after fix' });
     const before = await snapshot(t.db);
     // Epoch 1 is done: completing it again, or failing it, is refused.
-    const error = await transitionEffect({ db: t.db, actor: e.runtime }, { key: e.key, epoch: 1, to: 'failed', action: 'effect.fail', evidence: { x: 1 } }).catch((x: unknown) => x);
+    const error = await transitionEffect(
+      { db: t.db, actor: e.runtime },
+      { key: e.key, epoch: 1, to: 'failed', action: 'effect.fail', evidence: { x: 1 } },
+    ).catch((x: unknown) => x);
     expect(error).toMatchObject({ code: 'invalid_transition' });
-    const stale = await bumpEpoch({ db: t.db, actor: userActor('operator') }, { key: e.key, expectedEpoch: 1, reason: 'again' }).catch((x: unknown) => x);
+    const stale = await bumpEpoch(
+      { db: t.db, actor: userActor('operator') },
+      { key: e.key, expectedEpoch: 1, reason: 'again' },
+    ).catch((x: unknown) => x);
     expect(stale).toMatchObject({ code: 'conflict' });
     expect((stale as Error).message).toMatch(/stale epoch/);
     expect(await snapshot(t.db)).toEqual(before);

@@ -15,18 +15,33 @@ import {
   type Actor,
 } from '../../lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
-import { makeEffect, makeTool, reconcilerActor, runtimeActor, snapshot, userActor, executorActor, policyActor } from '../helpers/factories.ts';
+import {
+  makeEffect,
+  makeTool,
+  reconcilerActor,
+  runtimeActor,
+  snapshot,
+  userActor,
+  executorActor,
+  policyActor,
+} from '../helpers/factories.ts';
 
 const t = await createTestDatabase({ poolSize: 10 });
 
 async function refusal(promise: Promise<unknown>): Promise<LedgerError> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   if (!(error instanceof LedgerError)) throw new Error(`expected a LedgerError, got ${String(error)}`);
   return error;
 }
 
 async function sqlError(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   if (!error) throw new Error('expected the database to refuse');
   return error as { code?: string; message: string };
 }
@@ -35,14 +50,21 @@ describe('S2: done only with a receipt that can be looked up later', () => {
   it('S2: completeEffect without a receipt, or with a blank one, is refused and writes nothing', async () => {
     const e = await makeEffect(t.db, 'pending');
     const before = await snapshot(t.db);
-    for (const input of [{ key: e.key }, { key: e.key, receipt: '' }, { key: e.key, receipt: '   ' }, { key: e.key, receipt: null }]) {
+    for (const input of [
+      { key: e.key },
+      { key: e.key, receipt: '' },
+      { key: e.key, receipt: '   ' },
+      { key: e.key, receipt: null },
+    ]) {
       const error = await refusal(completeEffect({ db: t.db, actor: e.runtime }, input));
       expect(error.code).toBe('validation');
       expect(error.details.field).toBe('receipt');
     }
     // The generic path refuses too, for every party that may complete.
     for (const actor of [e.runtime, executorActor(), reconcilerActor()]) {
-      const error = await refusal(transitionEffect({ db: t.db, actor }, { key: e.key, to: 'done', action: 'effect.complete', receipt: ' ' }));
+      const error = await refusal(
+        transitionEffect({ db: t.db, actor }, { key: e.key, to: 'done', action: 'effect.complete', receipt: ' ' }),
+      );
       expect(error.details.field).toBe('receipt');
     }
     expect(await snapshot(t.db)).toEqual(before);
@@ -51,7 +73,10 @@ describe('S2: done only with a receipt that can be looked up later', () => {
   it('S2: the database trigger refuses done without a receipt, for the owner and for the app role', async () => {
     const e = await makeEffect(t.db, 'pending');
     const before = await snapshot(t.db);
-    for (const sql of [`UPDATE effect SET state = 'done' WHERE key = $1`, `UPDATE effect SET state = 'done', receipt = '' WHERE key = $1`]) {
+    for (const sql of [
+      `UPDATE effect SET state = 'done' WHERE key = $1`,
+      `UPDATE effect SET state = 'done', receipt = '' WHERE key = $1`,
+    ]) {
       const asOwner = await sqlError(t.owner(sql, [e.key]));
       expect(asOwner.code).toBe('EL002');
       expect(asOwner.message).toMatch(/without a receipt/);
@@ -67,7 +92,9 @@ describe('S2: done only with a receipt that can be looked up later', () => {
     expect(done).toMatchObject({ from: 'pending', state: 'done', receipt: '<msg-123@provider>' });
     const row = await t.db.effect.findFirstOrThrow({ where: { key: e.key } });
     expect(row.receipt).toBe('<msg-123@provider>');
-    const audit = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `effect:${e.key}`, action: 'effect.complete' } });
+    const audit = await t.db.auditEntry.findFirstOrThrow({
+      where: { chain: `effect:${e.key}`, action: 'effect.complete' },
+    });
     expect(audit.detail).toMatchObject({ receipt: '<msg-123@provider>' });
   });
 });
@@ -77,12 +104,27 @@ describe('S5: revoked only by an explicit action', () => {
     for (const state of ['pending', 'done', 'unknown', 'stuck', 'awaiting'] as const) {
       const e = await makeEffect(t.db, state);
       const operator = userActor('operator');
-      const result = await revokeEffect({ db: t.db, actor: operator, request: { ip: '203.0.113.7', userAgent: 'console', requestId: `req-${state}` } }, { key: e.key, reason: '  customer withdrew consent  ' });
+      const result = await revokeEffect(
+        { db: t.db, actor: operator, request: { ip: '203.0.113.7', userAgent: 'console', requestId: `req-${state}` } },
+        { key: e.key, reason: '  customer withdrew consent  ' },
+      );
       expect(result.state).toBe('revoked');
-      const audit = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `effect:${e.key}`, action: 'effect.revoke' } });
-      expect(audit).toMatchObject({ actorId: operator.id, actorRole: 'operator', reason: 'customer withdrew consent', afterState: 'revoked', ip: '203.0.113.7', requestId: `req-${state}` });
+      const audit = await t.db.auditEntry.findFirstOrThrow({
+        where: { chain: `effect:${e.key}`, action: 'effect.revoke' },
+      });
+      expect(audit).toMatchObject({
+        actorId: operator.id,
+        actorRole: 'operator',
+        reason: 'customer withdrew consent',
+        afterState: 'revoked',
+        ip: '203.0.113.7',
+        requestId: `req-${state}`,
+      });
       // Revoked holds the key: nobody re-claims it without an epoch bump.
-      expect(await claimEffect({ db: t.db, actor: e.runtime }, e.input)).toMatchObject({ claimed: false, state: 'revoked' });
+      expect(await claimEffect({ db: t.db, actor: e.runtime }, e.input)).toMatchObject({
+        claimed: false,
+        state: 'revoked',
+      });
     }
   });
 
@@ -93,7 +135,12 @@ describe('S5: revoked only by an explicit action', () => {
       const error = await refusal(revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason }));
       expect(error.code).toBe('validation');
       expect(error.details.field).toBe('reason');
-      const generic = await refusal(transitionEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, to: 'revoked', action: 'effect.revoke', reason }));
+      const generic = await refusal(
+        transitionEffect(
+          { db: t.db, actor: userActor('operator') },
+          { key: e.key, to: 'revoked', action: 'effect.revoke', reason },
+        ),
+      );
       expect(generic.details.field).toBe('reason');
     }
     expect(await snapshot(t.db)).toEqual(before);
@@ -101,24 +148,46 @@ describe('S5: revoked only by an explicit action', () => {
 
   it('S5: a deletion through our own API revokes (the runtime records it)', async () => {
     const e = await makeEffect(t.db, 'done');
-    const result = await revokeEffect({ db: t.db, actor: e.runtime }, { key: e.key, reason: 'record deleted via DELETE /api/records/42' });
+    const result = await revokeEffect(
+      { db: t.db, actor: e.runtime },
+      { key: e.key, reason: 'record deleted via DELETE /api/records/42' },
+    );
     expect(result).toMatchObject({ from: 'done', state: 'revoked' });
-    const audit = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `effect:${e.key}`, action: 'effect.revoke' } });
+    const audit = await t.db.auditEntry.findFirstOrThrow({
+      where: { chain: `effect:${e.key}`, action: 'effect.revoke' },
+    });
     expect(audit).toMatchObject({ actorKind: 'runtime', beforeState: 'done', afterState: 'revoked' });
   });
 
   it('S5: support, auditors, admins, the reconciler (absence), policies and the executor may not revoke: refused, audited, nothing changed', async () => {
     const e = await makeEffect(t.db, 'done');
-    const parties: Actor[] = [userActor('support'), userActor('auditor'), userActor('admin'), reconcilerActor(), policyActor('cleanup'), executorActor()];
+    const parties: Actor[] = [
+      userActor('support'),
+      userActor('auditor'),
+      userActor('admin'),
+      reconcilerActor(),
+      policyActor('cleanup'),
+      executorActor(),
+    ];
     for (const actor of parties) {
       const before = await snapshot(t.db);
       const refusedBefore = await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}` } });
-      const error = await refusal(revokeEffect({ db: t.db, actor }, { key: e.key, reason: 'looks deleted: lookup returned 404' }));
+      const error = await refusal(
+        revokeEffect({ db: t.db, actor }, { key: e.key, reason: 'looks deleted: lookup returned 404' }),
+      );
       expect(error.code).toBe('forbidden');
       expect(await snapshot(t.db)).toEqual(before);
       expect(await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}` } })).toBe(refusedBefore + 1);
-      const entry = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `refused:effect:${e.key}` }, orderBy: { seq: 'desc' } });
-      expect(entry).toMatchObject({ outcome: 'refused', actorId: actor.id, action: 'effect.revoke', afterState: 'revoked' });
+      const entry = await t.db.auditEntry.findFirstOrThrow({
+        where: { chain: `refused:effect:${e.key}` },
+        orderBy: { seq: 'desc' },
+      });
+      expect(entry).toMatchObject({
+        outcome: 'refused',
+        actorId: actor.id,
+        action: 'effect.revoke',
+        afterState: 'revoked',
+      });
     }
   });
 
@@ -126,7 +195,9 @@ describe('S5: revoked only by an explicit action', () => {
     for (const state of ['failed', 'revoked'] as const) {
       const e = await makeEffect(t.db, state);
       const before = await snapshot(t.db);
-      const error = await refusal(revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'tidy up' }));
+      const error = await refusal(
+        revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'tidy up' }),
+      );
       expect(error.code).toBe('invalid_transition');
       expect(await snapshot(t.db)).toEqual(before);
     }
@@ -144,12 +215,29 @@ describe('S6: stuck', () => {
     const transition = await t.db.effectTransition.findFirstOrThrow({ where: { key: e.key, toState: 'stuck' } });
     expect(transition.evidence).toEqual(evidence);
     // Not re-claimable, not completable, not resolvable by support.
-    expect(await claimEffect({ db: t.db, actor: runtimeActor() }, e.input)).toMatchObject({ claimed: false, state: 'stuck' });
+    expect(await claimEffect({ db: t.db, actor: runtimeActor() }, e.input)).toMatchObject({
+      claimed: false,
+      state: 'stuck',
+    });
     const before = await snapshot(t.db);
-    expect((await refusal(completeEffect({ db: t.db, actor: e.runtime }, { key: e.key, receipt: 'late' }))).code).toBe('invalid_transition');
-    expect((await refusal(resolveUnknown({ db: t.db, actor: userActor('support') }, { key: e.key, outcome: 'not_sent', reason: 'try again' }))).code).toBe('invalid_transition');
+    expect((await refusal(completeEffect({ db: t.db, actor: e.runtime }, { key: e.key, receipt: 'late' }))).code).toBe(
+      'invalid_transition',
+    );
+    expect(
+      (
+        await refusal(
+          resolveUnknown(
+            { db: t.db, actor: userActor('support') },
+            { key: e.key, outcome: 'not_sent', reason: 'try again' },
+          ),
+        )
+      ).code,
+    ).toBe('invalid_transition');
     expect(await snapshot(t.db)).toEqual(before);
-    const revoked = await revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'payment will be redone by hand' });
+    const revoked = await revokeEffect(
+      { db: t.db, actor: userActor('operator') },
+      { key: e.key, reason: 'payment will be redone by hand' },
+    );
     expect(revoked).toMatchObject({ from: 'stuck', state: 'revoked' });
   });
 
@@ -159,7 +247,9 @@ describe('S6: stuck', () => {
       const error = await refusal(markStuck({ db: t.db, actor }, { key: e.key, evidence: { note: 'x' } }));
       expect(error.code).toBe('forbidden');
     }
-    expect(await markStuck({ db: t.db, actor: executorActor() }, { key: e.key, evidence: { status: 410 } })).toMatchObject({ state: 'stuck' });
+    expect(
+      await markStuck({ db: t.db, actor: executorActor() }, { key: e.key, evidence: { status: 410 } }),
+    ).toMatchObject({ state: 'stuck' });
   });
 });
 
@@ -173,7 +263,8 @@ describe('Z6 in the ledger core: a runtime acts only on effects of its own workf
       () => completeEffect({ db: t.db, actor: stranger }, { key: e.key, receipt: 'forged' }),
       () => markStuck({ db: t.db, actor: stranger }, { key: e.key, evidence: { x: 1 } }),
       () => revokeEffect({ db: t.db, actor: stranger }, { key: e.key, reason: 'deleted' }),
-      () => transitionEffect({ db: t.db, actor: stranger }, { key: e.key, to: 'unknown', action: 'effect.mark_unknown' }),
+      () =>
+        transitionEffect({ db: t.db, actor: stranger }, { key: e.key, to: 'unknown', action: 'effect.mark_unknown' }),
     ];
     for (const attempt of attempts) {
       const error = await refusal(attempt());
@@ -181,10 +272,14 @@ describe('Z6 in the ledger core: a runtime acts only on effects of its own workf
       expect(error.message).toMatch(/not scoped/);
     }
     expect(await snapshot(t.db)).toEqual(before);
-    expect(await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}`, actorId: stranger.id } })).toBe(attempts.length);
+    expect(await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}`, actorId: stranger.id } })).toBe(
+      attempts.length,
+    );
     // A runtime scoped to the run's workflow may.
     const own = runtimeActor([run.workflow]);
-    expect(await completeEffect({ db: t.db, actor: own }, { key: e.key, receipt: 'msg-own' })).toMatchObject({ state: 'done' });
+    expect(await completeEffect({ db: t.db, actor: own }, { key: e.key, receipt: 'msg-own' })).toMatchObject({
+      state: 'done',
+    });
   });
 });
 
@@ -197,18 +292,27 @@ describe('S7 under concurrency: one transition wins, the others are refused', ()
       const e = await makeEffect(t.db, 'pending', { tool, runId });
       const ctx = { db: t.db, actor: e.runtime };
       const reports = Array.from({ length: 20 }, (_, i) =>
-        i % 4 === 0 ? completeEffect(ctx, { key: e.key, receipt: `msg-${i}` })
-          : i % 4 === 1 ? failEffect(ctx, { key: e.key, evidence: { i } })
-            : i % 4 === 2 ? markUnknown(ctx, { key: e.key })
-              : markStuck(ctx, { key: e.key, evidence: { i } }));
+        i % 4 === 0
+          ? completeEffect(ctx, { key: e.key, receipt: `msg-${i}` })
+          : i % 4 === 1
+            ? failEffect(ctx, { key: e.key, evidence: { i } })
+            : i % 4 === 2
+              ? markUnknown(ctx, { key: e.key })
+              : markStuck(ctx, { key: e.key, evidence: { i } }),
+      );
       const results = await Promise.allSettled(reports);
       const applied = results.filter((r) => r.status === 'fulfilled');
-      const refusedCodes = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as LedgerError).code ?? String(r.reason)] : []));
+      const refusedCodes = results.flatMap((r) =>
+        r.status === 'rejected' ? [(r.reason as LedgerError).code ?? String(r.reason)] : [],
+      );
       if (applied.length !== 1) problems.push(`trial ${trial}: ${applied.length} applied`);
-      if (refusedCodes.some((c) => c !== 'invalid_transition')) problems.push(`trial ${trial}: ${refusedCodes.join(',')}`);
+      if (refusedCodes.some((c) => c !== 'invalid_transition'))
+        problems.push(`trial ${trial}: ${refusedCodes.join(',')}`);
       const row = await t.db.effect.findFirstOrThrow({ where: { key: e.key } });
-      const winner = (applied[0] as PromiseFulfilledResult<{ state: string; receipt: string | null }> | undefined)?.value;
-      if (winner && (row.state !== winner.state || row.receipt !== winner.receipt)) problems.push(`trial ${trial}: row ${row.state}/${row.receipt} vs winner ${winner.state}/${winner.receipt}`);
+      const winner = (applied[0] as PromiseFulfilledResult<{ state: string; receipt: string | null }> | undefined)
+        ?.value;
+      if (winner && (row.state !== winner.state || row.receipt !== winner.receipt))
+        problems.push(`trial ${trial}: row ${row.state}/${row.receipt} vs winner ${winner.state}/${winner.receipt}`);
       const transitions = await t.db.effectTransition.count({ where: { key: e.key } });
       if (transitions !== 2) problems.push(`trial ${trial}: ${transitions} transition rows`);
       const refusedAudit = await t.db.auditEntry.count({ where: { chain: `refused:effect:${e.key}` } });
@@ -223,14 +327,19 @@ describe('S7 under concurrency: one transition wins, the others are refused', ()
     const claim = await claimEffect({ db: t.db, actor: e.runtime }, e.input);
     expect(claim.claimed && claim.idempotencyKey).toBe(providerIdempotencyKey(e.key, 2));
     const rows = await t.db.effect.findMany({ where: { key: e.key }, orderBy: { epoch: 'asc' } });
-    expect(rows.map((r) => r.idempotencyKey)).toEqual([providerIdempotencyKey(e.key, 1), providerIdempotencyKey(e.key, 2)]);
+    expect(rows.map((r) => r.idempotencyKey)).toEqual([
+      providerIdempotencyKey(e.key, 1),
+      providerIdempotencyKey(e.key, 2),
+    ]);
   });
 });
 
 describe('S4: the reconciler completes with a receipt it found', () => {
   it('S4: a receipt found by the reconciler completes the pending claim', async () => {
     const e = await makeEffect(t.db, 'pending');
-    expect(await completeEffect({ db: t.db, actor: reconcilerActor() }, { key: e.key, receipt: 'msg-found' })).toMatchObject({ state: 'done' });
+    expect(
+      await completeEffect({ db: t.db, actor: reconcilerActor() }, { key: e.key, receipt: 'msg-found' }),
+    ).toMatchObject({ state: 'done' });
   });
 
   it('S7: a refusal names its reason when the state alone does not explain it (awaiting its claim)', async () => {

@@ -11,13 +11,21 @@ const t = await createTestDatabase({ poolSize: 10 });
 async function submitted(author: Actor, options: { distinctApprover?: boolean; items?: number } = {}) {
   const tool = await makeTool(t.db, { distinctApprover: options.distinctApprover ?? true });
   const run = await makeRun(t.db);
-  const items = Array.from({ length: options.items ?? 3 }, (_, i) => ({ tool: tool.name, action: 'campaign_welcome', recordId: `cust-${i}`, target: `User${i}@Example.com` }));
+  const items = Array.from({ length: options.items ?? 3 }, (_, i) => ({
+    tool: tool.name,
+    action: 'campaign_welcome',
+    recordId: `cust-${i}`,
+    target: `User${i}@Example.com`,
+  }));
   const plan = await submitPlan({ db: t.db, actor: author }, { runId: run.runId, items });
   return { ...plan, tool: tool.name };
 }
 
 async function sqlError(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   if (!error) throw new Error('expected the database to refuse');
   return error as { code?: string; message: string };
 }
@@ -27,29 +35,51 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
     const plan = await submitted(runtimeActor());
     await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash });
     const before = await snapshot(t.db);
-    const insert = await sqlError(t.db.$executeRawUnsafe(
-      `INSERT INTO plan_item (plan_id, run_id, key, tool, action, record_id, target, target_type)
-       SELECT plan_id, run_id, key || 'x', tool, action, record_id, 'extra@example.com', target_type FROM plan_item WHERE plan_id = $1::uuid LIMIT 1`, plan.planId));
+    const insert = await sqlError(
+      t.db.$executeRawUnsafe(
+        `INSERT INTO plan_item (plan_id, run_id, key, tool, action, record_id, target, target_type)
+       SELECT plan_id, run_id, key || 'x', tool, action, record_id, 'extra@example.com', target_type FROM plan_item WHERE plan_id = $1::uuid LIMIT 1`,
+        plan.planId,
+      ),
+    );
     expect(insert.message).toMatch(/approved and frozen/);
-    const update = await sqlError(t.db.$executeRawUnsafe(`UPDATE plan_item SET target = 'attacker@example.com' WHERE plan_id = $1::uuid`, plan.planId));
+    const update = await sqlError(
+      t.db.$executeRawUnsafe(
+        `UPDATE plan_item SET target = 'attacker@example.com' WHERE plan_id = $1::uuid`,
+        plan.planId,
+      ),
+    );
     expect(update.message).toMatch(/approved and frozen/);
     // The app role has no DELETE grant at all (T1); the trigger refuses it for the owner too.
     const del = await sqlError(t.db.$executeRawUnsafe(`DELETE FROM plan_item WHERE plan_id = $1::uuid`, plan.planId));
     expect(del.message).toMatch(/permission denied|approved and frozen/);
     const ownerDelete = await sqlError(t.owner(`DELETE FROM plan_item WHERE plan_id = $1::uuid`, [plan.planId]));
     expect(ownerDelete.code).toBe('EL001');
-    const ownerUpdate = await sqlError(t.owner(`UPDATE plan_item SET record_id = 'other' WHERE plan_id = $1::uuid`, [plan.planId]));
+    const ownerUpdate = await sqlError(
+      t.owner(`UPDATE plan_item SET record_id = 'other' WHERE plan_id = $1::uuid`, [plan.planId]),
+    );
     expect(ownerUpdate.code).toBe('EL001');
     // Through Prisma as well.
-    await expect(t.db.planItem.updateMany({ where: { planId: plan.planId }, data: { target: 'x@example.com' } })).rejects.toThrow(/approved and frozen/);
+    await expect(
+      t.db.planItem.updateMany({ where: { planId: plan.planId }, data: { target: 'x@example.com' } }),
+    ).rejects.toThrow(/approved and frozen/);
     expect(await snapshot(t.db)).toEqual(before);
   });
 
   it('P1: an item of another plan cannot be moved into an approved plan', async () => {
     const frozen = await submitted(runtimeActor());
-    await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: frozen.planId, itemsHash: frozen.itemsHash });
+    await approvePlan(
+      { db: t.db, actor: userActor('operator') },
+      { planId: frozen.planId, itemsHash: frozen.itemsHash },
+    );
     const open = await submitted(runtimeActor());
-    const error = await sqlError(t.db.$executeRawUnsafe(`UPDATE plan_item SET plan_id = $1::uuid WHERE plan_id = $2::uuid`, frozen.planId, open.planId));
+    const error = await sqlError(
+      t.db.$executeRawUnsafe(
+        `UPDATE plan_item SET plan_id = $1::uuid WHERE plan_id = $2::uuid`,
+        frozen.planId,
+        open.planId,
+      ),
+    );
     expect(error.message).toMatch(/approved and frozen/);
   });
 
@@ -57,7 +87,12 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
     const plan = await submitted(runtimeActor());
     await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash });
     const before = await snapshot(t.db);
-    for (const set of [`status = 'submitted'`, `items_hash = repeat('0', 64)`, `approved_by_id = gen_random_uuid()`, `item_count = 99`]) {
+    for (const set of [
+      `status = 'submitted'`,
+      `items_hash = repeat('0', 64)`,
+      `approved_by_id = gen_random_uuid()`,
+      `item_count = 99`,
+    ]) {
       const error = await sqlError(t.db.$executeRawUnsafe(`UPDATE plan SET ${set} WHERE id = $1::uuid`, plan.planId));
       expect(error.message).toMatch(/approved and frozen/);
     }
@@ -69,16 +104,25 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
     const plan = await submitted(runtimeActor(), { items: 2 });
     await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash });
     const items = await t.db.planItem.findMany({ where: { planId: plan.planId }, orderBy: { recordId: 'asc' } });
-    expect(items.map((i) => [i.recordId, i.action, i.target])).toEqual([['cust-0', 'campaign_welcome', 'user0@example.com'], ['cust-1', 'campaign_welcome', 'user1@example.com']]);
+    expect(items.map((i) => [i.recordId, i.action, i.target])).toEqual([
+      ['cust-0', 'campaign_welcome', 'user0@example.com'],
+      ['cust-1', 'campaign_welcome', 'user1@example.com'],
+    ]);
     expect(items.every((i) => i.key.startsWith('v1/') && i.key.endsWith(encodeURIComponent(i.target)))).toBe(true);
   });
 
   it('P1: a plan whose items changed after review is not approved (the hash is checked against the items themselves)', async () => {
     const plan = await submitted(runtimeActor());
     // Someone edits a submitted plan's item directly: the stored hash no longer describes the set.
-    await t.db.$executeRawUnsafe(`UPDATE plan_item SET target = 'attacker@example.com', key = key || 'x' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`, plan.planId);
+    await t.db.$executeRawUnsafe(
+      `UPDATE plan_item SET target = 'attacker@example.com', key = key || 'x' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`,
+      plan.planId,
+    );
     const before = await snapshot(t.db);
-    const error = await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash }).catch((e: unknown) => e);
+    const error = await approvePlan(
+      { db: t.db, actor: userActor('operator') },
+      { planId: plan.planId, itemsHash: plan.itemsHash },
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LedgerError);
     expect((error as LedgerError).code).toBe('conflict');
     expect(await snapshot(t.db)).toEqual(before);
@@ -91,19 +135,39 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
     await editor.connect();
     try {
       await editor.query('BEGIN');
-      const [{ pid }] = (await editor.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
-      await editor.query(`UPDATE plan_item SET target = 'attacker@example.com', key = key || 'x' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`, [plan.planId]);
+      const [{ pid }] = (await editor.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [
+        { pid: number },
+      ];
+      await editor.query(
+        `UPDATE plan_item SET target = 'attacker@example.com', key = key || 'x' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`,
+        [plan.planId],
+      );
       let settled = false;
-      const approval = approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash }).then(
-        (value) => ({ value }), (error: unknown) => ({ error })).finally(() => { settled = true; });
+      const approval = approvePlan(
+        { db: t.db, actor: userActor('operator') },
+        { planId: plan.planId, itemsHash: plan.itemsHash },
+      )
+        .then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        )
+        .finally(() => {
+          settled = true;
+        });
       // Wait (no sleep) until the approval either finished or is blocked behind the editor's lock.
       for (;;) {
         if (settled) break;
-        const waiting = await t.owner(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND $1 = ANY (pg_blocking_pids(pid))`, [pid]);
+        const waiting = await t.owner(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND $1 = ANY (pg_blocking_pids(pid))`,
+          [pid],
+        );
         if (waiting.rows[0]!.n > 0) break;
         await new Promise((resolve) => setImmediate(resolve));
       }
-      const commit = await editor.query('COMMIT').then(() => 'committed', (e: Error) => e.message);
+      const commit = await editor.query('COMMIT').then(
+        () => 'committed',
+        (e: Error) => e.message,
+      );
       const outcome = await approval;
       const status = (await t.db.plan.findUniqueOrThrow({ where: { id: plan.planId } })).status;
       const targets = (await t.db.planItem.findMany({ where: { planId: plan.planId } })).map((i) => i.target);
@@ -121,9 +185,15 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
 
   it('P1: an item whose target was edited without its key is not approved either', async () => {
     const plan = await submitted(runtimeActor());
-    await t.db.$executeRawUnsafe(`UPDATE plan_item SET target = 'attacker@example.com' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`, plan.planId);
+    await t.db.$executeRawUnsafe(
+      `UPDATE plan_item SET target = 'attacker@example.com' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`,
+      plan.planId,
+    );
     const before = await snapshot(t.db);
-    const error = await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash }).catch((e: unknown) => e);
+    const error = await approvePlan(
+      { db: t.db, actor: userActor('operator') },
+      { planId: plan.planId, itemsHash: plan.itemsHash },
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'conflict' });
     expect((error as Error).message).toMatch(/no longer matches its key/);
     expect(await snapshot(t.db)).toEqual(before);
@@ -131,7 +201,10 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
 
   it('P1: approval with a hash other than the reviewed set is refused', async () => {
     const plan = await submitted(runtimeActor());
-    const error = await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: 'a'.repeat(64) }).catch((e: unknown) => e);
+    const error = await approvePlan(
+      { db: t.db, actor: userActor('operator') },
+      { planId: plan.planId, itemsHash: 'a'.repeat(64) },
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'conflict' });
     expect((await t.db.plan.findUniqueOrThrow({ where: { id: plan.planId } })).status).toBe('submitted');
   });
@@ -141,23 +214,43 @@ describe('P2: approval records who and when; the approver is not the author wher
   it('P2: approval records the approver and the time, and is audited', async () => {
     const plan = await submitted(runtimeActor());
     const operator = userActor('operator');
-    const approved = await approvePlan({ db: t.db, actor: operator, request: { ip: '192.0.2.4', userAgent: 'console', requestId: 'req-p2' } }, { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'checked the list' });
+    const approved = await approvePlan(
+      { db: t.db, actor: operator, request: { ip: '192.0.2.4', userAgent: 'console', requestId: 'req-p2' } },
+      { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'checked the list' },
+    );
     expect(approved).toMatchObject({ status: 'approved', approvedById: operator.id });
     expect(approved.approvedAt).toBeInstanceOf(Date);
     const entry = await t.db.auditEntry.findFirstOrThrow({ where: { subjectId: plan.planId, action: 'plan.approve' } });
-    expect(entry).toMatchObject({ actorId: operator.id, actorRole: 'operator', beforeState: 'submitted', afterState: 'approved', reason: 'checked the list', ip: '192.0.2.4', requestId: 'req-p2', outcome: 'ok' });
+    expect(entry).toMatchObject({
+      actorId: operator.id,
+      actorRole: 'operator',
+      beforeState: 'submitted',
+      afterState: 'approved',
+      reason: 'checked the list',
+      ip: '192.0.2.4',
+      requestId: 'req-p2',
+      outcome: 'ok',
+    });
   });
 
   it('P2: the author may not approve their own plan when the tool asks for a distinct approver: refused, audited, nothing changed', async () => {
     const author = userActor('operator');
     const plan = await submitted(author, { distinctApprover: true });
     const before = await snapshot(t.db);
-    const error = await approvePlan({ db: t.db, actor: author }, { planId: plan.planId, itemsHash: plan.itemsHash }).catch((e: unknown) => e);
+    const error = await approvePlan(
+      { db: t.db, actor: author },
+      { planId: plan.planId, itemsHash: plan.itemsHash },
+    ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'forbidden' });
     expect((error as Error).message).toMatch(/not be its author/);
     expect(await snapshot(t.db)).toEqual(before);
-    expect(await t.db.auditEntry.count({ where: { subjectId: plan.planId, outcome: 'refused', actorId: author.id } })).toBe(1);
-    const other = await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.planId, itemsHash: plan.itemsHash });
+    expect(
+      await t.db.auditEntry.count({ where: { subjectId: plan.planId, outcome: 'refused', actorId: author.id } }),
+    ).toBe(1);
+    const other = await approvePlan(
+      { db: t.db, actor: userActor('operator') },
+      { planId: plan.planId, itemsHash: plan.itemsHash },
+    );
     expect(other.status).toBe('approved');
   });
 
@@ -171,7 +264,9 @@ describe('P2: approval records who and when; the approver is not the author wher
   it('P2: only operators approve plans', async () => {
     const plan = await submitted(runtimeActor());
     for (const actor of [userActor('support'), userActor('auditor'), userActor('admin'), runtimeActor()]) {
-      const error = await approvePlan({ db: t.db, actor }, { planId: plan.planId, itemsHash: plan.itemsHash }).catch((e: unknown) => e);
+      const error = await approvePlan({ db: t.db, actor }, { planId: plan.planId, itemsHash: plan.itemsHash }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toMatchObject({ code: 'forbidden' });
     }
     expect((await t.db.plan.findUniqueOrThrow({ where: { id: plan.planId } })).status).toBe('submitted');

@@ -9,6 +9,7 @@ describe('proof: bad input', () => {
     const section = await runReducedProof(proof);
     const cases = section.rows.filter((r) => !r.tried.startsWith('hostile')).reduce((n, r) => n + r.trials, 0);
     expect(cases).toBeGreaterThanOrEqual(250);
-    for (const row of section.rows) expect.soft(row.observed, row.tried).not.toMatch(/field not named|failed to render/);
+    for (const row of section.rows)
+      expect.soft(row.observed, row.tried).not.toMatch(/field not named|failed to render/);
   }, 300_000);
 });

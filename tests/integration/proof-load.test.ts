@@ -10,7 +10,11 @@ describe('proof: load (reduced)', () => {
     expect(section.rows).toHaveLength(1);
     const [row] = section.rows;
     expect(row!.trials).toBe(50);
-    expect(row!.observed).toMatch(/^50 of 50 trials with exactly one winner; 2450 losers told they skipped \(state pending\), 0 told otherwise; 0 exceptions;/);
-    expect(row!.observed).toMatch(/database: 0 trial keys without an effect row, 0 extra effect\/attempt rows; 50 distinct connections;/);
+    expect(row!.observed).toMatch(
+      /^50 of 50 trials with exactly one winner; 2450 losers told they skipped \(state pending\), 0 told otherwise; 0 exceptions;/,
+    );
+    expect(row!.observed).toMatch(
+      /database: 0 trial keys without an effect row, 0 extra effect\/attempt rows; 50 distinct connections;/,
+    );
   }, 300_000);
 });

@@ -6,8 +6,12 @@ import { proof } from '../../scripts/proof/parts/replay-faults.ts';
 import { runReducedProof } from '../helpers/proof.ts';
 
 describe('proof: replay faults (reduced)', () => {
-  it('F3 F5 S2 S3 S4: database restarts, SMTP refusals, statement timeouts and 4 overlapping workers lose nothing and duplicate nothing', { timeout: 900_000 }, async () => {
-    const section = await runReducedProof(proof);
-    for (const r of section.rows) console.log(`${r.tried}: ${r.observed}`);
-  });
+  it(
+    'F3 F5 S2 S3 S4: database restarts, SMTP refusals, statement timeouts and 4 overlapping workers lose nothing and duplicate nothing',
+    { timeout: 900_000 },
+    async () => {
+      const section = await runReducedProof(proof);
+      for (const r of section.rows) console.log(`${r.tried}: ${r.observed}`);
+    },
+  );
 });

@@ -26,15 +26,31 @@ afterAll(async () => {
 
 async function claim(c: Campaign, i: number) {
   const x = c.targets[i]!;
-  const cl = await claimEffect({ db: t.db, actor: c.runtime }, { runId: c.runId, tool: c.tool, action: 'campaign_welcome', recordId: x.recordId, target: x.target });
+  const cl = await claimEffect(
+    { db: t.db, actor: c.runtime },
+    { runId: c.runId, tool: c.tool, action: 'campaign_welcome', recordId: x.recordId, target: x.target },
+  );
   if (!cl.claimed) throw new Error('claim lost');
   return cl;
 }
-const expireLease = (key: string) => t.owner(`UPDATE effect SET lease_expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
-const ageAttempt = (key: string) => t.owner(`UPDATE attempt SET started_at = now() - interval '10 minutes' WHERE key = $1`, [key]);
-const stateOf = async (key: string) => (await t.owner<{ state: string; receipt: string | null }>(`SELECT state::text AS state, receipt FROM effect WHERE key = $1`, [key])).rows[0]!;
+const expireLease = (key: string) =>
+  t.owner(`UPDATE effect SET lease_expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
+const ageAttempt = (key: string) =>
+  t.owner(`UPDATE attempt SET started_at = now() - interval '10 minutes' WHERE key = $1`, [key]);
+const stateOf = async (key: string) =>
+  (
+    await t.owner<{ state: string; receipt: string | null }>(
+      `SELECT state::text AS state, receipt FROM effect WHERE key = $1`,
+      [key],
+    )
+  ).rows[0]!;
 const lastTransition = async (key: string) =>
-  (await t.owner<{ actor_kind: string; to_state: string; evidence: Record<string, unknown> }>(`SELECT actor_kind::text, to_state::text, evidence FROM effect_transition WHERE key = $1 ORDER BY id DESC LIMIT 1`, [key])).rows[0]!;
+  (
+    await t.owner<{ actor_kind: string; to_state: string; evidence: Record<string, unknown> }>(
+      `SELECT actor_kind::text, to_state::text, evidence FROM effect_transition WHERE key = $1 ORDER BY id DESC LIMIT 1`,
+      [key],
+    )
+  ).rows[0]!;
 
 describe('reconciliation (C1-C3)', () => {
   it('C1: a pending key past its lease whose message the provider has is done with the real receipt (response recorded, or the process died before recording it)', async () => {
@@ -42,18 +58,36 @@ describe('reconciliation (C1-C3)', () => {
     const provider = providers.get('smtp');
     // Died after the send, before recording anything: the Message-ID derived from the key is the receipt.
     const a = await claim(c, 0);
-    await provider.send({ key: a.key, epoch: a.epoch, idempotencyKey: a.idempotencyKey, target: a.target, payload: { subject: 's', text: 't' } });
+    await provider.send({
+      key: a.key,
+      epoch: a.epoch,
+      idempotencyKey: a.idempotencyKey,
+      target: a.target,
+      payload: { subject: 's', text: 't' },
+    });
     // Died after recording the raw response (R1), before done.
     const b = await claim(c, 1);
-    const raw = await provider.send({ key: b.key, epoch: b.epoch, idempotencyKey: b.idempotencyKey, target: b.target, payload: { subject: 's', text: 't' } });
-    await recordResponse({ db: t.db, actor: c.runtime }, { attemptId: b.attemptId, status: raw.status, headers: raw.headers, body: raw.body });
+    const raw = await provider.send({
+      key: b.key,
+      epoch: b.epoch,
+      idempotencyKey: b.idempotencyKey,
+      target: b.target,
+      payload: { subject: 's', text: 't' },
+    });
+    await recordResponse(
+      { db: t.db, actor: c.runtime },
+      { attemptId: b.attemptId, status: raw.status, headers: raw.headers, body: raw.body },
+    );
     // Lease not expired: not looked at.
     const fresh = await claim(c, 2);
     await expireLease(a.key);
     await expireLease(b.key);
     const r = await reconcileOnce({ db: t.db, providers });
     expect(r).toMatchObject({ examined: 2, done: 2, unknown: 0, errors: 0 });
-    for (const [cl, target] of [[a, c.targets[0]!.target], [b, c.targets[1]!.target]] as const) {
+    for (const [cl, target] of [
+      [a, c.targets[0]!.target],
+      [b, c.targets[1]!.target],
+    ] as const) {
       const s = await stateOf(cl.key);
       const msg = smtp.messages.find((m) => m.to[0] === target)!;
       expect(s).toEqual({ state: 'done', receipt: `${msg.messageId} queue=${msg.queueId}` });
@@ -76,13 +110,25 @@ describe('reconciliation (C1-C3)', () => {
     expect((await stateOf(a.key)).state).toBe('unknown');
     const tr = await lastTransition(a.key);
     expect(tr).toMatchObject({ actor_kind: 'reconciler', to_state: 'unknown' });
-    expect(tr.evidence).toMatchObject({ reconciler: 'lookup miss after the settle window', settleWindowSeconds: 120, lookup: { status: 404 } });
+    expect(tr.evidence).toMatchObject({
+      reconciler: 'lookup miss after the settle window',
+      settleWindowSeconds: 120,
+      lookup: { status: 404 },
+    });
   });
 
   it('C3: a provider error during reconciliation changes nothing; the next pass decides', async () => {
     const c = await makeCampaign(t.db, { not_sent: 1 });
     const a = await claim(c, 0);
-    await providers.get('smtp').send({ key: a.key, epoch: a.epoch, idempotencyKey: a.idempotencyKey, target: a.target, payload: { subject: 's', text: 't' } });
+    await providers
+      .get('smtp')
+      .send({
+        key: a.key,
+        epoch: a.epoch,
+        idempotencyKey: a.idempotencyKey,
+        target: a.target,
+        payload: { subject: 's', text: 't' },
+      });
     await expireLease(a.key);
     await ageAttempt(a.key); // even past the settle window, an error is no miss
     smtp.lookupFails = true;
@@ -100,7 +146,15 @@ describe('reconciliation (C1-C3)', () => {
   it('C2: without a receipt lookup the reconciler cannot confirm: after the settle window the key becomes unknown and says why', async () => {
     const c = await makeCampaign(t.db, { not_sent: 1 }, { settleWindowSeconds: 120 });
     const a = await claim(c, 0);
-    await noLookup.get('smtp').send({ key: a.key, epoch: a.epoch, idempotencyKey: a.idempotencyKey, target: a.target, payload: { subject: 's', text: 't' } });
+    await noLookup
+      .get('smtp')
+      .send({
+        key: a.key,
+        epoch: a.epoch,
+        idempotencyKey: a.idempotencyKey,
+        target: a.target,
+        payload: { subject: 's', text: 't' },
+      });
     await expireLease(a.key);
     expect(await reconcileOnce({ db: t.db, providers: noLookup })).toMatchObject({ waiting: 1 });
     await ageAttempt(a.key);

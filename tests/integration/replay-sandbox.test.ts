@@ -5,7 +5,16 @@ import type PgBoss from 'pg-boss';
 import { startSandbox, type FailureMode, type Sandbox } from '../../lib/providers/sandbox/index.ts';
 import '../../lib/providers/sandbox/register.ts';
 import { ProviderRegistry } from '../../lib/providers/registry.ts';
-import { getReplayProgress, getReplayReport, installJobEngine, requestReplay, startBoss, startReplay, startReplayWorker, type ReplayWorker } from '../../lib/replay/index.ts';
+import {
+  getReplayProgress,
+  getReplayReport,
+  installJobEngine,
+  requestReplay,
+  startBoss,
+  startReplay,
+  startReplayWorker,
+  type ReplayWorker,
+} from '../../lib/replay/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { userActor } from '../helpers/factories.ts';
 import { makeCampaign, until } from './replay-fixtures.ts';
@@ -22,7 +31,13 @@ beforeAll(async () => {
   await installJobEngine(t.ownerUrl);
   sandbox = await startSandbox({ holdMs: 5_000 });
   providers = new ProviderRegistry({ sandbox: { type: 'sandbox', url: sandbox.url, sendTimeoutSeconds: 1 } });
-  worker = await startReplayWorker({ appUrl: t.appUrl, db: t.db, providers, concurrency: 2, reconcileIntervalMs: 600_000 });
+  worker = await startReplayWorker({
+    appUrl: t.appUrl,
+    db: t.db,
+    providers,
+    concurrency: 2,
+    reconcileIntervalMs: 600_000,
+  });
   sender = await startBoss(t.appUrl);
 });
 afterAll(async () => {
@@ -32,15 +47,26 @@ afterAll(async () => {
 });
 
 async function replay(runId: string, count: number) {
-  const r = await requestReplay({ db: t.db, actor: operator }, { runId, confirmCount: count, reason: 'replay against the sandbox' });
+  const r = await requestReplay(
+    { db: t.db, actor: operator },
+    { runId, confirmCount: count, reason: 'replay against the sandbox' },
+  );
   await startReplay({ db: t.db, actor: operator, jobs: sender }, { replayId: r.replayId });
-  await until('replay to complete', async () => (await getReplayProgress({ db: t.db }, { replayId: r.replayId })).status === 'completed', 60_000);
+  await until(
+    'replay to complete',
+    async () => (await getReplayProgress({ db: t.db }, { replayId: r.replayId })).status === 'completed',
+    60_000,
+  );
   return getReplayReport({ db: t.db }, { replayId: r.replayId, limit: 1000 });
 }
 
 describe('forced replay against the sandbox', () => {
   it('F2: sends exactly to the not-sent, failed and awaiting targets, counted at the sandbox; nothing to done, revoked, unknown, stuck', async () => {
-    const c = await makeCampaign(t.db, { not_sent: 8, failed: 4, awaiting_claim: 2, done: 3, revoked: 2, unknown: 2, stuck: 2, in_flight: 2 }, { provider: 'sandbox', fourEyesReplay: false });
+    const c = await makeCampaign(
+      t.db,
+      { not_sent: 8, failed: 4, awaiting_claim: 2, done: 3, revoked: 2, unknown: 2, stuck: 2, in_flight: 2 },
+      { provider: 'sandbox', fourEyesReplay: false },
+    );
     const report = await replay(c.runId, 14);
     expect(report).toMatchObject({ total: 14, sent: 14, skipped: 0, failed: 0, unknown: 0 });
     for (const x of c.targets) {
@@ -50,7 +76,15 @@ describe('forced replay against the sandbox', () => {
   });
 
   it('S3 S4 S6 R1 R3: each sandbox failure mode lands in the right state, with the raw response kept', async () => {
-    const modes: FailureMode[] = ['reject', 'server_error', 'server_error_after_send', 'timeout_after_accept', 'accept_then_fail', 'already_existed_failed', 'completion_token'];
+    const modes: FailureMode[] = [
+      'reject',
+      'server_error',
+      'server_error_after_send',
+      'timeout_after_accept',
+      'accept_then_fail',
+      'already_existed_failed',
+      'completion_token',
+    ];
     const c = await makeCampaign(t.db, { not_sent: modes.length }, { provider: 'sandbox', fourEyesReplay: false });
     modes.forEach((mode, i) => sandbox.failNext(mode, { to: c.targets[i]!.target }));
     const report = await replay(c.runId, modes.length);
@@ -67,9 +101,16 @@ describe('forced replay against the sandbox', () => {
     for (const [i, mode] of modes.entries()) {
       const x = c.targets[i]!;
       const item = byTarget.get(x.target)!;
-      const row = (await t.owner<{ state: string; status: number | null; body: Buffer | null }>(
-        `SELECT e.state::text AS state, a.response_status AS status, a.response_body AS body FROM effect e JOIN attempt a ON a.key = e.key AND a.epoch = e.epoch WHERE e.key = $1 ORDER BY a.started_at DESC LIMIT 1`, [item.key])).rows[0]!;
-      expect({ mode, outcome: item.outcome, state: row.state, rawStatus: row.status }).toEqual({ mode, ...expected[mode] });
+      const row = (
+        await t.owner<{ state: string; status: number | null; body: Buffer | null }>(
+          `SELECT e.state::text AS state, a.response_status AS status, a.response_body AS body FROM effect e JOIN attempt a ON a.key = e.key AND a.epoch = e.epoch WHERE e.key = $1 ORDER BY a.started_at DESC LIMIT 1`,
+          [item.key],
+        )
+      ).rows[0]!;
+      expect({ mode, outcome: item.outcome, state: row.state, rawStatus: row.status }).toEqual({
+        mode,
+        ...expected[mode],
+      });
       if (row.status !== null) expect(row.body!.length).toBeGreaterThan(0); // R1: body bytes as received
     }
   });

@@ -28,7 +28,13 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
-const spec = (run: string, target: string, record = `rec-${target}`) => ({ run, tool: toolName, action: 'campaign_welcome', record, target });
+const spec = (run: string, target: string, record = `rec-${target}`) => ({
+  run,
+  tool: toolName,
+  action: 'campaign_welcome',
+  record,
+  target,
+});
 const effectRow = (key: string) => t.db.effect.findFirstOrThrow({ where: { key }, orderBy: { epoch: 'desc' } });
 
 describe('sandbox provider failure modes', () => {
@@ -43,7 +49,13 @@ describe('sandbox provider failure modes', () => {
     expect(attempt.responseStatus).toBe(201);
     expect(JSON.parse(Buffer.from(attempt.responseBody!).toString('utf8')).id).toBe(r.receipt);
     const idem = sandbox.deliveriesTo('ok@example.com')[0]!.idempotencyKey!;
-    const resend = await provider.send({ key: r.key, epoch: 1, idempotencyKey: idem, target: 'ok@example.com', payload: { subject: 'Welcome again', body: 'reworded' } });
+    const resend = await provider.send({
+      key: r.key,
+      epoch: 1,
+      idempotencyKey: idem,
+      target: 'ok@example.com',
+      payload: { subject: 'Welcome again', body: 'reworded' },
+    });
     expect(resend.status).toBe(200);
     expect(sandbox.deliveriesTo('ok@example.com')).toHaveLength(1);
     const lookup = await provider.lookup(r.receipt);
@@ -79,7 +91,12 @@ describe('sandbox provider failure modes', () => {
   it('S4: a timeout after the provider accepted is unknown (the message was delivered; no response was stored)', async () => {
     const { runId } = await makeRun(t.db);
     sandbox.failNext('timeout_after_accept', { to: 'slow@example.com' });
-    const r = await ledger.send(provider, spec(runId, 'slow@example.com'), { subject: 's', body: 'b' }, { timeoutMs: 300 });
+    const r = await ledger.send(
+      provider,
+      spec(runId, 'slow@example.com'),
+      { subject: 's', body: 'b' },
+      { timeoutMs: 300 },
+    );
     expect(r.status).toBe('unknown');
     if (r.status === 'unknown') expect(r.evidence.timedOut).toBe(true);
     expect(sandbox.deliveriesTo('slow@example.com')).toHaveLength(1);
@@ -92,7 +109,8 @@ describe('sandbox provider failure modes', () => {
     sandbox.failNext('already_existed_failed', { to: 'dup@example.com' });
     const r = await ledger.send(provider, spec(runId, 'dup@example.com'), { subject: 's', body: 'b' });
     expect(r.status).toBe('stuck');
-    if (r.status === 'stuck') expect(r.evidence).toMatchObject({ priorState: 'failed', alreadyExisted: expect.stringMatching(/^msg_/) });
+    if (r.status === 'stuck')
+      expect(r.evidence).toMatchObject({ priorState: 'failed', alreadyExisted: expect.stringMatching(/^msg_/) });
     expect((await effectRow(r.key)).state).toBe('stuck');
     expect(sandbox.deliveriesTo('dup@example.com')).toHaveLength(0);
   });
@@ -102,8 +120,14 @@ describe('sandbox provider failure modes', () => {
     try {
       const p = new SandboxProvider(dedup.url);
       const { runId } = await makeRun(t.db);
-      const first = await ledger.send(p, spec(runId, 'same@example.com', 'order-1'), { subject: 'Receipt', body: 'Thanks' });
-      const second = await ledger.send(p, spec(runId, 'same@example.com', 'order-2'), { subject: 'Receipt', body: 'Thanks' });
+      const first = await ledger.send(p, spec(runId, 'same@example.com', 'order-1'), {
+        subject: 'Receipt',
+        body: 'Thanks',
+      });
+      const second = await ledger.send(p, spec(runId, 'same@example.com', 'order-2'), {
+        subject: 'Receipt',
+        body: 'Thanks',
+      });
       expect(first.status).toBe('done');
       expect(second.status).toBe('done');
       if (first.status === 'done' && second.status === 'done') expect(second.receipt).toBe(first.receipt);
@@ -123,13 +147,20 @@ describe('sandbox provider failure modes', () => {
     sandbox.failNext('completion_token', { to: 'token2@example.com' });
     let token = '';
     let messageId = '';
-    const redeemed = await ledger.effect(spec(runId, 'token2@example.com'), async ({ idempotencyKey, key, epoch, signal }) => {
-      const raw = await provider.send({ key, epoch, idempotencyKey, target: 'token2@example.com', payload: { subject: 's', body: 'b' } }, signal);
-      const issued = JSON.parse(new TextDecoder().decode(raw.body)) as { id: string; completionToken: string };
-      token = issued.completionToken;
-      messageId = issued.id;
-      return provider.complete(issued.id, issued.completionToken, signal);
-    }, { provider });
+    const redeemed = await ledger.effect(
+      spec(runId, 'token2@example.com'),
+      async ({ idempotencyKey, key, epoch, signal }) => {
+        const raw = await provider.send(
+          { key, epoch, idempotencyKey, target: 'token2@example.com', payload: { subject: 's', body: 'b' } },
+          signal,
+        );
+        const issued = JSON.parse(new TextDecoder().decode(raw.body)) as { id: string; completionToken: string };
+        token = issued.completionToken;
+        messageId = issued.id;
+        return provider.complete(issued.id, issued.completionToken, signal);
+      },
+      { provider },
+    );
     expect(redeemed.status).toBe('done');
     expect(sandbox.deliveriesTo('token2@example.com')).toHaveLength(1);
     expect((await provider.complete(messageId, token)).status).toBe(410);
@@ -157,7 +188,10 @@ describe('sandbox provider failure modes', () => {
     const url = down.url;
     await down.stop();
     const { runId } = await makeRun(t.db);
-    const refused = await ledger.send(new SandboxProvider(url), spec(runId, 'down@example.com'), { subject: 's', body: 'b' });
+    const refused = await ledger.send(new SandboxProvider(url), spec(runId, 'down@example.com'), {
+      subject: 's',
+      body: 'b',
+    });
     expect(refused.status).toBe('failed');
     if (refused.status === 'failed') expect(refused.evidence.providerSent).toBe('no');
     const registry = new ProviderRegistry({ mail: { type: 'sandbox', url: sandbox.url } });

@@ -29,7 +29,9 @@ describe('demo campaign', () => {
     expect(result.notStarted).toBe(60);
     expect(result.deliveries).toBe(39);
     expect(result.runtimeKey.token).toMatch(/^elk_/);
-    const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: result.runtimeKey.token, fetch: routeFetch }));
+    const ledger = createLedger(
+      httpTransport({ baseUrl: BASE, runtimeKey: result.runtimeKey.token, fetch: routeFetch }),
+    );
     const view = await ledger.readRun(result.runId);
     expect(view.plan).toMatchObject({ status: 'approved', itemCount: 100 });
     expect(view.run.status).toBe('crashed');
@@ -51,7 +53,10 @@ describe('demo campaign', () => {
     const result = await runDemoCampaign({
       transport: httpTransport({ baseUrl: BASE, runtimeKey: key.token, fetch: routeFetch }),
       triggerId: `demo-${randomUUID()}`,
-      recipients: 20, crashAt: 15, rejectAt: 3, unknownAt: 5,
+      recipients: 20,
+      crashAt: 15,
+      rejectAt: 3,
+      unknownAt: 5,
     });
     expect(result.outcomes).toEqual({ done: 12, failed: 1, unknown: 1, stuck: 0, skipped: 0 });
     expect(result.notStarted).toBe(5);

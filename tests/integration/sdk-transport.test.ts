@@ -33,8 +33,10 @@ describe('HTTP transport', () => {
     };
     const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: lossy }));
     const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
-    const result = await ledger.effect({ run: run.runId, tool: toolName, action: 'campaign_welcome', record: 'r1', target: 'lossy@example.com' },
-      async () => ({ status: 201, headers: [], body: new TextEncoder().encode('{"id":"m-1"}') }));
+    const result = await ledger.effect(
+      { run: run.runId, tool: toolName, action: 'campaign_welcome', record: 'r1', target: 'lossy@example.com' },
+      async () => ({ status: 201, headers: [], body: new TextEncoder().encode('{"id":"m-1"}') }),
+    );
     expect(result).toMatchObject({ status: 'done', receipt: 'm-1' });
     expect(dropped).toBe(1);
     const claimKeys = seen.slice(1, 3);
@@ -46,7 +48,11 @@ describe('HTTP transport', () => {
     const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: routeFetch }));
     const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
     const tool = defineTool<{ customerId: string; email: string; subject: string; body: string }>({
-      name: toolName, action: 'campaign_welcome', targetType: 'email', generated: ['subject', 'body'], identity: (a) => ({ record: a.customerId, target: a.email }),
+      name: toolName,
+      action: 'campaign_welcome',
+      targetType: 'email',
+      generated: ['subject', 'body'],
+      identity: (a) => ({ record: a.customerId, target: a.email }),
     });
     const report = await checkConformance(tool, {
       sample: { customerId: 'c-9', email: 'Live@Example.com', subject: 'Hello', body: 'World' },
@@ -57,19 +63,36 @@ describe('HTTP transport', () => {
     expect(await t.db.effect.count({ where: { runId: run.runId } })).toBe(1);
   });
 
-  it('R1: the raw response is stored before the caller\'s parser sees it: a parser that throws leaves the bytes stored and the effect unknown', async () => {
+  it("R1: the raw response is stored before the caller's parser sees it: a parser that throws leaves the bytes stored and the effect unknown", async () => {
     const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: routeFetch }));
     const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
     const bytes = new Uint8Array([0xff, 0x00, 0x7b, 0x22, 0xfe]);
     let parsed = false;
-    const result = await ledger.effect({ run: run.runId, tool: toolName, action: 'campaign_welcome', record: 'r-raw', target: 'raw@example.com' },
-      async () => ({ status: 200, headers: [['X-Weird', 'a'], ['x-weird', 'b']], body: bytes }),
-      { classify: () => { parsed = true; throw new SyntaxError('unexpected byte'); } });
+    const result = await ledger.effect(
+      { run: run.runId, tool: toolName, action: 'campaign_welcome', record: 'r-raw', target: 'raw@example.com' },
+      async () => ({
+        status: 200,
+        headers: [
+          ['X-Weird', 'a'],
+          ['x-weird', 'b'],
+        ],
+        body: bytes,
+      }),
+      {
+        classify: () => {
+          parsed = true;
+          throw new SyntaxError('unexpected byte');
+        },
+      },
+    );
     expect(parsed).toBe(true);
     expect(result.status).toBe('unknown');
     const attempt = await t.db.attempt.findFirstOrThrow({ where: { key: result.key } });
     expect([...attempt.responseBody!]).toEqual([...bytes]);
-    expect(attempt.responseHeaders).toEqual([['X-Weird', 'a'], ['x-weird', 'b']]);
+    expect(attempt.responseHeaders).toEqual([
+      ['X-Weird', 'a'],
+      ['x-weird', 'b'],
+    ]);
     expect(attempt.responseStatus).toBe(200);
   });
 });

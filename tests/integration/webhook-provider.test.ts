@@ -28,7 +28,12 @@ async function receiver(respond: (r: Received) => Reply) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
-  return { received, port, url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    received,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 const SECRET = `whsec_${Buffer.from('a-test-signing-secret-32-bytes!!').toString('base64')}`;
@@ -41,17 +46,31 @@ beforeAll(async () => {
   allowed = await receiver((r): Reply => {
     const mode = JSON.parse(r.body).data.mode as string;
     switch (mode) {
-      case 'ok': return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: `dlv_${r.headers['webhook-id']}` }) };
-      case 'no_receipt': return { status: 204 };
-      case 'reject': return { status: 422, body: '{"error":"bad payload"}' };
-      case 'server_error': return { status: 503, body: 'down' };
-      case 'exists': return { status: 409, headers: { location: 'http://127.0.0.1/deliveries/1' }, body: '{"error":"duplicate"}' };
-      case 'redirect': return { status: 307, headers: { location: `${other.url}/elsewhere` } };
-      default: return { status: 400 };
+      case 'ok':
+        return {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id: `dlv_${r.headers['webhook-id']}` }),
+        };
+      case 'no_receipt':
+        return { status: 204 };
+      case 'reject':
+        return { status: 422, body: '{"error":"bad payload"}' };
+      case 'server_error':
+        return { status: 503, body: 'down' };
+      case 'exists':
+        return { status: 409, headers: { location: 'http://127.0.0.1/deliveries/1' }, body: '{"error":"duplicate"}' };
+      case 'redirect':
+        return { status: 307, headers: { location: `${other.url}/elsewhere` } };
+      default:
+        return { status: 400 };
     }
   });
   other = await receiver(() => ({ status: 200, body: '{"id":"x"}' }));
-  providers = new ProviderRegistry({ hooks: { type: 'webhook', allowedHosts: { notify_partner: [`127.0.0.1:${allowed.port}`] } } }, { webhookSecret: SECRET });
+  providers = new ProviderRegistry(
+    { hooks: { type: 'webhook', allowedHosts: { notify_partner: [`127.0.0.1:${allowed.port}`] } } },
+    { webhookSecret: SECRET },
+  );
   hook = providers.get('hooks') as WebhookProvider;
 });
 afterAll(async () => {
@@ -60,7 +79,14 @@ afterAll(async () => {
 });
 
 function request(target: string, mode: string, epoch = 1) {
-  const { key, target: normalized } = deriveKey({ triggerId: 'evt-1', tool: 'notify_partner', action: 'order_paid', recordId: `order-${mode}`, targetType: 'url', target });
+  const { key, target: normalized } = deriveKey({
+    triggerId: 'evt-1',
+    tool: 'notify_partner',
+    action: 'order_paid',
+    recordId: `order-${mode}`,
+    targetType: 'url',
+    target,
+  });
   return { key, epoch, idempotencyKey: providerIdempotencyKey(key, epoch), target: normalized, payload: { mode } };
 }
 
@@ -87,7 +113,10 @@ describe('webhook provider', () => {
 
   it('only hosts configured for the tool: any other host is refused before a request is made (nothing sent), and redirects are not followed', async () => {
     const before = other.received.length;
-    const err = await hook.send(request(`${other.url}/hooks`, 'ok')).then(() => null, (e: unknown) => e);
+    const err = await hook.send(request(`${other.url}/hooks`, 'ok')).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isCallFailure(err)).toBe(true);
     expect((err as { providerSent: string }).providerSent).toBe('no');
     const redirected = await hook.send(request(`${allowed.url}/hooks`, 'redirect'));
@@ -98,16 +127,31 @@ describe('webhook provider', () => {
 
   it('S2 S3 S4 R3: responses are classified: 2xx without a receipt is never done, 4xx failed, 5xx unknown, 409 with a pointer already_existed', async () => {
     expect(hook.classify(await hook.send(request(`${allowed.url}/h`, 'no_receipt'))).outcome).toBe('unknown');
-    expect(hook.classify(await hook.send(request(`${allowed.url}/h`, 'reject')))).toMatchObject({ outcome: 'failed', evidence: { status: 422 } });
-    expect(hook.classify(await hook.send(request(`${allowed.url}/h`, 'server_error')))).toMatchObject({ outcome: 'unknown', evidence: { status: 503 } });
-    expect(hook.classify(await hook.send(request(`${allowed.url}/h`, 'exists')))).toMatchObject({ outcome: 'already_existed', reference: 'http://127.0.0.1/deliveries/1' });
+    expect(hook.classify(await hook.send(request(`${allowed.url}/h`, 'reject')))).toMatchObject({
+      outcome: 'failed',
+      evidence: { status: 422 },
+    });
+    expect(hook.classify(await hook.send(request(`${allowed.url}/h`, 'server_error')))).toMatchObject({
+      outcome: 'unknown',
+      evidence: { status: 503 },
+    });
+    expect(hook.classify(await hook.send(request(`${allowed.url}/h`, 'exists')))).toMatchObject({
+      outcome: 'already_existed',
+      reference: 'http://127.0.0.1/deliveries/1',
+    });
   });
 
   it('a refused connection is a call failure that provably sent nothing', async () => {
     const closed = await receiver(() => ({ status: 200 }));
     await closed.close();
-    const p = new ProviderRegistry({ h: { type: 'webhook', allowedHosts: { notify_partner: [`127.0.0.1:${closed.port}`] } } }, { webhookSecret: SECRET }).get('h');
-    const err = await p.send(request(`${closed.url}/x`, 'ok')).then(() => null, (e: unknown) => e);
+    const p = new ProviderRegistry(
+      { h: { type: 'webhook', allowedHosts: { notify_partner: [`127.0.0.1:${closed.port}`] } } },
+      { webhookSecret: SECRET },
+    ).get('h');
+    const err = await p.send(request(`${closed.url}/x`, 'ok')).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isCallFailure(err) && err.providerSent).toBe('no');
   });
 });

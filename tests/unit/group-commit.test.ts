@@ -45,7 +45,8 @@ function recorder(o: { maxInFlight: number; minBatch: number; maxBatch: number }
   };
 }
 
-const submitAll = (group: GroupCommit<number, number>, n: number) => Array.from({ length: n }, (_, i) => group.submit(i + 1));
+const submitAll = (group: GroupCommit<number, number>, n: number) =>
+  Array.from({ length: n }, (_, i) => group.submit(i + 1));
 
 describe('group commit: how waiting items become batches', () => {
   it('16 items submitted together with 4 free slots and minBatch 8 run as two batches of 8, side by side', async () => {

@@ -1,6 +1,14 @@
 // K3: targets are normalized per type before keying; invalid targets are refused with a clear error.
 import { describe, expect, it } from 'vitest';
-import { deriveKey, LedgerError, normalizeEmail, normalizePhone, normalizeTarget, normalizeUrl, type TargetType } from '../../lib/ledger/index.ts';
+import {
+  deriveKey,
+  LedgerError,
+  normalizeEmail,
+  normalizePhone,
+  normalizeTarget,
+  normalizeUrl,
+  type TargetType,
+} from '../../lib/ledger/index.ts';
 
 function refusal(fn: () => unknown): LedgerError {
   try {
@@ -40,8 +48,48 @@ describe('K3: email', () => {
 
   it('K3: property: 20,000 generated addresses: the normal form is idempotent and the same for NFC, NFD, lower- and upper-case local parts', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-    const letters = ['a', 'Z', 'ß', 'ẞ', 'İ', 'ı', 'ς', 'Σ', 'σ', 'ǅ', 'ǆ', 'Ǆ', 'ﬀ', 'ſ', 'K', 'Å', 'Å', 'é', 'ΐ', 'ŉ', 'Ω', 'ω', 'Ω', '.', '+', '-', '_', '中', 'ﬅ', 'ᾳ', 'ᾼ', 'ϐ', 'ϑ', 'ϕ', 'ϵ', 'ẛ', 'ῼ', 'Ż', 'i'];
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const letters = [
+      'a',
+      'Z',
+      'ß',
+      'ẞ',
+      'İ',
+      'ı',
+      'ς',
+      'Σ',
+      'σ',
+      'ǅ',
+      'ǆ',
+      'Ǆ',
+      'ﬀ',
+      'ſ',
+      'K',
+      'Å',
+      'Å',
+      'é',
+      'ΐ',
+      'ŉ',
+      'Ω',
+      'ω',
+      'Ω',
+      '.',
+      '+',
+      '-',
+      '_',
+      '中',
+      'ﬅ',
+      'ᾳ',
+      'ᾼ',
+      'ϐ',
+      'ϑ',
+      'ϕ',
+      'ϵ',
+      'ẛ',
+      'ῼ',
+      'Ż',
+      'i',
+    ];
     const marks = ['e\u0301', '\u0345', '\u0307', 'ǰ', '😀'];
     const domains = ['example.com', 'BÜCHER.de', 'straße.de', 'ΣΑΣ.gr', 'İstanbul.tr', 'ẞ.de'];
     const problems: string[] = [];
@@ -49,7 +97,10 @@ describe('K3: email', () => {
     for (let i = 0; i < 20_000; i++) {
       const withMarks = i % 2 === 1;
       const pool = withMarks ? [...letters, ...marks] : letters;
-      const local = Array.from({ length: 1 + Math.floor(random() * 5) }, () => pool[Math.floor(random() * pool.length)]).join('');
+      const local = Array.from(
+        { length: 1 + Math.floor(random() * 5) },
+        () => pool[Math.floor(random() * pool.length)],
+      ).join('');
       const domain = domains[Math.floor(random() * domains.length)]!;
       const raw = `${local}@${domain}`;
       let normal: string;
@@ -62,10 +113,17 @@ describe('K3: email', () => {
       // Upper-casing text with combining marks can move a mark to another letter (a different
       // address), so that spelling is only compared for mark-free addresses.
       // Case variants touch the local part only: upper-casing "straße.de" names another domain.
-      const spellings = [normal, `${local.toLowerCase()}@${domain}`, raw.normalize('NFD'), raw.normalize('NFC'), ...(withMarks ? [] : [`${local.toUpperCase()}@${domain}`])];
+      const spellings = [
+        normal,
+        `${local.toLowerCase()}@${domain}`,
+        raw.normalize('NFD'),
+        raw.normalize('NFC'),
+        ...(withMarks ? [] : [`${local.toUpperCase()}@${domain}`]),
+      ];
       for (const spelling of spellings) {
         const again = normalizeEmail(spelling);
-        if (again !== normal) problems.push(`${JSON.stringify(raw)} as ${JSON.stringify(spelling)}: ${normal} vs ${again}`);
+        if (again !== normal)
+          problems.push(`${JSON.stringify(raw)} as ${JSON.stringify(spelling)}: ${normal} vs ${again}`);
       }
     }
     expect(problems.slice(0, 5)).toEqual([]);
@@ -78,8 +136,11 @@ describe('K3: email', () => {
   });
 
   it('K3: spellings of one address give one key', () => {
-    const key = (target: string) => deriveKey({ triggerId: 'e', tool: 't', action: 'a', recordId: 'r', targetType: 'email', target }).key;
-    expect(new Set(['Anna@Bücher.de', ' anna@BÜCHER.de ', 'anna@xn--bcher-kva.de', 'ANNA@xn--BCHER-KVA.de'].map(key)).size).toBe(1);
+    const key = (target: string) =>
+      deriveKey({ triggerId: 'e', tool: 't', action: 'a', recordId: 'r', targetType: 'email', target }).key;
+    expect(
+      new Set(['Anna@Bücher.de', ' anna@BÜCHER.de ', 'anna@xn--bcher-kva.de', 'ANNA@xn--BCHER-KVA.de'].map(key)).size,
+    ).toBe(1);
   });
 
   it.each([

@@ -25,7 +25,9 @@ describe('remember (P4 figures on large runs)', () => {
     const first = await remember('t:stale', 0, async () => 1);
     let calls = 0;
     const g = gate<number>();
-    const stale = await Promise.all(Array.from({ length: 5 }, () => remember('t:stale', 0, () => (calls++, g.promise))));
+    const stale = await Promise.all(
+      Array.from({ length: 5 }, () => remember('t:stale', 0, () => (calls++, g.promise))),
+    );
     expect(stale.map((r) => r.value)).toEqual([1, 1, 1, 1, 1]);
     expect(stale.every((r) => r.at.getTime() === first.at.getTime())).toBe(true);
     expect(calls).toBe(1);
@@ -37,7 +39,11 @@ describe('remember (P4 figures on large runs)', () => {
   });
 
   it('a failed computation is not remembered: the next view computes again', async () => {
-    await expect(remember('t:fail', 60_000, async () => { throw new Error('database gone'); })).rejects.toThrow('database gone');
+    await expect(
+      remember('t:fail', 60_000, async () => {
+        throw new Error('database gone');
+      }),
+    ).rejects.toThrow('database gone');
     expect((await remember('t:fail', 60_000, async () => 7)).value).toBe(7);
   });
 });

@@ -5,7 +5,11 @@ import { canonicalJson, requestHash } from '../../lib/api/idempotency.ts';
 import { successorId, uuidV5 } from '../../lib/ledger/commands/revoke-by-deletion.ts';
 import { statusForCode } from '../../lib/api/errors.ts';
 
-const raw = (status: number, body: unknown) => ({ status, headers: [] as [string, string][], body: new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body)) });
+const raw = (status: number, body: unknown) => ({
+  status,
+  headers: [] as [string, string][],
+  body: new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body)),
+});
 
 describe('SDK classification', () => {
   it('S2, S3, S4: 2xx with an id is done; a definitive 4xx is failed; 408, 429, 5xx and 2xx without a receipt are unknown', () => {
@@ -19,8 +23,13 @@ describe('SDK classification', () => {
 
   it('R3, S6: the sandbox classifier turns already_existed into a pointer and an unredeemed completion token into stuck', () => {
     const p = new SandboxProvider('http://unused');
-    expect(p.classify(raw(200, { already_existed: true, id: 'msg_prior' }))).toMatchObject({ outcome: 'already_existed', reference: 'msg_prior' });
-    expect(p.classify(raw(201, { id: 'msg_t', status: 'awaiting_completion', completionToken: 'ct' })).outcome).toBe('stuck');
+    expect(p.classify(raw(200, { already_existed: true, id: 'msg_prior' }))).toMatchObject({
+      outcome: 'already_existed',
+      reference: 'msg_prior',
+    });
+    expect(p.classify(raw(201, { id: 'msg_t', status: 'awaiting_completion', completionToken: 'ct' })).outcome).toBe(
+      'stuck',
+    );
     expect(p.classify(raw(201, { id: 'msg_ok', status: 'delivered' }))).toEqual({ outcome: 'done', receipt: 'msg_ok' });
     expect(p.classify(raw(422, { error: {} })).outcome).toBe('failed');
     expect(p.classify(raw(502, {})).outcome).toBe('unknown');
@@ -36,7 +45,9 @@ describe('API helpers', () => {
   });
 
   it('V2: the successor id is a UUIDv5 of the deleted id and the deletion time: deterministic, and a chain of deletions walks on', () => {
-    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
+    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe(
+      '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+    );
     const a = successorId('post_1', '2026-11-30T10:00:00Z');
     expect(successorId('post_1', new Date('2026-11-30T10:00:00.000Z'))).toBe(a);
     expect(successorId('post_1', '2026-11-30T10:00:01Z')).not.toBe(a);
@@ -46,6 +57,13 @@ describe('API helpers', () => {
   });
 
   it('errors map to HTTP in one place', () => {
-    expect([statusForCode('validation'), statusForCode('unauthenticated'), statusForCode('forbidden'), statusForCode('not_found'), statusForCode('conflict'), statusForCode('invalid_transition')]).toEqual([422, 401, 403, 404, 409, 409]);
+    expect([
+      statusForCode('validation'),
+      statusForCode('unauthenticated'),
+      statusForCode('forbidden'),
+      statusForCode('not_found'),
+      statusForCode('conflict'),
+      statusForCode('invalid_transition'),
+    ]).toEqual([422, 401, 403, 404, 409, 409]);
   });
 });

@@ -1,11 +1,29 @@
 // S7: the transition table. The expected list below is written from RULES.md by hand, independently
 // of lib/ledger/transitions.ts, and compared with checkTransition over every state x move x party.
 import { describe, expect, it } from 'vitest';
-import { allowedSources, checkTransition, requirementsFor, stateLabel, type EffectState, type Move, type Party } from '../../lib/ledger/index.ts';
+import {
+  allowedSources,
+  checkTransition,
+  requirementsFor,
+  stateLabel,
+  type EffectState,
+  type Move,
+  type Party,
+} from '../../lib/ledger/index.ts';
 
 const FROM: (EffectState | 'none')[] = ['none', 'pending', 'done', 'failed', 'unknown', 'revoked', 'stuck'];
 const MOVES: Move[] = ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck', 'new_epoch'];
-const PARTIES: Party[] = ['admin', 'operator', 'support', 'auditor', 'runtime', 'executor', 'reconciler', 'policy', 'system'];
+const PARTIES: Party[] = [
+  'admin',
+  'operator',
+  'support',
+  'auditor',
+  'runtime',
+  'executor',
+  'reconciler',
+  'policy',
+  'system',
+];
 
 // RULES.md, "States of a key at one epoch", row by row: from -> to : who may [: what they must bring].
 const RULES_TABLE = `
@@ -35,7 +53,8 @@ const expected = new Map<string, string[]>();
 for (const line of RULES_TABLE.trim().split('\n')) {
   const [pair, who, needs = ''] = line.split(' : ');
   const [from, to] = pair!.split(' -> ');
-  for (const party of who!.split(' ')) expected.set(`${from} -> ${to} by ${party}`, needs.split(' ').filter(Boolean).sort());
+  for (const party of who!.split(' '))
+    expected.set(`${from} -> ${to} by ${party}`, needs.split(' ').filter(Boolean).sort());
 }
 
 describe('S7: the transition table', () => {
@@ -49,7 +68,8 @@ describe('S7: the transition table', () => {
           const check = checkTransition(from, to, party);
           const want = expected.get(id);
           if (check.allowed) allowedCount++;
-          if (check.allowed !== (want !== undefined)) mismatches.push(`${id}: got ${check.allowed ? 'allowed' : 'refused'}`);
+          if (check.allowed !== (want !== undefined))
+            mismatches.push(`${id}: got ${check.allowed ? 'allowed' : 'refused'}`);
           if (check.allowed && want && JSON.stringify([...check.rule.needs].sort()) !== JSON.stringify(want)) {
             mismatches.push(`${id}: needs ${check.rule.needs.join(',')} instead of ${want.join(',')}`);
           }

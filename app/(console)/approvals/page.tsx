@@ -19,10 +19,15 @@ export default async function ApprovalsPage() {
   const canDecide = can(user.role, 'effect.bump.approve');
   return (
     <>
-      <PageHeader title="Four-eyes approvals" description="Epoch bumps wait here until a second operator approves them (Z3). An approval is bound to the hash of the exact set and expires after 24 hours." />
+      <PageHeader
+        title="Four-eyes approvals"
+        description="Epoch bumps wait here until a second operator approves them (Z3). An approval is bound to the hash of the exact set and expires after 24 hours."
+      />
       <Card>
         {rows.length === 0 ? (
-          <EmptyState title="No requests">Requests appear when an operator asks for an epoch bump on a run or a target.</EmptyState>
+          <EmptyState title="No requests">
+            Requests appear when an operator asks for an epoch bump on a run or a target.
+          </EmptyState>
         ) : (
           <ul className="divide-y divide-zinc-100">
             {rows.map((r) => (
@@ -31,17 +36,63 @@ export default async function ApprovalsPage() {
                   <div className="text-sm">
                     <div className="flex items-center gap-2">
                       <Badge tone={TONE[r.status as keyof typeof TONE] ?? 'zinc'}>{r.status}</Badge>
-                      {r.kind === 'replay' ? <b>Forced replay of {r.count} target(s)</b> : <b>Epoch bump of {r.count} key(s)</b>}
-                      {r.runId && <Link href={`/runs/${r.runId}`} className="mono text-xs text-blue-700 underline">run {r.runId.slice(0, 8)}</Link>}
+                      {r.kind === 'replay' ? (
+                        <b>Forced replay of {r.count} target(s)</b>
+                      ) : (
+                        <b>Epoch bump of {r.count} key(s)</b>
+                      )}
+                      {r.runId && (
+                        <Link href={`/runs/${r.runId}`} className="mono text-xs text-blue-700 underline">
+                          run {r.runId.slice(0, 8)}
+                        </Link>
+                      )}
                     </div>
-                    <div className="mt-1 text-xs text-zinc-600">Requested by {r.requestedBy} at <Time value={r.requestedAt} /> · expires <Time value={r.expiresAt} />{r.decidedBy ? <> · decided by {r.decidedBy} at <Time value={r.decidedAt} /></> : null}</div>
+                    <div className="mt-1 text-xs text-zinc-600">
+                      Requested by {r.requestedBy} at <Time value={r.requestedAt} /> · expires{' '}
+                      <Time value={r.expiresAt} />
+                      {r.decidedBy ? (
+                        <>
+                          {' '}
+                          · decided by {r.decidedBy} at <Time value={r.decidedAt} />
+                        </>
+                      ) : null}
+                    </div>
                     <div className="mt-1 text-sm">Reason: {r.reason}</div>
-                    {r.kind === 'replay' && r.runId && <div className="mt-1 text-xs"><Link className="text-blue-700 underline" href={`/runs/${r.runId}/replay`} data-testid="open-replay">Open the replay to review the set and decide</Link></div>}
-                    {r.kind !== 'replay' && <details className="mt-1 text-xs"><summary className="cursor-pointer text-zinc-600">Keys in this set</summary>
-                      <ul className="mono mt-1 max-h-40 overflow-y-auto">{r.items.map((i) => <li key={i.key}><Link className="underline" href={`/target?key=${encodeURIComponent(i.key)}`}>{i.key.slice(0, 80)}</Link> @ epoch {i.epoch}</li>)}</ul>
-                    </details>}
+                    {r.kind === 'replay' && r.runId && (
+                      <div className="mt-1 text-xs">
+                        <Link
+                          className="text-blue-700 underline"
+                          href={`/runs/${r.runId}/replay`}
+                          data-testid="open-replay"
+                        >
+                          Open the replay to review the set and decide
+                        </Link>
+                      </div>
+                    )}
+                    {r.kind !== 'replay' && (
+                      <details className="mt-1 text-xs">
+                        <summary className="cursor-pointer text-zinc-600">Keys in this set</summary>
+                        <ul className="mono mt-1 max-h-40 overflow-y-auto">
+                          {r.items.map((i) => (
+                            <li key={i.key}>
+                              <Link className="underline" href={`/target?key=${encodeURIComponent(i.key)}`}>
+                                {i.key.slice(0, 80)}
+                              </Link>{' '}
+                              @ epoch {i.epoch}
+                            </li>
+                          ))}
+                        </ul>
+                      </details>
+                    )}
                   </div>
-                  {r.status === 'open' && canDecide && r.kind !== 'replay' && <ApprovalActions requestId={r.id} setHash={r.setHash} count={r.count} own={r.requestedById === user.id} />}
+                  {r.status === 'open' && canDecide && r.kind !== 'replay' && (
+                    <ApprovalActions
+                      requestId={r.id}
+                      setHash={r.setHash}
+                      count={r.count}
+                      own={r.requestedById === user.id}
+                    />
+                  )}
                 </div>
               </li>
             ))}

@@ -19,36 +19,63 @@ export const metadata: Metadata = { title: 'Audit trail' };
 export default async function AuditPage({ searchParams }: { searchParams: Promise<SP> }) {
   const [sp, user] = await Promise.all([searchParams, requireUser()]);
   const filter = auditFilterFrom(sp);
-  const [page, { result: chain, checkedAt }] = await Promise.all([auditPage(db(), filter, one(sp, 'cursor')), pageVerification(db())]);
+  const [page, { result: chain, checkedAt }] = await Promise.all([
+    auditPage(db(), filter, one(sp, 'cursor')),
+    pageVerification(db()),
+  ]);
   // Reading the trail is itself on the trail (who looked, with which filter), written after the read so
   // the page shows the trail as it was when asked for.
   const info = requestInfoFromHeaders(await headers());
   await appendAudit(db(), {
-    chain: 'audit:read', actor: userActor(user), action: 'audit.read', subjectType: 'audit', subjectId: 'page',
+    chain: 'audit:read',
+    actor: userActor(user),
+    action: 'audit.read',
+    subjectType: 'audit',
+    subjectId: 'page',
     // jsonb refuses lone surrogates: the recorded filter keeps a replacement character instead.
     detail: {
-      filter: Object.fromEntries(Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, wellFormed(v)]]))),
+      filter: Object.fromEntries(
+        Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, wellFormed(v)]])),
+      ),
       cursor: wellFormed(one(sp, 'cursor') ?? '') || null,
     },
     request: { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId },
   });
-  const exportQuery = new URLSearchParams(Object.entries(filter).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+  const exportQuery = new URLSearchParams(
+    Object.entries(filter).filter((e): e is [string, string] => Boolean(e[1])),
+  ).toString();
   const canExport = can(user.role, 'audit.export');
   return (
     <>
-      <PageHeader title="Audit trail" description="Every state change and human decision, with who, what, why, when and where (A1). Append-only and hash chained (A2)."
+      <PageHeader
+        title="Audit trail"
+        description="Every state change and human decision, with who, what, why, when and where (A1). Append-only and hash chained (A2)."
         actions={
           <div className="flex items-center gap-2">
             {chain.ok ? (
-              <span data-testid="chain-badge" data-ok="true"><Badge tone="green">Chain verified · {chain.entries.toLocaleString('en-US')} entries in {chain.chains.toLocaleString('en-US')} chains · checked <Time value={checkedAt} /></Badge></span>
+              <span data-testid="chain-badge" data-ok="true">
+                <Badge tone="green">
+                  Chain verified · {chain.entries.toLocaleString('en-US')} entries in{' '}
+                  {chain.chains.toLocaleString('en-US')} chains · checked <Time value={checkedAt} />
+                </Badge>
+              </span>
             ) : (
-              <span data-testid="chain-badge" data-ok="false"><Badge tone="red">Chain broken at entry {chain.entryId ?? '(missing)'} · {chain.chain} #{chain.seq}: {chain.problem}</Badge></span>
+              <span data-testid="chain-badge" data-ok="false">
+                <Badge tone="red">
+                  Chain broken at entry {chain.entryId ?? '(missing)'} · {chain.chain} #{chain.seq}: {chain.problem}
+                </Badge>
+              </span>
             )}
           </div>
         }
       />
       <Card className="mb-4">
-        <form method="get" role="search" aria-label="Filter the audit trail" className="grid grid-cols-2 gap-3 md:grid-cols-4 lg:grid-cols-7">
+        <form
+          method="get"
+          role="search"
+          aria-label="Filter the audit trail"
+          className="grid grid-cols-2 gap-3 md:grid-cols-4 lg:grid-cols-7"
+        >
           {[
             ['actor', 'Actor (email or id)', 'text'],
             ['action', 'Action (prefix)', 'text'],
@@ -59,22 +86,46 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           ].map(([name, label, type]) => (
             <label key={name} className="text-xs font-medium text-zinc-700">
               {label}
-              <input name={name} type={type} defaultValue={filter[name as keyof typeof filter] ?? ''} className={`${inputClass} mt-1`} />
+              <input
+                name={name}
+                type={type}
+                defaultValue={filter[name as keyof typeof filter] ?? ''}
+                className={`${inputClass} mt-1`}
+              />
             </label>
           ))}
           <label className="text-xs font-medium text-zinc-700">
             Outcome
             <select name="outcome" defaultValue={filter.outcome ?? ''} className={`${inputClass} mt-1`}>
-              <option value="">Any</option><option value="ok">ok</option><option value="refused">refused</option>
+              <option value="">Any</option>
+              <option value="ok">ok</option>
+              <option value="refused">refused</option>
             </select>
           </label>
           <div className="col-span-2 flex flex-wrap gap-2 md:col-span-4 lg:col-span-7">
-            <button type="submit" className={linkButton('primary', 'sm')}>Apply filters</button>
-            <Link href="/audit" className={linkButton('ghost', 'sm')}>Clear</Link>
+            <button type="submit" className={linkButton('primary', 'sm')}>
+              Apply filters
+            </button>
+            <Link href="/audit" className={linkButton('ghost', 'sm')}>
+              Clear
+            </Link>
             {canExport && (
               <>
-                <a href={`/api/console/audit/export?format=csv${exportQuery ? `&${exportQuery}` : ''}`} className={linkButton('secondary', 'sm')} data-testid="export-csv" download>Download CSV</a>
-                <a href={`/api/console/audit/export?format=jsonl${exportQuery ? `&${exportQuery}` : ''}`} className={linkButton('secondary', 'sm')} download>Download JSON Lines</a>
+                <a
+                  href={`/api/console/audit/export?format=csv${exportQuery ? `&${exportQuery}` : ''}`}
+                  className={linkButton('secondary', 'sm')}
+                  data-testid="export-csv"
+                  download
+                >
+                  Download CSV
+                </a>
+                <a
+                  href={`/api/console/audit/export?format=jsonl${exportQuery ? `&${exportQuery}` : ''}`}
+                  className={linkButton('secondary', 'sm')}
+                  download
+                >
+                  Download JSON Lines
+                </a>
               </>
             )}
           </div>
@@ -82,28 +133,58 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       </Card>
       <Card>
         {page.rows.length === 0 ? (
-          <EmptyState title="No entry matches">Loosen a filter: actions match by prefix (e.g. effect.), actors by part of the email.</EmptyState>
+          <EmptyState title="No entry matches">
+            Loosen a filter: actions match by prefix (e.g. effect.), actors by part of the email.
+          </EmptyState>
         ) : (
           <div className="overflow-x-auto">
             <table className="w-full text-sm" data-testid="audit-table">
               <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
                 <tr className="border-b border-zinc-200">
-                  {['#', 'When', 'Who', 'Action', 'Subject', 'Change', 'Why', 'Outcome', 'Where'].map((h) => <th key={h} scope="col" className="py-2 pr-3 font-medium">{h}</th>)}
+                  {['#', 'When', 'Who', 'Action', 'Subject', 'Change', 'Why', 'Outcome', 'Where'].map((h) => (
+                    <th key={h} scope="col" className="py-2 pr-3 font-medium">
+                      {h}
+                    </th>
+                  ))}
                 </tr>
               </thead>
               <tbody className="divide-y divide-zinc-100">
                 {page.rows.map((r) => (
-                  <tr key={r.id} data-testid="audit-row" className={r.outcome === 'refused' ? 'bg-red-50/40' : undefined}>
+                  <tr
+                    key={r.id}
+                    data-testid="audit-row"
+                    className={r.outcome === 'refused' ? 'bg-red-50/40' : undefined}
+                  >
                     <td className="mono py-2 pr-3 text-xs text-zinc-500">{r.id}</td>
-                    <td className="py-2 pr-3 text-xs"><Time value={r.at} /></td>
-                    <td className="py-2 pr-3 text-xs">{r.actorLabel}<div className="text-zinc-500">{r.actorRole ?? r.actorKind}</div></td>
+                    <td className="py-2 pr-3 text-xs">
+                      <Time value={r.at} />
+                    </td>
+                    <td className="py-2 pr-3 text-xs">
+                      {r.actorLabel}
+                      <div className="text-zinc-500">{r.actorRole ?? r.actorKind}</div>
+                    </td>
                     <td className="py-2 pr-3 font-medium">{r.action}</td>
                     <td className="max-w-56 truncate py-2 pr-3 text-xs" title={r.subjectId}>
-                      {r.subjectType === 'effect' ? <Link className="underline" href={`/target?key=${encodeURIComponent(r.subjectId)}`}>{r.subjectId}</Link> : `${r.subjectType} ${r.subjectId}`}
+                      {r.subjectType === 'effect' ? (
+                        <Link className="underline" href={`/target?key=${encodeURIComponent(r.subjectId)}`}>
+                          {r.subjectId}
+                        </Link>
+                      ) : (
+                        `${r.subjectType} ${r.subjectId}`
+                      )}
                     </td>
-                    <td className="py-2 pr-3 text-xs">{r.beforeState || r.afterState ? `${r.beforeState ?? '∅'} → ${r.afterState ?? '∅'}` : ''}</td>
-                    <td className="max-w-64 py-2 pr-3 text-xs">{r.reason ?? (r.detail && typeof r.detail === 'object' && 'why' in r.detail ? String((r.detail as { why: unknown }).why) : '')}</td>
-                    <td className="py-2 pr-3"><Badge tone={r.outcome === 'ok' ? 'green' : 'red'}>{r.outcome}</Badge></td>
+                    <td className="py-2 pr-3 text-xs">
+                      {r.beforeState || r.afterState ? `${r.beforeState ?? '∅'} → ${r.afterState ?? '∅'}` : ''}
+                    </td>
+                    <td className="max-w-64 py-2 pr-3 text-xs">
+                      {r.reason ??
+                        (r.detail && typeof r.detail === 'object' && 'why' in r.detail
+                          ? String((r.detail as { why: unknown }).why)
+                          : '')}
+                    </td>
+                    <td className="py-2 pr-3">
+                      <Badge tone={r.outcome === 'ok' ? 'green' : 'red'}>{r.outcome}</Badge>
+                    </td>
                     <td className="py-2 text-xs text-zinc-500">{r.ip ?? ''}</td>
                   </tr>
                 ))}
@@ -112,8 +193,18 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           </div>
         )}
         <div className="mt-3 flex justify-between">
-          {one(sp, 'cursor') ? <Link href={withParams('/audit', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>Newest</Link> : <span />}
-          {page.next && <Link href={withParams('/audit', sp, { cursor: page.next })} className={linkButton('secondary', 'sm')}>Older entries</Link>}
+          {one(sp, 'cursor') ? (
+            <Link href={withParams('/audit', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>
+              Newest
+            </Link>
+          ) : (
+            <span />
+          )}
+          {page.next && (
+            <Link href={withParams('/audit', sp, { cursor: page.next })} className={linkButton('secondary', 'sm')}>
+              Older entries
+            </Link>
+          )}
         </div>
       </Card>
     </>

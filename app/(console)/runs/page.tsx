@@ -16,14 +16,29 @@ const STATUS_TONE = { running: 'blue', completed: 'green', crashed: 'red', repla
 
 export default async function RunsPage({ searchParams }: { searchParams: Promise<SP> }) {
   const [sp] = await Promise.all([searchParams, requireUser()]);
-  const filter = { workflow: one(sp, 'workflow'), status: one(sp, 'status'), from: one(sp, 'from'), to: one(sp, 'to'), q: one(sp, 'q'), cursor: one(sp, 'cursor') };
+  const filter = {
+    workflow: one(sp, 'workflow'),
+    status: one(sp, 'status'),
+    from: one(sp, 'from'),
+    to: one(sp, 'to'),
+    q: one(sp, 'q'),
+    cursor: one(sp, 'cursor'),
+  };
   const { rows, next, workflows } = await listRuns(db(), filter);
   const filtered = Boolean(filter.workflow || filter.status || filter.from || filter.to || filter.q);
   return (
     <>
-      <PageHeader title="Runs" description="Every agent run with its plan, the state of each approved target, and the exactly-once figure: approved targets with exactly one done effect / approved targets (P4)." />
+      <PageHeader
+        title="Runs"
+        description="Every agent run with its plan, the state of each approved target, and the exactly-once figure: approved targets with exactly one done effect / approved targets (P4)."
+      />
       <Card>
-        <form method="get" className="mb-4 grid grid-cols-2 gap-3 md:grid-cols-6" role="search" aria-label="Filter runs">
+        <form
+          method="get"
+          className="mb-4 grid grid-cols-2 gap-3 md:grid-cols-6"
+          role="search"
+          aria-label="Filter runs"
+        >
           <label className="col-span-2 text-xs font-medium text-zinc-700">
             Event id
             <input name="q" defaultValue={filter.q} placeholder="evt_…" className={`${inputClass} mt-1`} />
@@ -32,14 +47,22 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
             Workflow
             <select name="workflow" defaultValue={filter.workflow ?? ''} className={`${inputClass} mt-1`}>
               <option value="">All</option>
-              {workflows.map((w) => <option key={w} value={w}>{w}</option>)}
+              {workflows.map((w) => (
+                <option key={w} value={w}>
+                  {w}
+                </option>
+              ))}
             </select>
           </label>
           <label className="text-xs font-medium text-zinc-700">
             Status
             <select name="status" defaultValue={filter.status ?? ''} className={`${inputClass} mt-1`}>
               <option value="">All</option>
-              {['running', 'completed', 'crashed', 'replaying'].map((s) => <option key={s} value={s}>{s}</option>)}
+              {['running', 'completed', 'crashed', 'replaying'].map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
             </select>
           </label>
           <label className="text-xs font-medium text-zinc-700">
@@ -51,43 +74,77 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
             <input type="date" name="to" defaultValue={filter.to} className={`${inputClass} mt-1`} />
           </label>
           <div className="col-span-2 flex gap-2 md:col-span-6">
-            <button type="submit" className={linkButton('primary', 'sm')}>Apply filters</button>
-            {filtered && <Link href="/runs" className={linkButton('ghost', 'sm')}>Clear</Link>}
+            <button type="submit" className={linkButton('primary', 'sm')}>
+              Apply filters
+            </button>
+            {filtered && (
+              <Link href="/runs" className={linkButton('ghost', 'sm')}>
+                Clear
+              </Link>
+            )}
           </div>
         </form>
         {rows.length === 0 ? (
           <EmptyState title={filtered ? 'No run matches these filters' : 'No runs yet'}>
-            {filtered ? 'Clear a filter or widen the time range.' : 'Runs appear here as soon as an agent runtime creates one through the API (POST /api/v1/runs).'}
+            {filtered
+              ? 'Clear a filter or widen the time range.'
+              : 'Runs appear here as soon as an agent runtime creates one through the API (POST /api/v1/runs).'}
           </EmptyState>
         ) : (
           <div className="overflow-x-auto">
             <table className="w-full text-sm">
               <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
                 <tr className="border-b border-zinc-200">
-                  <th scope="col" className="py-2 pr-3 font-medium">Run</th>
-                  <th scope="col" className="py-2 pr-3 font-medium">Workflow</th>
-                  <th scope="col" className="py-2 pr-3 font-medium">Event</th>
-                  <th scope="col" className="py-2 pr-3 font-medium">Status</th>
-                  <th scope="col" className="w-72 py-2 pr-3 font-medium">Targets by state</th>
-                  <th scope="col" className="py-2 pr-3 font-medium">Exactly once (P4)</th>
-                  <th scope="col" className="py-2 font-medium">Created</th>
+                  <th scope="col" className="py-2 pr-3 font-medium">
+                    Run
+                  </th>
+                  <th scope="col" className="py-2 pr-3 font-medium">
+                    Workflow
+                  </th>
+                  <th scope="col" className="py-2 pr-3 font-medium">
+                    Event
+                  </th>
+                  <th scope="col" className="py-2 pr-3 font-medium">
+                    Status
+                  </th>
+                  <th scope="col" className="w-72 py-2 pr-3 font-medium">
+                    Targets by state
+                  </th>
+                  <th scope="col" className="py-2 pr-3 font-medium">
+                    Exactly once (P4)
+                  </th>
+                  <th scope="col" className="py-2 font-medium">
+                    Created
+                  </th>
                 </tr>
               </thead>
               <tbody className="divide-y divide-zinc-100">
                 {rows.map((r) => (
                   <tr key={r.id} className="hover:bg-zinc-50" data-testid="run-row">
                     <td className="py-2.5 pr-3">
-                      <Link href={`/runs/${r.id}`} className="mono font-medium text-blue-700 hover:underline">{r.id.slice(0, 8)}</Link>
+                      <Link href={`/runs/${r.id}`} className="mono font-medium text-blue-700 hover:underline">
+                        {r.id.slice(0, 8)}
+                      </Link>
                     </td>
                     <td className="py-2.5 pr-3">{r.workflow}</td>
                     <td className="mono py-2.5 pr-3 text-xs">{r.triggerId}</td>
                     <td className="py-2.5 pr-3">
                       <Badge tone={STATUS_TONE[r.status as keyof typeof STATUS_TONE] ?? 'zinc'}>{r.status}</Badge>
-                      {r.planStatus === 'submitted' && <span className="ml-1"><Badge tone="amber">plan awaiting approval</Badge></span>}
+                      {r.planStatus === 'submitted' && (
+                        <span className="ml-1">
+                          <Badge tone="amber">plan awaiting approval</Badge>
+                        </span>
+                      )}
                     </td>
-                    <td className="py-2.5 pr-3"><StateBar counts={r.counts} total={r.planItems} /></td>
-                    <td className="py-2.5 pr-3"><ExactlyOnce value={r.exactlyOnce} /></td>
-                    <td className="py-2.5 text-xs text-zinc-600"><Time value={r.createdAt} /></td>
+                    <td className="py-2.5 pr-3">
+                      <StateBar counts={r.counts} total={r.planItems} />
+                    </td>
+                    <td className="py-2.5 pr-3">
+                      <ExactlyOnce value={r.exactlyOnce} />
+                    </td>
+                    <td className="py-2.5 text-xs text-zinc-600">
+                      <Time value={r.createdAt} />
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -95,8 +152,18 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
           </div>
         )}
         <div className="mt-4 flex justify-between">
-          {filter.cursor ? <Link href={withParams('/runs', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>First page</Link> : <span />}
-          {next && <Link href={withParams('/runs', sp, { cursor: next })} className={linkButton('secondary', 'sm')}>Next page</Link>}
+          {filter.cursor ? (
+            <Link href={withParams('/runs', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>
+              First page
+            </Link>
+          ) : (
+            <span />
+          )}
+          {next && (
+            <Link href={withParams('/runs', sp, { cursor: next })} className={linkButton('secondary', 'sm')}>
+              Next page
+            </Link>
+          )}
         </div>
       </Card>
     </>

@@ -22,7 +22,18 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
   const plan = await db.plan.findUnique({ where: { id: input.planId } });
   if (!plan) throw notFound(`plan ${input.planId} does not exist`, { field: 'planId' });
   const record = (why: string) =>
-    auditRefusal(db, { chain: `run:${plan.runId}`, actor, action: 'plan.approve', subjectType: 'plan', subjectId: plan.id, runId: plan.runId, before: plan.status, after: 'approved', why, request: ctx.request });
+    auditRefusal(db, {
+      chain: `run:${plan.runId}`,
+      actor,
+      action: 'plan.approve',
+      subjectType: 'plan',
+      subjectId: plan.id,
+      runId: plan.runId,
+      before: plan.status,
+      after: 'approved',
+      why,
+      request: ctx.request,
+    });
   const refuse = async (why: string) => {
     await record(why);
     return forbidden(why);
@@ -33,56 +44,91 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
     return conflict(why, extra);
   };
   if (actor.kind !== 'user' || actor.role !== 'operator') throw await refuse('only an operator approves plans');
-  if (plan.status !== 'submitted') throw await refuseConflict(`plan ${plan.id} is ${plan.status}, not awaiting approval`);
-  if (plan.itemsHash !== input.itemsHash) throw await refuseConflict('the plan changed since it was reviewed: review it again', { itemsHash: plan.itemsHash });
+  if (plan.status !== 'submitted')
+    throw await refuseConflict(`plan ${plan.id} is ${plan.status}, not awaiting approval`);
+  if (plan.itemsHash !== input.itemsHash)
+    throw await refuseConflict('the plan changed since it was reviewed: review it again', {
+      itemsHash: plan.itemsHash,
+    });
   const tools = await db.planItem.findMany({ where: { planId: plan.id }, distinct: ['tool'], select: { tool: true } });
-  const strict = await db.toolDefinition.count({ where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true } });
+  const strict = await db.toolDefinition.count({
+    where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true },
+  });
   if (strict > 0 && plan.authorKind === 'user' && plan.authorId === actor.id) {
     throw await refuse('the approver of this plan must not be its author (P2)');
   }
-  const approving = db.$transaction(async (tx) => {
-    const updated = await tx.plan.updateMany({
-      where: { id: plan.id, status: 'submitted', itemsHash: input.itemsHash },
-      data: { status: 'approved', approvedById: actor.id, approvedAt: new Date() },
-    });
-    if (updated.count !== 1) throw conflict(`plan ${plan.id} changed while it was being approved`);
-    // Bind the approval to the items themselves, not only to the hash stored at submission: an item
-    // changed after review (by any path) must not be frozen under the reviewed hash. Read after the
-    // plan row is locked by the update above; paged so a large plan never builds one huge value.
-    // Each item's fields must still derive its key, so a target edited without its key is caught too.
-    const { triggerId } = await getRun(tx, plan.runId);
-    const keys: string[] = [];
-    for (let after = -1n; ; ) {
-      const page = await tx.planItem.findMany({
-        where: { planId: plan.id, id: { gt: after } }, orderBy: { id: 'asc' }, take: 50_000,
-        select: { id: true, key: true, tool: true, action: true, recordId: true, target: true, targetType: true },
+  const approving = db.$transaction(
+    async (tx) => {
+      const updated = await tx.plan.updateMany({
+        where: { id: plan.id, status: 'submitted', itemsHash: input.itemsHash },
+        data: { status: 'approved', approvedById: actor.id, approvedAt: new Date() },
       });
-      for (const item of page) {
-        const derived = (() => {
-          try {
-            return deriveKey({ triggerId, tool: item.tool, action: item.action, recordId: item.recordId, targetType: item.targetType, target: item.target });
-          } catch {
-            return null;
+      if (updated.count !== 1) throw conflict(`plan ${plan.id} changed while it was being approved`);
+      // Bind the approval to the items themselves, not only to the hash stored at submission: an item
+      // changed after review (by any path) must not be frozen under the reviewed hash. Read after the
+      // plan row is locked by the update above; paged so a large plan never builds one huge value.
+      // Each item's fields must still derive its key, so a target edited without its key is caught too.
+      const { triggerId } = await getRun(tx, plan.runId);
+      const keys: string[] = [];
+      for (let after = -1n; ;) {
+        const page = await tx.planItem.findMany({
+          where: { planId: plan.id, id: { gt: after } },
+          orderBy: { id: 'asc' },
+          take: 50_000,
+          select: { id: true, key: true, tool: true, action: true, recordId: true, target: true, targetType: true },
+        });
+        for (const item of page) {
+          const derived = (() => {
+            try {
+              return deriveKey({
+                triggerId,
+                tool: item.tool,
+                action: item.action,
+                recordId: item.recordId,
+                targetType: item.targetType,
+                target: item.target,
+              });
+            } catch {
+              return null;
+            }
+          })();
+          if (!derived || derived.key !== item.key || derived.target !== item.target) {
+            throw conflict(`plan item ${item.id} no longer matches its key: review the plan again`, {
+              itemId: String(item.id),
+            });
           }
-        })();
-        if (!derived || derived.key !== item.key || derived.target !== item.target) {
-          throw conflict(`plan item ${item.id} no longer matches its key: review the plan again`, { itemId: String(item.id) });
+          keys.push(item.key);
         }
-        keys.push(item.key);
+        if (page.length < 50_000) break;
+        after = page[page.length - 1]!.id;
       }
-      if (page.length < 50_000) break;
-      after = page[page.length - 1]!.id;
-    }
-    if (keys.length !== plan.itemCount || itemsHash(keys) !== input.itemsHash) {
-      throw conflict('the plan items no longer match the reviewed set: review it again', { items: keys.length });
-    }
-    await appendAudit(tx, {
-      chain: `run:${plan.runId}`, actor, action: 'plan.approve', subjectType: 'plan', subjectId: plan.id, runId: plan.runId,
-      before: 'submitted', after: 'approved', reason: input.reason ?? null, detail: { items: plan.itemCount, itemsHash: plan.itemsHash }, request: ctx.request,
-    });
-    const approved = await tx.plan.findUniqueOrThrow({ where: { id: plan.id } });
-    return { planId: approved.id, status: approved.status, approvedById: approved.approvedById, approvedAt: approved.approvedAt, itemCount: approved.itemCount };
-  }, { timeout: 600_000 });
+      if (keys.length !== plan.itemCount || itemsHash(keys) !== input.itemsHash) {
+        throw conflict('the plan items no longer match the reviewed set: review it again', { items: keys.length });
+      }
+      await appendAudit(tx, {
+        chain: `run:${plan.runId}`,
+        actor,
+        action: 'plan.approve',
+        subjectType: 'plan',
+        subjectId: plan.id,
+        runId: plan.runId,
+        before: 'submitted',
+        after: 'approved',
+        reason: input.reason ?? null,
+        detail: { items: plan.itemCount, itemsHash: plan.itemsHash },
+        request: ctx.request,
+      });
+      const approved = await tx.plan.findUniqueOrThrow({ where: { id: plan.id } });
+      return {
+        planId: approved.id,
+        status: approved.status,
+        approvedById: approved.approvedById,
+        approvedAt: approved.approvedAt,
+        itemCount: approved.itemCount,
+      };
+    },
+    { timeout: 600_000 },
+  );
   try {
     return await approving;
   } catch (error) {

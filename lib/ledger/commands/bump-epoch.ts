@@ -36,7 +36,16 @@ export async function bumpEpoch(ctx: CommandContext, raw: unknown): Promise<Bump
   const input = parseInput(bumpEpochInput, raw);
   const { db, actor } = ctx;
   const refuse = async (why: string) => {
-    await auditRefusal(db, { chain: `effect:${input.key}`, actor, action: 'effect.bump', subjectType: 'effect', subjectId: input.key, reason: input.reason, why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `effect:${input.key}`,
+      actor,
+      action: 'effect.bump',
+      subjectType: 'effect',
+      subjectId: input.key,
+      reason: input.reason,
+      why,
+      request: ctx.request,
+    });
     return forbidden(why);
   };
   // The party check is independent of the state: done is one of the states a bump may leave.
@@ -52,7 +61,9 @@ export async function bumpEpoch(ctx: CommandContext, raw: unknown): Promise<Bump
     ...(input.inputs ? { inputs: input.inputs } : {}),
     ...(input.approvalRequestId ? { approvalRequestId: input.approvalRequestId } : {}),
   };
-  const rows = await db.$queryRaw<{ ok: boolean; epoch: number; from_state: EffectState; state: EffectState; problem: string | null }[]>`
+  const rows = await db.$queryRaw<
+    { ok: boolean; epoch: number; from_state: EffectState; state: EffectState; problem: string | null }[]
+  >`
     SELECT ok, epoch, from_state, state, problem FROM ledger_bump(${input.key}, ${input.expectedEpoch ?? null}::int,
       ${actor.kind}::"ActorKind", ${actor.id}, ${actor.label}, ${actorRole(actor)}, ${input.reason},
       ${JSON.stringify(detail)}::jsonb, ${JSON.stringify(requestJson(ctx.request))}::jsonb)`;

@@ -24,7 +24,9 @@ export type ReplayCheck =
 export type ReplayDisposition = 'block' | 'proceed' | 'skip';
 
 /** What a forced-by-runtime replay does with one target. Exhaustive over the states. */
-export function replayDisposition(t: Pick<RunTarget, 'state' | 'awaitingClaim' | 'leaseExpired' | 'inPlan'>): ReplayDisposition {
+export function replayDisposition(
+  t: Pick<RunTarget, 'state' | 'awaitingClaim' | 'leaseExpired' | 'inPlan'>,
+): ReplayDisposition {
   const state = t.state;
   if (state === null) return t.inPlan ? 'proceed' : 'skip';
   switch (state) {
@@ -44,18 +46,37 @@ export function replayDisposition(t: Pick<RunTarget, 'state' | 'awaitingClaim' |
   }
 }
 
-const view = (t: RunTarget): ReplayTarget => ({ target: t.target, key: t.key, epoch: t.epoch, state: t.state ?? 'not_started', changedBy: t.changedBy, changedAt: t.changedAt });
+const view = (t: RunTarget): ReplayTarget => ({
+  target: t.target,
+  key: t.key,
+  epoch: t.epoch,
+  state: t.state ?? 'not_started',
+  changedBy: t.changedBy,
+  changedAt: t.changedAt,
+});
 
 export async function checkReplay(ctx: CommandContext, raw: unknown): Promise<ReplayCheck> {
   const run = await readRun(ctx, raw);
   const runId = run.run.id;
   const blocking = run.targets.filter((t) => replayDisposition(t) === 'block');
-  const audit = { chain: `run:${runId}`, actor: ctx.actor, action: 'run.replay_request', subjectType: 'run', subjectId: runId, runId, request: ctx.request };
+  const audit = {
+    chain: `run:${runId}`,
+    actor: ctx.actor,
+    action: 'run.replay_request',
+    subjectType: 'run',
+    subjectId: runId,
+    runId,
+    request: ctx.request,
+  };
   if (blocking.length > 0 || !run.run.toolHistoryComplete) {
     const reason = blocking.length
       ? `${blocking.length} target(s) of run ${runId} are pending past their lease, unknown or stuck: resolve them in the console before replaying`
       : `the tool history of run ${runId} is incomplete: replay it from the console`;
-    await auditRefusal(ctx.db, { ...audit, why: reason, detail: { blocking: blocking.length, targets: run.counts.total } });
+    await auditRefusal(ctx.db, {
+      ...audit,
+      why: reason,
+      detail: { blocking: blocking.length, targets: run.counts.total },
+    });
     // Blocking targets first, then the rest, so the caller sees what to resolve.
     const rest = run.targets.filter((t) => replayDisposition(t) !== 'block');
     return { blocked: true, reason, blocking: blocking.length, targets: [...blocking, ...rest].map(view) };

@@ -24,7 +24,15 @@ export type ClaimEffectInput = z.input<typeof claimEffectInput>;
 
 export type ClaimEffectResult =
   | { claimed: true; key: string; epoch: number; attemptId: string; idempotencyKey: string; target: string }
-  | { claimed: false; key: string; epoch: number; state: EffectState; changedBy: string; changedAt: Date; target: string };
+  | {
+      claimed: false;
+      key: string;
+      epoch: number;
+      state: EffectState;
+      changedBy: string;
+      changedAt: Date;
+      target: string;
+    };
 
 export async function claimEffect(
   ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
@@ -34,17 +42,37 @@ export async function claimEffect(
   const { db, actor } = ctx;
   const permitted = checkTransition('none', 'pending', partyOf(actor));
   if (!permitted.allowed) {
-    await auditRefusal(db, { chain: `run:${input.runId}`, actor, action: 'effect.claim', subjectType: 'run', subjectId: input.runId, why: permitted.why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `run:${input.runId}`,
+      actor,
+      action: 'effect.claim',
+      subjectType: 'run',
+      subjectId: input.runId,
+      why: permitted.why,
+      request: ctx.request,
+    });
     throw forbidden(permitted.why);
   }
   const [tool, run] = await Promise.all([getTool(db, input.tool), getRun(db, input.runId)]);
   if (actor.kind === 'runtime' && !actor.workflows.includes('*') && !actor.workflows.includes(run.workflow)) {
     const why = `runtime key "${actor.label}" is not scoped to workflow "${run.workflow}"`;
-    await auditRefusal(db, { chain: `run:${run.id}`, actor, action: 'effect.claim', subjectType: 'run', subjectId: run.id, runId: run.id, why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `run:${run.id}`,
+      actor,
+      action: 'effect.claim',
+      subjectType: 'run',
+      subjectId: run.id,
+      runId: run.id,
+      why,
+      request: ctx.request,
+    });
     throw forbidden(why, { workflow: run.workflow });
   }
   if (!tool.actions.includes(input.action)) {
-    throw invalid('action', `action "${input.action}" is not registered for tool "${tool.name}" (registered: ${tool.actions.join(', ')})`);
+    throw invalid(
+      'action',
+      `action "${input.action}" is not registered for tool "${tool.name}" (registered: ${tool.actions.join(', ')})`,
+    );
   }
   const { key, target } = deriveKey({
     triggerId: run.triggerId,
@@ -55,16 +83,43 @@ export async function claimEffect(
     target: input.target,
   });
   const call: ClaimCall = {
-    key, tool: tool.name, action: input.action, recordId: input.recordId, target, targetType: tool.targetType,
-    triggerId: run.triggerId, runId: run.id, actorKind: actor.kind, actorId: actor.id, actorLabel: actor.label,
-    leaseSeconds: tool.leaseSeconds, request: JSON.stringify(requestJson(ctx.request)),
+    key,
+    tool: tool.name,
+    action: input.action,
+    recordId: input.recordId,
+    target,
+    targetType: tool.targetType,
+    triggerId: run.triggerId,
+    runId: run.id,
+    actorKind: actor.kind,
+    actorId: actor.id,
+    actorLabel: actor.label,
+    leaseSeconds: tool.leaseSeconds,
+    request: JSON.stringify(requestJson(ctx.request)),
   };
   // On the root client, concurrent claims share a commit (claim-batcher.ts); inside a caller's
   // transaction the claim is part of that transaction and commits with it.
   const pool = sqlPool(db);
-  const row = pool ? await claimBatcher(pool).claim(call) : (await db.$queryRawUnsafe<ClaimRow[]>(CLAIM_SQL, ...claimParams(call)))[0]!;
+  const row = pool
+    ? await claimBatcher(pool).claim(call)
+    : (await db.$queryRawUnsafe<ClaimRow[]>(CLAIM_SQL, ...claimParams(call)))[0]!;
   if (row.claimed) {
-    return { claimed: true, key, epoch: row.epoch, attemptId: row.attempt_id!, idempotencyKey: row.idempotency_key, target };
+    return {
+      claimed: true,
+      key,
+      epoch: row.epoch,
+      attemptId: row.attempt_id!,
+      idempotencyKey: row.idempotency_key,
+      target,
+    };
   }
-  return { claimed: false, key, epoch: row.epoch, state: row.state, changedBy: row.changed_by, changedAt: row.changed_at, target };
+  return {
+    claimed: false,
+    key,
+    epoch: row.epoch,
+    state: row.state,
+    changedBy: row.changed_by,
+    changedAt: row.changed_at,
+    target,
+  };
 }

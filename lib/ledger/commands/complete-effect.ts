@@ -13,5 +13,13 @@ export const completeEffectInput = z.strictObject({
 
 export async function completeEffect(ctx: CommandContext, raw: unknown) {
   const input = parseInput(completeEffectInput, raw);
-  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'done', action: 'effect.complete', receipt: input.receipt, attemptId: input.attemptId, evidence: input.evidence });
+  return transitionEffect(ctx, {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'done',
+    action: 'effect.complete',
+    receipt: input.receipt,
+    attemptId: input.attemptId,
+    evidence: input.evidence,
+  });
 }

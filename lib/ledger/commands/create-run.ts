@@ -14,12 +14,24 @@ export const createRunInput = z.strictObject({
 export async function createRun(ctx: CommandContext, raw: unknown) {
   const input = parseInput(createRunInput, raw);
   const { actor } = ctx;
-  const refusal = actor.kind !== 'runtime' && actor.kind !== 'system' ? 'runs are created by agent runtimes'
-    : actor.kind === 'runtime' && !actor.workflows.includes('*') && !actor.workflows.includes(input.workflow)
-      ? `runtime key "${actor.label}" is not scoped to workflow "${input.workflow}"` : null;
+  const refusal =
+    actor.kind !== 'runtime' && actor.kind !== 'system'
+      ? 'runs are created by agent runtimes'
+      : actor.kind === 'runtime' && !actor.workflows.includes('*') && !actor.workflows.includes(input.workflow)
+        ? `runtime key "${actor.label}" is not scoped to workflow "${input.workflow}"`
+        : null;
   if (refusal) {
     // A4: the refused attempt is recorded on the workflow's refused chain (there is no run yet).
-    await auditRefusal(ctx.db, { chain: `workflow:${input.workflow}`, actor, action: 'run.create', subjectType: 'workflow', subjectId: input.workflow, why: refusal, detail: { triggerId: input.triggerId }, request: ctx.request });
+    await auditRefusal(ctx.db, {
+      chain: `workflow:${input.workflow}`,
+      actor,
+      action: 'run.create',
+      subjectType: 'workflow',
+      subjectId: input.workflow,
+      why: refusal,
+      detail: { triggerId: input.triggerId },
+      request: ctx.request,
+    });
     throw forbidden(refusal, { workflow: input.workflow });
   }
   const run = await ctx.db.$transaction(async (tx) => {
@@ -35,10 +47,23 @@ export async function createRun(ctx: CommandContext, raw: unknown) {
       data: { workflow: input.workflow, eventId: event.id, createdByKind: actor.kind, createdBy: actor.label },
     });
     await appendAudit(tx, {
-      chain: `run:${created.id}`, actor, action: 'run.create', subjectType: 'run', subjectId: created.id, runId: created.id,
-      after: 'running', detail: { workflow: input.workflow, triggerId: input.triggerId }, request: ctx.request,
+      chain: `run:${created.id}`,
+      actor,
+      action: 'run.create',
+      subjectType: 'run',
+      subjectId: created.id,
+      runId: created.id,
+      after: 'running',
+      detail: { workflow: input.workflow, triggerId: input.triggerId },
+      request: ctx.request,
     });
     return created;
   });
-  return { runId: run.id, workflow: run.workflow, triggerId: input.triggerId, status: run.status, createdAt: run.createdAt };
+  return {
+    runId: run.id,
+    workflow: run.workflow,
+    triggerId: input.triggerId,
+    status: run.status,
+    createdAt: run.createdAt,
+  };
 }

@@ -12,5 +12,12 @@ export const failEffectInput = z.strictObject({
 
 export async function failEffect(ctx: CommandContext, raw: unknown) {
   const input = parseInput(failEffectInput, raw);
-  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'failed', action: 'effect.fail', evidence: input.evidence, attemptId: input.attemptId });
+  return transitionEffect(ctx, {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'failed',
+    action: 'effect.fail',
+    evidence: input.evidence,
+    attemptId: input.attemptId,
+  });
 }

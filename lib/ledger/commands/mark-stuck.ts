@@ -12,5 +12,12 @@ export const markStuckInput = z.strictObject({
 
 export async function markStuck(ctx: CommandContext, raw: unknown) {
   const input = parseInput(markStuckInput, raw);
-  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'stuck', action: 'effect.mark_stuck', evidence: input.evidence, attemptId: input.attemptId });
+  return transitionEffect(ctx, {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'stuck',
+    action: 'effect.mark_stuck',
+    evidence: input.evidence,
+    attemptId: input.attemptId,
+  });
 }

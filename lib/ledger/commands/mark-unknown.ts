@@ -12,5 +12,12 @@ export const markUnknownInput = z.strictObject({
 
 export async function markUnknown(ctx: CommandContext, raw: unknown) {
   const input = parseInput(markUnknownInput, raw);
-  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'unknown', action: 'effect.mark_unknown', evidence: input.evidence ?? null, attemptId: input.attemptId });
+  return transitionEffect(ctx, {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'unknown',
+    action: 'effect.mark_unknown',
+    evidence: input.evidence ?? null,
+    attemptId: input.attemptId,
+  });
 }

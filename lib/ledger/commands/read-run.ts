@@ -32,8 +32,23 @@ export interface RunTarget {
 }
 
 export interface RunView {
-  run: { id: string; workflow: string; triggerId: string; status: string; toolHistoryComplete: boolean; createdBy: string; createdAt: Date };
-  plan: { id: string; status: string; itemCount: number; itemsHash: string; approvedAt: Date | null; submittedAt: Date } | null;
+  run: {
+    id: string;
+    workflow: string;
+    triggerId: string;
+    status: string;
+    toolHistoryComplete: boolean;
+    createdBy: string;
+    createdAt: Date;
+  };
+  plan: {
+    id: string;
+    status: string;
+    itemCount: number;
+    itemsHash: string;
+    approvedAt: Date | null;
+    submittedAt: Date;
+  } | null;
   counts: Record<EffectState | 'not_started', number> & { total: number; inPlan: number; notInPlan: number };
   /** P4: approved targets with exactly one done effect / approved targets (null without an approved plan). */
   headline: { done: number; approved: number; ratio: number } | null;
@@ -42,9 +57,21 @@ export interface RunView {
 }
 
 interface Row {
-  key: string; tool: string; action: string; record_id: string; target: string; target_type: string; in_plan: boolean;
-  epoch: number | null; state: EffectState | null; changed_by: string | null; changed_at: Date | null; receipt: string | null;
-  lease_expires_at: Date | null; awaiting_claim: boolean | null; lease_expired: boolean | null;
+  key: string;
+  tool: string;
+  action: string;
+  record_id: string;
+  target: string;
+  target_type: string;
+  in_plan: boolean;
+  epoch: number | null;
+  state: EffectState | null;
+  changed_by: string | null;
+  changed_at: Date | null;
+  receipt: string | null;
+  lease_expires_at: Date | null;
+  awaiting_claim: boolean | null;
+  lease_expired: boolean | null;
 }
 
 export async function readRun(ctx: { db: DbOrTx }, raw: unknown, options: { limit?: number } = {}): Promise<RunView> {
@@ -57,7 +84,10 @@ export async function readRun(ctx: { db: DbOrTx }, raw: unknown, options: { limi
   const plan =
     (await db.plan.findFirst({ where: { runId: run.id, status: 'approved' }, orderBy: { submittedAt: 'desc' } })) ??
     (await db.plan.findFirst({ where: { runId: run.id }, orderBy: { submittedAt: 'desc' } })) ??
-    (await db.plan.findFirst({ where: { run: { eventId: run.eventId }, status: 'approved' }, orderBy: { submittedAt: 'desc' } }));
+    (await db.plan.findFirst({
+      where: { run: { eventId: run.eventId }, status: 'approved' },
+      orderBy: { submittedAt: 'desc' },
+    }));
   const planId = plan?.id ?? null;
   const limit = Math.min(options.limit ?? RUN_TARGET_LIMIT, RUN_TARGET_LIMIT);
   const rows = await db.$queryRaw<Row[]>`
@@ -77,9 +107,21 @@ export async function readRun(ctx: { db: DbOrTx }, raw: unknown, options: { limi
      LIMIT ${limit + 1}`;
   const truncated = rows.length > limit;
   const targets: RunTarget[] = rows.slice(0, limit).map((r) => ({
-    key: r.key, tool: r.tool, action: r.action, recordId: r.record_id, target: r.target, targetType: r.target_type, inPlan: r.in_plan,
-    epoch: r.epoch, state: r.state, changedBy: r.changed_by, changedAt: r.changed_at, receipt: r.receipt,
-    leaseExpiresAt: r.lease_expires_at, awaitingClaim: r.awaiting_claim ?? false, leaseExpired: r.lease_expired ?? false,
+    key: r.key,
+    tool: r.tool,
+    action: r.action,
+    recordId: r.record_id,
+    target: r.target,
+    targetType: r.target_type,
+    inPlan: r.in_plan,
+    epoch: r.epoch,
+    state: r.state,
+    changedBy: r.changed_by,
+    changedAt: r.changed_at,
+    receipt: r.receipt,
+    leaseExpiresAt: r.lease_expires_at,
+    awaitingClaim: r.awaiting_claim ?? false,
+    leaseExpired: r.lease_expired ?? false,
   }));
   const [c] = await db.$queryRaw<Record<string, bigint>[]>`
     WITH p AS (SELECT key FROM plan_item WHERE plan_id = ${planId}::uuid),
@@ -94,13 +136,45 @@ export async function readRun(ctx: { db: DbOrTx }, raw: unknown, options: { limi
       FROM u LEFT JOIN effect e ON e.key = u.key AND e.epoch = u.current_epoch`;
   const n = (k: string) => Number(c?.[k] ?? 0);
   return {
-    run: { id: run.id, workflow: run.workflow, triggerId: info.triggerId, status: run.status, toolHistoryComplete: run.toolHistoryComplete, createdBy: run.createdBy, createdAt: run.createdAt },
-    plan: plan ? { id: plan.id, status: plan.status, itemCount: plan.itemCount, itemsHash: plan.itemsHash, approvedAt: plan.approvedAt, submittedAt: plan.submittedAt } : null,
-    counts: {
-      total: n('total'), inPlan: n('in_plan'), notInPlan: n('not_in_plan'), not_started: n('not_started'),
-      pending: n('pending'), done: n('done'), failed: n('failed'), unknown: n('unknown'), revoked: n('revoked'), stuck: n('stuck'),
+    run: {
+      id: run.id,
+      workflow: run.workflow,
+      triggerId: info.triggerId,
+      status: run.status,
+      toolHistoryComplete: run.toolHistoryComplete,
+      createdBy: run.createdBy,
+      createdAt: run.createdAt,
     },
-    headline: plan?.status === 'approved' ? { done: n('headline_done'), approved: plan.itemCount, ratio: plan.itemCount ? n('headline_done') / plan.itemCount : 0 } : null,
+    plan: plan
+      ? {
+          id: plan.id,
+          status: plan.status,
+          itemCount: plan.itemCount,
+          itemsHash: plan.itemsHash,
+          approvedAt: plan.approvedAt,
+          submittedAt: plan.submittedAt,
+        }
+      : null,
+    counts: {
+      total: n('total'),
+      inPlan: n('in_plan'),
+      notInPlan: n('not_in_plan'),
+      not_started: n('not_started'),
+      pending: n('pending'),
+      done: n('done'),
+      failed: n('failed'),
+      unknown: n('unknown'),
+      revoked: n('revoked'),
+      stuck: n('stuck'),
+    },
+    headline:
+      plan?.status === 'approved'
+        ? {
+            done: n('headline_done'),
+            approved: plan.itemCount,
+            ratio: plan.itemCount ? n('headline_done') / plan.itemCount : 0,
+          }
+        : null,
     targets,
     truncated,
   };

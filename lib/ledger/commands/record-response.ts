@@ -17,7 +17,8 @@ export const recordResponseInput = z.strictObject({
 export async function recordResponse(ctx: CommandContext, raw: unknown): Promise<{ attemptId: string; bytes: number }> {
   const input = parseInput(recordResponseInput, raw);
   const { db, actor } = ctx;
-  if (actor.kind !== 'runtime' && actor.kind !== 'executor') throw forbidden('only the runtime or replay executor that made the call records its response');
+  if (actor.kind !== 'runtime' && actor.kind !== 'executor')
+    throw forbidden('only the runtime or replay executor that made the call records its response');
   const attempt = await db.attempt.findUnique({ where: { id: input.attemptId }, select: { runId: true } });
   if (!attempt) throw notFound(`attempt ${input.attemptId} does not exist`, { field: 'attemptId' });
   assertWorkflowInScope(actor, (await getRun(db, attempt.runId)).workflow);

@@ -34,5 +34,11 @@ export async function resolveUnknown(ctx: CommandContext, raw: unknown) {
       evidence: input.evidence ? { note: input.evidence } : { note: 'receipt given by support' },
     });
   }
-  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'pending', action: 'effect.resolve_not_sent', reason: input.reason });
+  return transitionEffect(ctx, {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'pending',
+    action: 'effect.resolve_not_sent',
+    reason: input.reason,
+  });
 }

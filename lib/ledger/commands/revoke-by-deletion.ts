@@ -50,7 +50,14 @@ export interface DeletionResult {
 
 export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promise<DeletionResult> {
   const input = parseInput(revokeByDeletionInput, raw);
-  const prior = await ctx.db.$queryRaw<{ epoch: number; evidence: { deletion: { objectId: string; deletedAt: string; successorId: string } }; actor_id: string; at: Date }[]>`
+  const prior = await ctx.db.$queryRaw<
+    {
+      epoch: number;
+      evidence: { deletion: { objectId: string; deletedAt: string; successorId: string } };
+      actor_id: string;
+      at: Date;
+    }[]
+  >`
     SELECT t.epoch, t.evidence, t.actor_id, t.at FROM effect_transition t
      WHERE t.key = ${input.key} AND t.to_state = 'revoked' AND t.evidence->'deletion'->>'objectId' = ${input.objectId}
        AND (${input.epoch ?? null}::int IS NULL OR t.epoch = ${input.epoch ?? null}::int)
@@ -58,7 +65,16 @@ export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promi
   const p = prior[0];
   if (p) {
     const d = p.evidence.deletion;
-    return { key: input.key, epoch: p.epoch, state: 'revoked', objectId: d.objectId, deletedAt: d.deletedAt, successorId: d.successorId, changedBy: ctx.actor.label, changedAt: p.at };
+    return {
+      key: input.key,
+      epoch: p.epoch,
+      state: 'revoked',
+      objectId: d.objectId,
+      deletedAt: d.deletedAt,
+      successorId: d.successorId,
+      changedBy: ctx.actor.label,
+      changedAt: p.at,
+    };
   }
   const deletedAt = new Date(input.deletedAt ?? Date.now()).toISOString();
   const successor = successorId(input.objectId, deletedAt);
@@ -70,5 +86,14 @@ export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promi
     reason: input.reason || `deleted ${input.objectId} through the product's API`,
     evidence: { deletion: { objectId: input.objectId, deletedAt, successorId: successor } },
   });
-  return { key: result.key, epoch: result.epoch, state: 'revoked', objectId: input.objectId, deletedAt, successorId: successor, changedBy: result.changedBy, changedAt: result.changedAt };
+  return {
+    key: result.key,
+    epoch: result.epoch,
+    state: 'revoked',
+    objectId: input.objectId,
+    deletedAt,
+    successorId: successor,
+    changedBy: result.changedBy,
+    changedAt: result.changedAt,
+  };
 }

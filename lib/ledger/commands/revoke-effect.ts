@@ -13,5 +13,11 @@ export const revokeEffectInput = z.strictObject({
 
 export async function revokeEffect(ctx: CommandContext, raw: unknown) {
   const input = parseInput(revokeEffectInput, raw);
-  return transitionEffect(ctx, { key: input.key, epoch: input.epoch, to: 'revoked', action: 'effect.revoke', reason: input.reason });
+  return transitionEffect(ctx, {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'revoked',
+    action: 'effect.revoke',
+    reason: input.reason,
+  });
 }

@@ -40,7 +40,17 @@ export async function submitPlan(ctx: CommandContext, raw: unknown) {
   const input = parseInput(submitPlanInput, raw);
   const { db, actor } = ctx;
   const refuse = async (why: string, workflow?: string) => {
-    await auditRefusal(db, { chain: `run:${input.runId}`, actor, action: 'plan.submit', subjectType: 'run', subjectId: input.runId, runId: input.runId, why, detail: { items: input.items.length }, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `run:${input.runId}`,
+      actor,
+      action: 'plan.submit',
+      subjectType: 'run',
+      subjectId: input.runId,
+      runId: input.runId,
+      why,
+      detail: { items: input.items.length },
+      request: ctx.request,
+    });
     return forbidden(why, workflow ? { workflow } : {});
   };
   if (actor.kind !== 'runtime' && !(actor.kind === 'user' && actor.role === 'operator') && actor.kind !== 'system') {
@@ -53,7 +63,14 @@ export async function submitPlan(ctx: CommandContext, raw: unknown) {
 
   const tools = new Map<string, ToolInfo | null>();
   const problems: PlanItemProblem[] = [];
-  const rows: { key: string; tool: string; action: string; recordId: string; target: string; targetType: ToolInfo['targetType'] }[] = [];
+  const rows: {
+    key: string;
+    tool: string;
+    action: string;
+    recordId: string;
+    target: string;
+    targetType: ToolInfo['targetType'];
+  }[] = [];
   const seen = new Set<string>();
   for (const [index, item] of input.items.entries()) {
     if (!tools.has(item.tool)) tools.set(item.tool, await getTool(db, item.tool).catch(() => null));
@@ -63,41 +80,89 @@ export async function submitPlan(ctx: CommandContext, raw: unknown) {
       continue;
     }
     if (!tool.actions.includes(item.action)) {
-      problems.push({ index, field: `items.${index}.action`, message: `action "${item.action}" is not registered for ${tool.name}` });
+      problems.push({
+        index,
+        field: `items.${index}.action`,
+        message: `action "${item.action}" is not registered for ${tool.name}`,
+      });
       continue;
     }
     try {
-      const { key, target } = deriveKey({ triggerId: run.triggerId, tool: tool.name, action: item.action, recordId: item.recordId, targetType: tool.targetType, target: item.target });
+      const { key, target } = deriveKey({
+        triggerId: run.triggerId,
+        tool: tool.name,
+        action: item.action,
+        recordId: item.recordId,
+        targetType: tool.targetType,
+        target: item.target,
+      });
       if (seen.has(key)) {
-        problems.push({ index, field: `items.${index}.target`, message: `duplicate of an earlier item (same record, action and normalized target ${target})` });
+        problems.push({
+          index,
+          field: `items.${index}.target`,
+          message: `duplicate of an earlier item (same record, action and normalized target ${target})`,
+        });
         continue;
       }
       seen.add(key);
-      rows.push({ key, tool: tool.name, action: item.action, recordId: item.recordId, target, targetType: tool.targetType });
+      rows.push({
+        key,
+        tool: tool.name,
+        action: item.action,
+        recordId: item.recordId,
+        target,
+        targetType: tool.targetType,
+      });
     } catch (error) {
       if (!(error instanceof LedgerError)) throw error;
       problems.push({ index, field: `items.${index}.${error.details.field ?? 'target'}`, message: error.message });
     }
   }
   if (problems.length) {
-    throw invalid(problems[0]!.field, `${problems.length} of ${input.items.length} plan items are invalid; nothing was written`, { items: problems.slice(0, 1000) });
+    throw invalid(
+      problems[0]!.field,
+      `${problems.length} of ${input.items.length} plan items are invalid; nothing was written`,
+      { items: problems.slice(0, 1000) },
+    );
   }
 
   const hash = itemsHash(rows.map((r) => r.key));
-  const planId = await db.$transaction(async (tx) => {
-    const open = await tx.plan.findFirst({ where: { runId: run.id, status: { in: ['submitted', 'approved'] } }, select: { id: true, status: true } });
-    if (open) throw conflict(`run ${run.id} already has a ${open.status} plan (${open.id})`, { planId: open.id });
-    const plan = await tx.plan.create({
-      data: { runId: run.id, authorKind: actor.kind, authorId: actor.id, authorLabel: actor.label, itemCount: rows.length, itemsHash: hash },
-    });
-    for (let i = 0; i < rows.length; i += 5000) {
-      await tx.planItem.createMany({ data: rows.slice(i, i + 5000).map((r) => ({ ...r, planId: plan.id, runId: run.id })) });
-    }
-    await appendAudit(tx, {
-      chain: `run:${run.id}`, actor, action: 'plan.submit', subjectType: 'plan', subjectId: plan.id, runId: run.id,
-      after: 'submitted', detail: { items: rows.length, itemsHash: hash }, request: ctx.request,
-    });
-    return plan.id;
-  }, { timeout: 600_000 });
+  const planId = await db.$transaction(
+    async (tx) => {
+      const open = await tx.plan.findFirst({
+        where: { runId: run.id, status: { in: ['submitted', 'approved'] } },
+        select: { id: true, status: true },
+      });
+      if (open) throw conflict(`run ${run.id} already has a ${open.status} plan (${open.id})`, { planId: open.id });
+      const plan = await tx.plan.create({
+        data: {
+          runId: run.id,
+          authorKind: actor.kind,
+          authorId: actor.id,
+          authorLabel: actor.label,
+          itemCount: rows.length,
+          itemsHash: hash,
+        },
+      });
+      for (let i = 0; i < rows.length; i += 5000) {
+        await tx.planItem.createMany({
+          data: rows.slice(i, i + 5000).map((r) => ({ ...r, planId: plan.id, runId: run.id })),
+        });
+      }
+      await appendAudit(tx, {
+        chain: `run:${run.id}`,
+        actor,
+        action: 'plan.submit',
+        subjectType: 'plan',
+        subjectId: plan.id,
+        runId: run.id,
+        after: 'submitted',
+        detail: { items: rows.length, itemsHash: hash },
+        request: ctx.request,
+      });
+      return plan.id;
+    },
+    { timeout: 600_000 },
+  );
   return { planId, runId: run.id, status: 'submitted' as const, itemCount: rows.length, itemsHash: hash };
 }

@@ -45,7 +45,9 @@ interface Row {
 }
 
 function requirements(to: EffectState, party: string): Set<Requirement> {
-  return new Set(TRANSITIONS.filter((t) => t.to === to && (t.by as readonly string[]).includes(party)).flatMap((t) => t.needs));
+  return new Set(
+    TRANSITIONS.filter((t) => t.to === to && (t.by as readonly string[]).includes(party)).flatMap((t) => t.needs),
+  );
 }
 
 export async function transitionEffect(
@@ -57,7 +59,17 @@ export async function transitionEffect(
   const sources = allowedSources(req.to, party);
   if (sources.length === 0) {
     const why = `${party} may never move an effect to ${req.to}`;
-    await auditRefusal(db, { chain: `effect:${req.key}`, actor, action: req.action, subjectType: 'effect', subjectId: req.key, after: req.to, reason: req.reason, why, request: ctx.request });
+    await auditRefusal(db, {
+      chain: `effect:${req.key}`,
+      actor,
+      action: req.action,
+      subjectType: 'effect',
+      subjectId: req.key,
+      after: req.to,
+      reason: req.reason,
+      why,
+      request: ctx.request,
+    });
     throw forbidden(why);
   }
   if (actor.kind === 'runtime' && !actor.workflows.includes('*')) {
@@ -67,7 +79,17 @@ export async function transitionEffect(
       SELECT ev.workflow FROM effect_key k JOIN event ev ON ev.trigger_id = k.trigger_id WHERE k.key = ${req.key}`;
     if (owner && !actor.workflows.includes(owner.workflow)) {
       const why = `runtime key "${actor.label}" is not scoped to workflow "${owner.workflow}"`;
-      await auditRefusal(db, { chain: `effect:${req.key}`, actor, action: req.action, subjectType: 'effect', subjectId: req.key, after: req.to, reason: req.reason, why, request: ctx.request });
+      await auditRefusal(db, {
+        chain: `effect:${req.key}`,
+        actor,
+        action: req.action,
+        subjectType: 'effect',
+        subjectId: req.key,
+        after: req.to,
+        reason: req.reason,
+        why,
+        request: ctx.request,
+      });
       throw forbidden(why, { workflow: owner.workflow });
     }
   }
@@ -75,9 +97,12 @@ export async function transitionEffect(
   const reason = req.reason?.trim() || null;
   const receipt = req.receipt?.trim() || null;
   if (needs.has('reason') && !reason) throw invalid('reason', 'a reason is required for this decision');
-  if (needs.has('receipt') && !receipt) throw invalid('receipt', `${req.to} needs a provider receipt that can be looked up later (S2)`);
-  if (needs.has('evidence') && !req.evidence) throw invalid('evidence', 'the provider response is required as evidence');
-  if (needs.has('receipt_or_evidence') && !receipt && !req.evidence) throw invalid('receipt', 'give the provider receipt, or evidence that it was sent');
+  if (needs.has('receipt') && !receipt)
+    throw invalid('receipt', `${req.to} needs a provider receipt that can be looked up later (S2)`);
+  if (needs.has('evidence') && !req.evidence)
+    throw invalid('evidence', 'the provider response is required as evidence');
+  if (needs.has('receipt_or_evidence') && !receipt && !req.evidence)
+    throw invalid('receipt', 'give the provider receipt, or evidence that it was sent');
   if (req.to === 'done' && !receipt) {
     // Support resolving with evidence only: the evidence reference becomes the lookup handle (S2).
     throw invalid('receipt', 'done needs a receipt or an evidence reference that can be looked up later');
@@ -92,12 +117,16 @@ export async function transitionEffect(
   if (!row) throw notFound(`no effect ${req.key}${req.epoch ? ` at epoch ${req.epoch}` : ''}`, { field: 'key' });
   if (!row.ok) {
     const why = row.problem && row.problem !== 'transition not allowed' ? `: ${row.problem}` : '';
-    throw new LedgerError('invalid_transition', `cannot move ${req.key} (epoch ${row.epoch}) from ${row.from_state} to ${req.to}${why}`, {
-      state: row.from_state,
-      epoch: row.epoch,
-      changedBy: row.changed_by,
-      changedAt: row.changed_at,
-    });
+    throw new LedgerError(
+      'invalid_transition',
+      `cannot move ${req.key} (epoch ${row.epoch}) from ${row.from_state} to ${req.to}${why}`,
+      {
+        state: row.from_state,
+        epoch: row.epoch,
+        changedBy: row.changed_by,
+        changedAt: row.changed_at,
+      },
+    );
   }
   return {
     key: req.key,

@@ -9,7 +9,10 @@ import type { Classification, LookupResult, Provider, RawResponse, SendRequest }
 // fetch (undici, web streams, a new abort signal plumbing per call) cost more CPU than the ledger's
 // own queries. Idle sockets are dropped after 4 s, before a Node server's 5 s keep-alive timeout,
 // so a request is not written onto a socket the server is closing.
-const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }), https: new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }) };
+const agents = {
+  http: new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
+};
 
 function post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<RawResponse> {
   const u = new URL(url);
@@ -17,13 +20,19 @@ function post(url: string, headers: Record<string, string>, body: string, signal
   return new Promise((resolve, reject) => {
     const req = (secure ? https : http).request(
       u,
-      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: secure ? agents.https : agents.http, signal },
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: secure ? agents.https : agents.http,
+        signal,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const pairs: [string, string][] = [];
-          for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
+          for (let i = 0; i < res.rawHeaders.length; i += 2)
+            pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
           resolve({ status: res.statusCode ?? 0, headers: pairs, body: new Uint8Array(Buffer.concat(chunks)) });
         });
         res.on('error', reject);
@@ -49,7 +58,10 @@ function parse(raw: RawResponse): Record<string, unknown> | null {
   }
 }
 
-const evidenceOf = (raw: RawResponse, body: unknown) => ({ status: raw.status, body: body ?? new TextDecoder().decode(raw.body).slice(0, 2000) });
+const evidenceOf = (raw: RawResponse, body: unknown) => ({
+  status: raw.status,
+  body: body ?? new TextDecoder().decode(raw.body).slice(0, 2000),
+});
 
 /** A call that ended without a response: 'no' when provably nothing was sent (connection refused),
  *  'maybe' otherwise. Same shape as lib/providers/registry.ts callFailure, so executors treat it alike. */
@@ -61,7 +73,10 @@ export class SandboxProvider implements Provider {
   readonly supportsIdempotencyKey = true;
   readonly supportsReceiptLookup = true;
 
-  constructor(readonly baseUrl: string, readonly name = 'sandbox') {}
+  constructor(
+    readonly baseUrl: string,
+    readonly name = 'sandbox',
+  ) {}
 
   async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
     const { subject, body } = request.payload as { subject?: unknown; body?: unknown };
@@ -74,8 +89,11 @@ export class SandboxProvider implements Provider {
       );
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (code === 'ECONNREFUSED') throw callFailure('no', `sandbox at ${this.baseUrl} refused the connection: nothing was sent`, { code });
-      throw callFailure('maybe', `sandbox call ended without a response: ${(error as Error).message}`, { code: code ?? null });
+      if (code === 'ECONNREFUSED')
+        throw callFailure('no', `sandbox at ${this.baseUrl} refused the connection: nothing was sent`, { code });
+      throw callFailure('maybe', `sandbox call ended without a response: ${(error as Error).message}`, {
+        code: code ?? null,
+      });
     }
   }
 
@@ -83,15 +101,27 @@ export class SandboxProvider implements Provider {
     const body = parse(raw);
     const evidence = evidenceOf(raw, body);
     if (raw.status === 200 || raw.status === 201) {
-      if (body?.already_existed === true && typeof body.id === 'string') return { outcome: 'already_existed', reference: body.id, evidence };
+      if (body?.already_existed === true && typeof body.id === 'string')
+        return { outcome: 'already_existed', reference: body.id, evidence };
       if (body?.status === 'awaiting_completion') {
-        return { outcome: 'stuck', evidence: { ...evidence, why: 'the provider issued a one-shot completion token that was not redeemed: the message can never be completed' } };
+        return {
+          outcome: 'stuck',
+          evidence: {
+            ...evidence,
+            why: 'the provider issued a one-shot completion token that was not redeemed: the message can never be completed',
+          },
+        };
       }
-      if (typeof body?.id === 'string' && (body.status === 'delivered' || body.status === 'accepted')) return { outcome: 'done', receipt: body.id };
+      if (typeof body?.id === 'string' && (body.status === 'delivered' || body.status === 'accepted'))
+        return { outcome: 'done', receipt: body.id };
       return { outcome: 'unknown', evidence: { ...evidence, why: 'a success status without a receipt' } };
     }
-    if (raw.status >= 400 && raw.status < 500 && raw.status !== 408 && raw.status !== 429) return { outcome: 'failed', evidence };
-    return { outcome: 'unknown', evidence: { ...evidence, why: `status ${raw.status}: the message may or may not have been sent` } };
+    if (raw.status >= 400 && raw.status < 500 && raw.status !== 408 && raw.status !== 429)
+      return { outcome: 'failed', evidence };
+    return {
+      outcome: 'unknown',
+      evidence: { ...evidence, why: `status ${raw.status}: the message may or may not have been sent` },
+    };
   }
 
   async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
@@ -111,7 +141,10 @@ export class SandboxProvider implements Provider {
   /** Redeem a one-shot completion token (completion_token mode). */
   async complete(messageId: string, completionToken: string, signal?: AbortSignal): Promise<RawResponse> {
     const response = await fetch(`${this.baseUrl}/v1/messages/${encodeURIComponent(messageId)}/complete`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ completionToken }), signal,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ completionToken }),
+      signal,
     });
     return toRaw(response);
   }

@@ -104,7 +104,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const newId = () => `msg_${randomBytes(9).toString('base64url')}`;
   const deliver = (m: SandboxMessage) => {
     m.status = 'delivered';
-    deliveries.push({ messageId: m.id, to: m.to, subject: m.subject, body: m.body, idempotencyKey: m.idempotencyKey, at: new Date() });
+    deliveries.push({
+      messageId: m.id,
+      to: m.to,
+      subject: m.subject,
+      body: m.body,
+      idempotencyKey: m.idempotencyKey,
+      at: new Date(),
+    });
   };
   const takeRule = (to: string): Rule | undefined => {
     const rule = rules.find((r) => r.times > 0 && (!r.to || norm(r.to) === to));
@@ -112,11 +119,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     rules = rules.filter((r) => r.times > 0);
     return rule;
   };
-  const view = (m: SandboxMessage) => ({ id: m.id, to: m.to, status: m.status, createdAt: new Date(m.createdAt).toISOString() });
+  const view = (m: SandboxMessage) => ({
+    id: m.id,
+    to: m.to,
+    status: m.status,
+    createdAt: new Date(m.createdAt).toISOString(),
+  });
 
   const server = http.createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json', 'x-sandbox-request': randomBytes(6).toString('hex') });
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        'x-sandbox-request': randomBytes(6).toString('hex'),
+      });
       res.end(JSON.stringify(body));
     };
     try {
@@ -132,7 +147,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         const to = typeof json.to === 'string' ? norm(json.to) : '';
         const subject = typeof json.subject === 'string' ? json.subject : '';
         const body = typeof json.body === 'string' ? json.body : '';
-        if (!to.includes('@')) return send(400, { error: { type: 'invalid_request', message: '"to" must be an email address' } });
+        if (!to.includes('@'))
+          return send(400, { error: { type: 'invalid_request', message: '"to" must be an email address' } });
         const idem = req.headers['idempotency-key'];
         const idempotencyKey = typeof idem === 'string' ? idem : null;
         if (idempotencyKey && byIdempotencyKey.has(idempotencyKey)) {
@@ -141,7 +157,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         }
         const bodyHash = createHash('sha256').update(`${to}\n${subject}\n${body}`).digest('hex');
         const rule = takeRule(to);
-        const message: SandboxMessage = { id: newId(), to, subject, body, bodyHash, idempotencyKey, status: 'accepted', createdAt: Date.now() };
+        const message: SandboxMessage = {
+          id: newId(),
+          to,
+          subject,
+          body,
+          bodyHash,
+          idempotencyKey,
+          status: 'accepted',
+          createdAt: Date.now(),
+        };
         const keep = () => {
           messages.set(message.id, message);
           if (idempotencyKey) byIdempotencyKey.set(idempotencyKey, message.id);
@@ -180,7 +205,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           case 'accept_then_fail':
             keep();
             message.status = 'failed';
-            return send(201, { id: message.id, to, status: 'accepted', createdAt: new Date(message.createdAt).toISOString() });
+            return send(201, {
+              id: message.id,
+              to,
+              status: 'accepted',
+              createdAt: new Date(message.createdAt).toISOString(),
+            });
           case 'already_existed_failed': {
             let priorId = byBodyHash.get(bodyHash);
             if (!priorId) {
@@ -206,8 +236,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const complete = /^\/v1\/messages\/([\w-]+)\/complete$/.exec(url.pathname);
       if (req.method === 'POST' && complete) {
         const m = messages.get(complete[1]!);
-        if (!m || (m.status !== 'awaiting_completion' && !m.tokenUsed)) return send(404, { error: { type: 'not_found' } });
-        if (m.tokenUsed) return send(410, { error: { type: 'token_used', message: 'the completion token is one-shot and was already used' } });
+        if (!m || (m.status !== 'awaiting_completion' && !m.tokenUsed))
+          return send(404, { error: { type: 'not_found' } });
+        if (m.tokenUsed)
+          return send(410, {
+            error: { type: 'token_used', message: 'the completion token is one-shot and was already used' },
+          });
         if (json.completionToken !== m.completionToken) return send(403, { error: { type: 'bad_token' } });
         m.tokenUsed = true;
         deliver(m);
@@ -217,7 +251,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const lookup = /^\/v1\/messages\/([\w-]+)$/.exec(url.pathname);
       if (req.method === 'GET' && lookup) {
         const m = messages.get(lookup[1]!);
-        if (!m || Date.now() - m.createdAt < settleLagMs) return send(404, { error: { type: 'not_found', message: 'no such message' } });
+        if (!m || Date.now() - m.createdAt < settleLagMs)
+          return send(404, { error: { type: 'not_found', message: 'no such message' } });
         return send(200, view(m));
       }
 
@@ -227,8 +262,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       }
       if (url.pathname === '/_sandbox/fail' && req.method === 'POST') {
         const mode = json.mode as FailureMode;
-        if (!FAILURE_MODES.includes(mode)) return send(400, { error: { type: 'invalid_request', message: `mode must be one of ${FAILURE_MODES.join(', ')}` } });
-        rules.push({ mode, to: typeof json.to === 'string' ? json.to : undefined, times: typeof json.times === 'number' ? json.times : 1 });
+        if (!FAILURE_MODES.includes(mode))
+          return send(400, {
+            error: { type: 'invalid_request', message: `mode must be one of ${FAILURE_MODES.join(', ')}` },
+          });
+        rules.push({
+          mode,
+          to: typeof json.to === 'string' ? json.to : undefined,
+          times: typeof json.times === 'number' ? json.times : 1,
+        });
         return send(200, { ok: true });
       }
       send(404, { error: { type: 'not_found' } });

@@ -51,7 +51,10 @@ export class SmtpProvider implements Provider {
   private readonly transport: nodemailer.Transporter<SMTPTransport.SentMessageInfo>;
   private readonly domain: string;
 
-  constructor(name: string, readonly settings: SmtpSettings) {
+  constructor(
+    name: string,
+    readonly settings: SmtpSettings,
+  ) {
     this.name = name;
     this.supportsReceiptLookup = Boolean(settings.lookupUrl);
     this.domain = settings.messageIdDomain ?? settings.from.split('@')[1] ?? 'effect-ledger.local';
@@ -72,7 +75,10 @@ export class SmtpProvider implements Provider {
       // Our own socket with Nagle off: the message body goes out in several writes, and Nagle plus
       // the server's delayed ACK would add ~40 ms to every message. Connection errors keep their
       // syscall ('connect'), which is how send() knows nothing left this process.
-      getSocket: (_options: unknown, callback: (err: Error | null, socketOptions?: { connection: import('node:net').Socket }) => void) => {
+      getSocket: (
+        _options: unknown,
+        callback: (err: Error | null, socketOptions?: { connection: import('node:net').Socket }) => void,
+      ) => {
         const socket = connect({ host: settings.host, port: settings.port, noDelay: true });
         const onError = (err: Error) => callback(err);
         socket.once('error', onError);
@@ -100,16 +106,38 @@ export class SmtpProvider implements Provider {
         text: typeof payload.text === 'string' ? payload.text : '',
         ...(typeof payload.html === 'string' ? { html: payload.html } : {}),
         messageId,
-        headers: { 'Idempotency-Key': request.idempotencyKey, 'X-Effect-Key': encodeURIComponent(request.key), 'X-Effect-Epoch': String(request.epoch) },
+        headers: {
+          'Idempotency-Key': request.idempotencyKey,
+          'X-Effect-Key': encodeURIComponent(request.key),
+          'X-Effect-Epoch': String(request.epoch),
+        },
       });
-      return this.raw(250, messageId, info.response, { accepted: info.accepted.map(String), rejected: info.rejected.map(String) });
+      return this.raw(250, messageId, info.response, {
+        accepted: info.accepted.map(String),
+        rejected: info.rejected.map(String),
+      });
     } catch (error) {
-      const e = error as Error & { code?: string; responseCode?: number; response?: string; command?: string; syscall?: string };
+      const e = error as Error & {
+        code?: string;
+        responseCode?: number;
+        response?: string;
+        command?: string;
+        syscall?: string;
+      };
       // The server answered: its reply is the response (a refusal at RCPT, DATA or after the body).
-      if (typeof e.responseCode === 'number' && e.response) return this.raw(e.responseCode, messageId, e.response, { command: e.command ?? null });
+      if (typeof e.responseCode === 'number' && e.response)
+        return this.raw(e.responseCode, messageId, e.response, { command: e.command ?? null });
       // No connection was ever made, or nodemailer refused before talking: nothing left this process.
-      const neverConnected = e.syscall === 'connect' || e.syscall === 'getaddrinfo' || (e.code === 'EENVELOPE' && e.command === 'API') || e.code === 'EAUTH';
-      throw callFailure(neverConnected ? 'no' : 'maybe', `SMTP ${e.code ?? 'error'} at ${e.command ?? 'connection'}: ${e.message}`, { code: e.code ?? null, command: e.command ?? null, syscall: e.syscall ?? null });
+      const neverConnected =
+        e.syscall === 'connect' ||
+        e.syscall === 'getaddrinfo' ||
+        (e.code === 'EENVELOPE' && e.command === 'API') ||
+        e.code === 'EAUTH';
+      throw callFailure(
+        neverConnected ? 'no' : 'maybe',
+        `SMTP ${e.code ?? 'error'} at ${e.command ?? 'connection'}: ${e.message}`,
+        { code: e.code ?? null, command: e.command ?? null, syscall: e.syscall ?? null },
+      );
     }
   }
 
@@ -134,7 +162,15 @@ export class SmtpProvider implements Provider {
     // 4xx: transient refusal, 5xx: permanent. Either way the server did not take the message (S3).
     // 421: the service is closing the channel (shutting down, overloaded): nothing about this message,
     // so the caller should retry later rather than report the target as failed.
-    return { outcome: 'failed', evidence: { smtpStatus: response.status, reply, permanent: response.status >= 500, ...(response.status === 421 ? { unavailable: true } : {}) } };
+    return {
+      outcome: 'failed',
+      evidence: {
+        smtpStatus: response.status,
+        reply,
+        permanent: response.status >= 500,
+        ...(response.status === 421 ? { unavailable: true } : {}),
+      },
+    };
   }
 
   async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
@@ -147,9 +183,18 @@ export class SmtpProvider implements Provider {
     const raw: RawResponse = { status: res.status, headers: [...res.headers.entries()], body };
     if (res.status === 404) return { found: false, raw };
     if (res.status !== 200) throw new Error(`lookup at ${url.host} answered ${res.status}`);
-    const parsed = JSON.parse(new TextDecoder().decode(body)) as { found?: boolean; queueId?: string; state?: 'delivered' | 'accepted' | 'failed' };
+    const parsed = JSON.parse(new TextDecoder().decode(body)) as {
+      found?: boolean;
+      queueId?: string;
+      state?: 'delivered' | 'accepted' | 'failed';
+    };
     if (!parsed.found) return { found: false, raw };
-    return { found: true, receipt: parsed.queueId ? `${messageId} queue=${parsed.queueId}` : messageId, state: parsed.state ?? 'accepted', raw };
+    return {
+      found: true,
+      receipt: parsed.queueId ? `${messageId} queue=${parsed.queueId}` : messageId,
+      state: parsed.state ?? 'accepted',
+      raw,
+    };
   }
 
   close(): void {

@@ -31,7 +31,10 @@ export class WebhookProvider implements Provider {
   readonly supportsIdempotencyKey = true;
   readonly supportsReceiptLookup: boolean;
 
-  constructor(name: string, readonly settings: WebhookSettings) {
+  constructor(
+    name: string,
+    readonly settings: WebhookSettings,
+  ) {
     this.name = name;
     this.supportsReceiptLookup = Boolean(settings.lookupUrl);
     if (!settings.secret) throw new Error(`webhook provider ${name}: no signing secret (set WEBHOOK_SIGNING_SECRET)`);
@@ -52,10 +55,19 @@ export class WebhookProvider implements Provider {
 
   async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
     if (!this.hostAllowed(request.key, request.target)) {
-      throw callFailure('no', `host of ${request.target} is not configured for tool ${parseKey(request.key).tool}; nothing was sent`, { refused: 'host_not_allowed' });
+      throw callFailure(
+        'no',
+        `host of ${request.target} is not configured for tool ${parseKey(request.key).tool}; nothing was sent`,
+        { refused: 'host_not_allowed' },
+      );
     }
     const parsed = parseKey(request.key);
-    const body = JSON.stringify({ type: `${parsed.tool}.${parsed.action}`, recordId: parsed.recordId, epoch: request.epoch, data: request.payload });
+    const body = JSON.stringify({
+      type: `${parsed.tool}.${parsed.action}`,
+      recordId: parsed.recordId,
+      epoch: request.epoch,
+      data: request.payload,
+    });
     const timestamp = Math.floor(Date.now() / 1000);
     const id = request.idempotencyKey;
     let res: Response;
@@ -75,8 +87,13 @@ export class WebhookProvider implements Provider {
       });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; syscall?: string } }).cause;
-      const neverConnected = cause?.code === 'ECONNREFUSED' || cause?.code === 'ENOTFOUND' || cause?.syscall === 'connect';
-      throw callFailure(neverConnected ? 'no' : 'maybe', `webhook to ${new URL(request.target).host}: ${(error as Error).message}`, { code: cause?.code ?? null });
+      const neverConnected =
+        cause?.code === 'ECONNREFUSED' || cause?.code === 'ENOTFOUND' || cause?.syscall === 'connect';
+      throw callFailure(
+        neverConnected ? 'no' : 'maybe',
+        `webhook to ${new URL(request.target).host}: ${(error as Error).message}`,
+        { code: cause?.code ?? null },
+      );
     }
     return { status: res.status, headers: [...res.headers.entries()], body: new Uint8Array(await res.arrayBuffer()) };
   }
@@ -95,13 +112,26 @@ export class WebhookProvider implements Provider {
         }
       }
       // S2: a 2xx without anything we can look up later never reaches done on its own.
-      if (!receipt) return { outcome: 'unknown', evidence: { status: response.status, why: 'accepted without a receipt' } };
+      if (!receipt)
+        return { outcome: 'unknown', evidence: { status: response.status, why: 'accepted without a receipt' } };
       return { outcome: 'done', receipt };
     }
     if (response.status === 409 && header('location')) {
-      return { outcome: 'already_existed', reference: header('location')!, evidence: { status: 409, body: bodyText.slice(0, 2000) } };
+      return {
+        outcome: 'already_existed',
+        reference: header('location')!,
+        evidence: { status: 409, body: bodyText.slice(0, 2000) },
+      };
     }
-    if (response.status >= 500) return { outcome: 'unknown', evidence: { status: response.status, why: 'server error after the request was sent', body: bodyText.slice(0, 2000) } };
+    if (response.status >= 500)
+      return {
+        outcome: 'unknown',
+        evidence: {
+          status: response.status,
+          why: 'server error after the request was sent',
+          body: bodyText.slice(0, 2000),
+        },
+      };
     return { outcome: 'failed', evidence: { status: response.status, body: bodyText.slice(0, 2000) } };
   }
 
@@ -110,10 +140,17 @@ export class WebhookProvider implements Provider {
     const url = new URL(this.settings.lookupUrl);
     url.searchParams.set('receipt', receipt);
     const res = await fetch(url, { signal: signal ?? AbortSignal.timeout(10_000) });
-    const raw: RawResponse = { status: res.status, headers: [...res.headers.entries()], body: new Uint8Array(await res.arrayBuffer()) };
+    const raw: RawResponse = {
+      status: res.status,
+      headers: [...res.headers.entries()],
+      body: new Uint8Array(await res.arrayBuffer()),
+    };
     if (res.status === 404) return { found: false, raw };
     if (res.status !== 200) throw new Error(`lookup answered ${res.status}`);
-    const parsed = JSON.parse(new TextDecoder().decode(raw.body)) as { found?: boolean; state?: 'delivered' | 'accepted' | 'failed' };
+    const parsed = JSON.parse(new TextDecoder().decode(raw.body)) as {
+      found?: boolean;
+      state?: 'delivered' | 'accepted' | 'failed';
+    };
     return parsed.found ? { found: true, receipt, state: parsed.state ?? 'accepted', raw } : { found: false, raw };
   }
 }

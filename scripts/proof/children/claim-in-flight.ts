@@ -17,12 +17,23 @@ process.once('message', (order: InFlightOrder) => {
   void (async () => {
     const db = createDb(order.appUrl, 1);
     await db.$queryRaw`SELECT 1`;
-    const ledger = createLedger(directTransport({ db, actor: { kind: 'runtime', id: order.runtimeId, label: 'crash-matrix child', workflows: ['*'] } }));
+    const ledger = createLedger(
+      directTransport({
+        db,
+        actor: { kind: 'runtime', id: order.runtimeId, label: 'crash-matrix child', workflows: ['*'] },
+      }),
+    );
     const provider = new SandboxProvider(order.sandboxUrl);
     tell({ type: 'at', point: 'claim-in-flight', detail: { connected: true } });
-    const result = await ledger.effect(order.spec, ({ idempotencyKey, key, epoch, signal }) =>
-      provider.send({ key, epoch, idempotencyKey, target: order.spec.target, payload: order.payload }, signal), { provider });
+    const result = await ledger.effect(
+      order.spec,
+      ({ idempotencyKey, key, epoch, signal }) =>
+        provider.send({ key, epoch, idempotencyKey, target: order.spec.target, payload: order.payload }, signal),
+      { provider },
+    );
     tell({ type: 'finished', result });
-  })().catch((error: unknown) => tell({ type: 'error', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }));
+  })().catch((error: unknown) =>
+    tell({ type: 'error', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+  );
 });
 tell({ type: 'ready', pid: process.pid });

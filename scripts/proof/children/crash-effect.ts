@@ -30,17 +30,25 @@ async function run(order: CrashOrder): Promise<void> {
     // The claim request has not left this process: the claim cannot have committed.
     if (at === 'before-claim-commit' && url.endsWith('/effects/claim')) return reached(at, { url });
     const response = await fetch(input, init);
-    if (at === 'after-claim-commit' && url.endsWith('/effects/claim') && response.status === 201) return reached(at, { status: response.status });
-    if (at === 'after-response-stored' && /\/attempts\/[^/]+\/response$/.test(url) && response.ok) return reached(at, { status: response.status });
-    if (at === 'after-receipt-written' && url.endsWith('/effects/outcome') && response.ok) return reached(at, { status: response.status });
+    if (at === 'after-claim-commit' && url.endsWith('/effects/claim') && response.status === 201)
+      return reached(at, { status: response.status });
+    if (at === 'after-response-stored' && /\/attempts\/[^/]+\/response$/.test(url) && response.ok)
+      return reached(at, { status: response.status });
+    if (at === 'after-receipt-written' && url.endsWith('/effects/outcome') && response.ok)
+      return reached(at, { status: response.status });
     return response;
   };
-  const ledger = createLedger(httpTransport({ baseUrl: order.baseUrl, runtimeKey: order.runtimeKey, fetch: hookedFetch, retries: 0 }));
+  const ledger = createLedger(
+    httpTransport({ baseUrl: order.baseUrl, runtimeKey: order.runtimeKey, fetch: hookedFetch, retries: 0 }),
+  );
   const provider = new SandboxProvider(order.sandboxUrl);
   const result = await ledger.effect(
     order.spec,
     async ({ idempotencyKey, key, epoch, signal }) => {
-      const raw = await provider.send({ key, epoch, idempotencyKey, target: order.spec.target, payload: order.payload }, signal);
+      const raw = await provider.send(
+        { key, epoch, idempotencyKey, target: order.spec.target, payload: order.payload },
+        signal,
+      );
       // The provider answered; nothing of its answer has reached the ledger yet.
       if (at === 'after-provider-answer') return reached(at, { status: raw.status });
       return raw;
@@ -51,6 +59,8 @@ async function run(order: CrashOrder): Promise<void> {
 }
 
 process.once('message', (order: CrashOrder) => {
-  run(order).catch((error: unknown) => tell({ type: 'error', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }));
+  run(order).catch((error: unknown) =>
+    tell({ type: 'error', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+  );
 });
 tell({ type: 'ready', pid: process.pid });

@@ -13,13 +13,28 @@ import { approvePlanInput, resolveUnknownInput } from '../../../lib/ledger/index
 import { decideInput, requestBumpInput } from '../../../lib/approvals/bump.ts';
 import { createUserInput, updateUserInput } from '../../../lib/auth/users.ts';
 import { createRuntimeKeyInput, revokeRuntimeKeyInput, saveToolInput } from '../../../lib/auth/admin-commands.ts';
-import { approveReplayInput, cancelReplayInput, rejectReplayInput, replayControlInput, requestReplayInput } from '../../../lib/replay/index.ts';
+import {
+  approveReplayInput,
+  cancelReplayInput,
+  rejectReplayInput,
+  replayControlInput,
+  requestReplayInput,
+} from '../../../lib/replay/index.ts';
 import { makeKey, post, routeFetch, BASE } from '../../../tests/integration/api-support.ts';
 import { makeRun } from '../../../tests/helpers/factories.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
 import { changedTables, HOST, openAbuseEnv, pooled, rng, type AbuseEnv, type Who } from '../support/abuse-env.ts';
 import { Fixtures } from '../support/abuse-fixtures.ts';
-import { generateCases, namesField, HTML_INJECTION, INVALID_EMAILS, SQL_INJECTION, UNICODE_EDGES, WRONG_TYPES, type GeneratedCase } from '../support/abuse-input.ts';
+import {
+  generateCases,
+  namesField,
+  HTML_INJECTION,
+  INVALID_EMAILS,
+  SQL_INJECTION,
+  UNICODE_EDGES,
+  WRONG_TYPES,
+  type GeneratedCase,
+} from '../support/abuse-input.ts';
 import { renderEscapingCheck, renderMalformedPages } from '../support/abuse-render.tsx';
 import { z } from 'zod';
 
@@ -35,7 +50,19 @@ interface Target {
 
 const SEED = 20261130;
 // Path ids as a router would hand them over (decoded): a lone surrogate cannot travel in a URL at all.
-const uuidish = ['not-a-uuid', '00000000-0000-0000-0000-00000000000g', '1 OR 1=1', `'; DROP TABLE run; --`, '<script>alert(1)</script>', '\u202Eevil', '%00', '..%2F..%2Fetc%2Fpasswd', 'x'.repeat(3000), '😀', '\u0000'];
+const uuidish = [
+  'not-a-uuid',
+  '00000000-0000-0000-0000-00000000000g',
+  '1 OR 1=1',
+  `'; DROP TABLE run; --`,
+  '<script>alert(1)</script>',
+  '\u202Eevil',
+  '%00',
+  '..%2F..%2Fetc%2Fpasswd',
+  'x'.repeat(3000),
+  '😀',
+  '\u0000',
+];
 
 function textAnswer(status: number, body: string, nested: boolean): Answer {
   let field: unknown;
@@ -62,64 +89,153 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
   const token = (await makeKey(env.db)).token;
   const tool = await fx.tool();
   const run = await makeRun(env.db);
-  const claimed = await (await post('/effects/claim', { runId: run.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'r0', target: 'base@example.com' }, { token })).json() as { key: string; attemptId: string };
-  const api = (name: string, path: string | ((id: string) => string), template: Record<string, unknown>, schema: z.ZodType, targetFields?: Record<string, 'email'>): Target => {
+  const claimed = (await (
+    await post(
+      '/effects/claim',
+      { runId: run.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'r0', target: 'base@example.com' },
+      { token },
+    )
+  ).json()) as { key: string; attemptId: string };
+  const api = (
+    name: string,
+    path: string | ((id: string) => string),
+    template: Record<string, unknown>,
+    schema: z.ZodType,
+    targetFields?: Record<string, 'email'>,
+  ): Target => {
     const n = perTarget('agent API');
     const cases: Target['cases'] = generateCases({ template, schema, targetFields, json: true }, n, random);
     const send = async (c: GeneratedCase) => {
       const raw = c.raw ?? (c.value === undefined ? '' : JSON.stringify(c.value));
       const p = typeof path === 'string' ? path : path(run.runId);
-      const { status, text } = await readAll(await post(p, undefined, { token, raw, idempotencyKey: `bad-${randomUUID()}` }));
+      const { status, text } = await readAll(
+        await post(p, undefined, { token, raw, idempotencyKey: `bad-${randomUUID()}` }),
+      );
       return textAnswer(status, text, true);
     };
     return { group: 'agent API', name, cases, send };
   };
-  const claimTemplate = { runId: run.runId, tool: tool.name, action: 'campaign_welcome', recordId: 'r2', target: 'q@example.com' };
+  const claimTemplate = {
+    runId: run.runId,
+    tool: tool.name,
+    action: 'campaign_welcome',
+    recordId: 'r2',
+    target: 'q@example.com',
+  };
   const targets: Target[] = [
     api('POST /runs', '/runs', { workflow: 'wf_fuzz', triggerId: 'evt_fuzz' }, schemas.createRunBody),
-    api('POST /runs/{id}/plan', (id) => `/runs/${id}/plan`, { items: [{ tool: tool.name, action: 'campaign_welcome', recordId: 'r1', target: 'p@example.com' }] }, schemas.submitPlanBody, { 'items.0.target': 'email' }),
+    api(
+      'POST /runs/{id}/plan',
+      (id) => `/runs/${id}/plan`,
+      { items: [{ tool: tool.name, action: 'campaign_welcome', recordId: 'r1', target: 'p@example.com' }] },
+      schemas.submitPlanBody,
+      { 'items.0.target': 'email' },
+    ),
     api('POST /effects/claim', '/effects/claim', claimTemplate, schemas.claimBody, { target: 'email' }),
-    api('POST /effects/outcome', '/effects/outcome', { key: claimed.key, epoch: 1, outcome: 'done', receipt: 'msg' }, schemas.outcomeBody),
+    api(
+      'POST /effects/outcome',
+      '/effects/outcome',
+      { key: claimed.key, epoch: 1, outcome: 'done', receipt: 'msg' },
+      schemas.outcomeBody,
+    ),
     api('POST /effects/deletion', '/effects/deletion', { key: claimed.key, objectId: 'obj-1' }, schemas.deletionBody),
-    api('POST /attempts/{id}/response', `/attempts/${claimed.attemptId}/response`, { status: 200, headers: [['content-type', 'text/plain']], bodyBase64: 'aGk=' }, schemas.attemptResponseBody),
+    api(
+      'POST /attempts/{id}/response',
+      `/attempts/${claimed.attemptId}/response`,
+      { status: 200, headers: [['content-type', 'text/plain']], bodyBase64: 'aGk=' },
+      schemas.attemptResponseBody,
+    ),
     api('POST /runs/{id}/replay', (id) => `/runs/${id}/replay`, {}, schemas.replayBody),
   ];
   // Semantic cases the schema cannot see: unregistered tools and actions, unknown ids and keys.
   const claimTarget = targets[2]!;
   const semantic = Math.max(4, Math.round(perTarget('agent API') / 6));
   for (let i = 0; i < semantic; i++) {
-    claimTarget.cases.push({ value: { ...claimTemplate, tool: `unregistered_${i}` }, label: 'unregistered tool', field: 'tool', kind: 'type', semantic: true });
-    claimTarget.cases.push({ value: { ...claimTemplate, action: `unregistered_${i}` }, label: 'unregistered action', field: 'action', kind: 'type', semantic: true });
-    claimTarget.cases.push({ value: { ...claimTemplate, runId: randomUUID() }, label: 'unknown run', field: 'runId', kind: 'type', semantic: true });
-    targets[3]!.cases.push({ value: { key: `no-such-key-${i}`, epoch: 1, outcome: 'done', receipt: 'm' }, label: 'unknown key', field: 'key', kind: 'type', semantic: true });
-    targets[4]!.cases.push({ value: { key: `no-such-key-${i}`, objectId: 'o' }, label: 'unknown key', field: 'key', kind: 'type', semantic: true });
+    claimTarget.cases.push({
+      value: { ...claimTemplate, tool: `unregistered_${i}` },
+      label: 'unregistered tool',
+      field: 'tool',
+      kind: 'type',
+      semantic: true,
+    });
+    claimTarget.cases.push({
+      value: { ...claimTemplate, action: `unregistered_${i}` },
+      label: 'unregistered action',
+      field: 'action',
+      kind: 'type',
+      semantic: true,
+    });
+    claimTarget.cases.push({
+      value: { ...claimTemplate, runId: randomUUID() },
+      label: 'unknown run',
+      field: 'runId',
+      kind: 'type',
+      semantic: true,
+    });
+    targets[3]!.cases.push({
+      value: { key: `no-such-key-${i}`, epoch: 1, outcome: 'done', receipt: 'm' },
+      label: 'unknown key',
+      field: 'key',
+      kind: 'type',
+      semantic: true,
+    });
+    targets[4]!.cases.push({
+      value: { key: `no-such-key-${i}`, objectId: 'o' },
+      label: 'unknown key',
+      field: 'key',
+      kind: 'type',
+      semantic: true,
+    });
   }
   // Path parameters: GET /runs/{runId} and POST .../plan with malformed ids.
   const params: Target = {
-    group: 'agent API', name: 'path parameters (runId, attemptId)',
+    group: 'agent API',
+    name: 'path parameters (runId, attemptId)',
     cases: uuidish.flatMap((v) => [
       { value: v, label: `GET /runs/${JSON.stringify(v).slice(0, 20)}`, field: 'runId', kind: 'type' as const },
-      { value: v, label: `POST /attempts/${JSON.stringify(v).slice(0, 20)}/response`, field: 'attemptId', kind: 'type' as const },
+      {
+        value: v,
+        label: `POST /attempts/${JSON.stringify(v).slice(0, 20)}/response`,
+        field: 'attemptId',
+        kind: 'type' as const,
+      },
     ]),
     send: async (c) => {
       const id = encodeURIComponent(c.value as string);
-      const res = c.field === 'runId'
-        ? await routeFetch(`${BASE}/api/v1/runs/${id}`, { headers: { authorization: `Bearer ${token}` } })
-        : await post(`/attempts/${id}/response`, { status: 200, headers: [], bodyBase64: '' }, { token });
+      const res =
+        c.field === 'runId'
+          ? await routeFetch(`${BASE}/api/v1/runs/${id}`, { headers: { authorization: `Bearer ${token}` } })
+          : await post(`/attempts/${id}/response`, { status: 200, headers: [], bodyBase64: '' }, { token });
       const { status, text } = await readAll(res);
       return textAnswer(status, text, true);
     },
   };
-  if (!refusedAll(runParams, params.cases.map((c) => ({ runId: c.value })))) throw new Error('a path parameter case is a valid uuid');
+  if (
+    !refusedAll(
+      runParams,
+      params.cases.map((c) => ({ runId: c.value })),
+    )
+  )
+    throw new Error('a path parameter case is a valid uuid');
   targets.push(params);
   // Headers: a malformed Idempotency-Key on an otherwise valid claim.
   targets.push({
-    group: 'agent API', name: 'Idempotency-Key header',
-    cases: ['', 'has space', 'x'.repeat(256), 'a\tb', 'é', 'ab\u007f', 'ü'.repeat(10)].map((v) => ({ value: v, label: `Idempotency-Key ${JSON.stringify(v).slice(0, 20)}`, field: 'Idempotency-Key', kind: 'type' as const })),
+    group: 'agent API',
+    name: 'Idempotency-Key header',
+    cases: ['', 'has space', 'x'.repeat(256), 'a\tb', 'é', 'ab\u007f', 'ü'.repeat(10)].map((v) => ({
+      value: v,
+      label: `Idempotency-Key ${JSON.stringify(v).slice(0, 20)}`,
+      field: 'Idempotency-Key',
+      kind: 'type' as const,
+    })),
     send: async (c) => {
       const headers = new Headers({ 'content-type': 'application/json', authorization: `Bearer ${token}` });
       headers.set('idempotency-key', c.value as string);
-      const res = await routeFetch(`${BASE}/api/v1/effects/claim`, { method: 'POST', headers, body: JSON.stringify({ ...claimTemplate, recordId: `idem-${randomUUID()}` }) });
+      const res = await routeFetch(`${BASE}/api/v1/effects/claim`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ ...claimTemplate, recordId: `idem-${randomUUID()}` }),
+      });
       const { status, text } = await readAll(res);
       return textAnswer(status, text, true);
     },
@@ -136,36 +252,195 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
   const keyRow = await fx.runtimeKeyRow();
   const someone = await env.newUser('support', 'target-user');
   const wrongHash = 'f'.repeat(64);
-  const action = (name: string, who: Who, call: (input: unknown) => Promise<{ ok: boolean; code?: string; field?: string }>, template: Record<string, unknown>, schema: z.ZodType, semantic: Record<string, unknown>[] = []): Target => {
+  const action = (
+    name: string,
+    who: Who,
+    call: (input: unknown) => Promise<{ ok: boolean; code?: string; field?: string }>,
+    template: Record<string, unknown>,
+    schema: z.ZodType,
+    semantic: Record<string, unknown>[] = [],
+  ): Target => {
     const cases: Target['cases'] = generateCases({ template, schema }, perTarget('server actions'), random);
-    for (const s of semantic) cases.push({ value: { ...template, ...s }, label: `semantic ${Object.keys(s).join(',')}`, field: Object.keys(s)[0]!, kind: 'type', semantic: true });
+    for (const s of semantic)
+      cases.push({
+        value: { ...template, ...s },
+        label: `semantic ${Object.keys(s).join(',')}`,
+        field: Object.keys(s)[0]!,
+        kind: 'type',
+        semantic: true,
+      });
     return {
-      group: 'server actions', name, cases,
+      group: 'server actions',
+      name,
+      cases,
       send: async (c) => {
         const r = await env.as(who, () => call(c.value));
-        const status = r.ok ? 200 : r.code === 'internal' ? 500 : r.code === 'validation' ? 422 : r.code === 'not_found' ? 404 : r.code === 'forbidden' ? 403 : r.code === 'unauthenticated' ? 401 : 409;
+        const status = r.ok
+          ? 200
+          : r.code === 'internal'
+            ? 500
+            : r.code === 'validation'
+              ? 422
+              : r.code === 'not_found'
+                ? 404
+                : r.code === 'forbidden'
+                  ? 403
+                  : r.code === 'unauthenticated'
+                    ? 401
+                    : 409;
         return { status, field: r.ok ? undefined : r.field, body: JSON.stringify(r).slice(0, 300) };
       },
     };
   };
   targets.push(
-    action('approvePlanAction', 'operator', ledger.approvePlanAction, { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'ok' }, approvePlanInput, [{ planId: randomUUID() }, { itemsHash: wrongHash }]),
-    action('revokeAction', 'operator', ledger.revokeAction, { keys: [done.key], reason: 'customer asked' }, z.strictObject({ keys: z.array(z.string().min(1).max(4096)).min(1).max(10_000), reason: z.string().trim().min(1).max(2000) }), [{ keys: ['no-such-key'] }]),
-    action('resolveUnknownAction', 'support', ledger.resolveUnknownAction, { key: unknown.key, outcome: 'sent', receipt: 'msg_9', reason: 'seen in provider log' }, resolveUnknownInput, [{ key: 'no-such-key' }]),
-    action('requestBumpAction', 'operator', ledger.requestBumpAction, { keys: [done.key], reason: 'resend' }, requestBumpInput, [{ keys: ['no-such-key'] }]),
-    action('decideBumpAction', 'operator', ledger.decideBumpAction, { requestId: bump.requestId, setHash: bump.setHash, decision: 'approve' }, decideInput, [{ requestId: randomUUID() }, { setHash: wrongHash }]),
-    action('createUserAction', 'admin', admin.createUserAction, { email: `new-${randomUUID().slice(0, 8)}@example.com`, name: 'New', role: 'support', password: 'another-long-password' }, createUserInput, [{ email: env.users.auditor.email }]),
-    action('updateUserAction', 'admin', admin.updateUserAction, { userId: someone.id, role: 'auditor', reason: 'moved team' }, updateUserInput, [{ userId: randomUUID() }, { userId: env.users.admin.id, role: 'support' }]),
-    action('createRuntimeKeyAction', 'admin', admin.createRuntimeKeyAction, { name: `k-${randomUUID().slice(0, 8)}`, workflows: '*' }, createRuntimeKeyInput),
-    action('revokeRuntimeKeyAction', 'admin', admin.revokeRuntimeKeyAction, { keyId: keyRow.id, reason: 'rotated' }, revokeRuntimeKeyInput, [{ keyId: randomUUID() }]),
-    action('requestReplayAction', 'operator', replay.requestReplayAction, { runId: approvedRun, confirmCount: 1, reason: 'crashed run' }, requestReplayInput, [{ runId: randomUUID() }, { confirmCount: 7 }]),
-    action('approveReplayAction', 'operator', replay.approveReplayAction, { approvalRequestId: awaiting.approvalRequestId!, setHash: awaiting.setHash }, approveReplayInput, [{ approvalRequestId: randomUUID() }, { setHash: wrongHash }]),
-    action('rejectReplayAction', 'operator', replay.rejectReplayAction, { approvalRequestId: awaiting.approvalRequestId!, reason: 'wrong run' }, rejectReplayInput, [{ approvalRequestId: randomUUID() }]),
-    action('startReplayAction', 'operator', replay.startReplayAction, { replayId: awaiting.replayId }, replayControlInput, [{ replayId: randomUUID() }]),
-    action('pauseReplayAction', 'operator', replay.pauseReplayAction, { replayId: awaiting.replayId }, replayControlInput, [{ replayId: randomUUID() }]),
-    action('resumeReplayAction', 'operator', replay.resumeReplayAction, { replayId: awaiting.replayId }, replayControlInput, [{ replayId: randomUUID() }]),
-    action('cancelReplayAction', 'operator', replay.cancelReplayAction, { replayId: awaiting.replayId, reason: 'not now' }, cancelReplayInput, [{ replayId: randomUUID() }]),
-    action('saveToolAction', 'admin', admin.saveToolAction, { name: `tool_${randomUUID().slice(0, 8)}`, actions: 'a', targetType: 'email', provider: 'sandbox', generatedInputs: 'subject' }, saveToolInput),
+    action(
+      'approvePlanAction',
+      'operator',
+      ledger.approvePlanAction,
+      { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'ok' },
+      approvePlanInput,
+      [{ planId: randomUUID() }, { itemsHash: wrongHash }],
+    ),
+    action(
+      'revokeAction',
+      'operator',
+      ledger.revokeAction,
+      { keys: [done.key], reason: 'customer asked' },
+      z.strictObject({
+        keys: z.array(z.string().min(1).max(4096)).min(1).max(10_000),
+        reason: z.string().trim().min(1).max(2000),
+      }),
+      [{ keys: ['no-such-key'] }],
+    ),
+    action(
+      'resolveUnknownAction',
+      'support',
+      ledger.resolveUnknownAction,
+      { key: unknown.key, outcome: 'sent', receipt: 'msg_9', reason: 'seen in provider log' },
+      resolveUnknownInput,
+      [{ key: 'no-such-key' }],
+    ),
+    action(
+      'requestBumpAction',
+      'operator',
+      ledger.requestBumpAction,
+      { keys: [done.key], reason: 'resend' },
+      requestBumpInput,
+      [{ keys: ['no-such-key'] }],
+    ),
+    action(
+      'decideBumpAction',
+      'operator',
+      ledger.decideBumpAction,
+      { requestId: bump.requestId, setHash: bump.setHash, decision: 'approve' },
+      decideInput,
+      [{ requestId: randomUUID() }, { setHash: wrongHash }],
+    ),
+    action(
+      'createUserAction',
+      'admin',
+      admin.createUserAction,
+      {
+        email: `new-${randomUUID().slice(0, 8)}@example.com`,
+        name: 'New',
+        role: 'support',
+        password: 'another-long-password',
+      },
+      createUserInput,
+      [{ email: env.users.auditor.email }],
+    ),
+    action(
+      'updateUserAction',
+      'admin',
+      admin.updateUserAction,
+      { userId: someone.id, role: 'auditor', reason: 'moved team' },
+      updateUserInput,
+      [{ userId: randomUUID() }, { userId: env.users.admin.id, role: 'support' }],
+    ),
+    action(
+      'createRuntimeKeyAction',
+      'admin',
+      admin.createRuntimeKeyAction,
+      { name: `k-${randomUUID().slice(0, 8)}`, workflows: '*' },
+      createRuntimeKeyInput,
+    ),
+    action(
+      'revokeRuntimeKeyAction',
+      'admin',
+      admin.revokeRuntimeKeyAction,
+      { keyId: keyRow.id, reason: 'rotated' },
+      revokeRuntimeKeyInput,
+      [{ keyId: randomUUID() }],
+    ),
+    action(
+      'requestReplayAction',
+      'operator',
+      replay.requestReplayAction,
+      { runId: approvedRun, confirmCount: 1, reason: 'crashed run' },
+      requestReplayInput,
+      [{ runId: randomUUID() }, { confirmCount: 7 }],
+    ),
+    action(
+      'approveReplayAction',
+      'operator',
+      replay.approveReplayAction,
+      { approvalRequestId: awaiting.approvalRequestId!, setHash: awaiting.setHash },
+      approveReplayInput,
+      [{ approvalRequestId: randomUUID() }, { setHash: wrongHash }],
+    ),
+    action(
+      'rejectReplayAction',
+      'operator',
+      replay.rejectReplayAction,
+      { approvalRequestId: awaiting.approvalRequestId!, reason: 'wrong run' },
+      rejectReplayInput,
+      [{ approvalRequestId: randomUUID() }],
+    ),
+    action(
+      'startReplayAction',
+      'operator',
+      replay.startReplayAction,
+      { replayId: awaiting.replayId },
+      replayControlInput,
+      [{ replayId: randomUUID() }],
+    ),
+    action(
+      'pauseReplayAction',
+      'operator',
+      replay.pauseReplayAction,
+      { replayId: awaiting.replayId },
+      replayControlInput,
+      [{ replayId: randomUUID() }],
+    ),
+    action(
+      'resumeReplayAction',
+      'operator',
+      replay.resumeReplayAction,
+      { replayId: awaiting.replayId },
+      replayControlInput,
+      [{ replayId: randomUUID() }],
+    ),
+    action(
+      'cancelReplayAction',
+      'operator',
+      replay.cancelReplayAction,
+      { replayId: awaiting.replayId, reason: 'not now' },
+      cancelReplayInput,
+      [{ replayId: randomUUID() }],
+    ),
+    action(
+      'saveToolAction',
+      'admin',
+      admin.saveToolAction,
+      {
+        name: `tool_${randomUUID().slice(0, 8)}`,
+        actions: 'a',
+        targetType: 'email',
+        provider: 'sandbox',
+        generatedInputs: 'subject',
+      },
+      saveToolInput,
+    ),
   );
   // startReplay / pause / resume on a replay awaiting approval are state conflicts, not malformed input:
   // only the schema-refused cases and the unknown ids above are sent to them.
@@ -176,24 +451,54 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
   const consoleGet = (url: string, handler: (req: Request, ctx: never) => Promise<Response>, ctx: unknown) =>
     handler(new Request(url, { headers: { host: HOST, cookie: auditorCookie } }), ctx as never);
   targets.push({
-    group: 'console routes', name: 'GET /api/console/replays/{id}/progress',
-    cases: uuidish.map((v) => ({ value: v, label: `replayId ${JSON.stringify(v).slice(0, 20)}`, field: 'replayId', kind: 'type' as const })),
+    group: 'console routes',
+    name: 'GET /api/console/replays/{id}/progress',
+    cases: uuidish.map((v) => ({
+      value: v,
+      label: `replayId ${JSON.stringify(v).slice(0, 20)}`,
+      field: 'replayId',
+      kind: 'type' as const,
+    })),
     send: async (c) => {
-      const { status, text } = await readAll(await consoleGet(`http://${HOST}/api/console/replays/${encodeURIComponent(c.value as string)}/progress`, progress, { params: Promise.resolve({ replayId: c.value }) }));
+      const { status, text } = await readAll(
+        await consoleGet(
+          `http://${HOST}/api/console/replays/${encodeURIComponent(c.value as string)}/progress`,
+          progress,
+          { params: Promise.resolve({ replayId: c.value }) },
+        ),
+      );
       return textAnswer(status, text, false);
     },
   });
   const filterValues: [string, string][] = [
-    ['from', 'not-a-date'], ['to', '2026-13-45T99:99'], ['from', '<script>alert(1)</script>'], ['outcome', 'maybe'], ['outcome', `' OR 1=1 --`],
-    ['action', 'x\u0000y'], ['actor', '\u0000'], ['target', 'a\u0000@example.com'], ['run', 'x\u0000'], ['from', '\uD800'], ['to', '1e309'], ['format', 'xml'],
+    ['from', 'not-a-date'],
+    ['to', '2026-13-45T99:99'],
+    ['from', '<script>alert(1)</script>'],
+    ['outcome', 'maybe'],
+    ['outcome', `' OR 1=1 --`],
+    ['action', 'x\u0000y'],
+    ['actor', '\u0000'],
+    ['target', 'a\u0000@example.com'],
+    ['run', 'x\u0000'],
+    ['from', '\uD800'],
+    ['to', '1e309'],
+    ['format', 'xml'],
   ];
   targets.push({
-    group: 'console routes', name: 'GET /api/console/audit/export',
-    cases: filterValues.map(([k, v]) => ({ value: [k, v], label: `${k}=${JSON.stringify(v).slice(0, 24)}`, field: k, kind: 'type' as const })),
+    group: 'console routes',
+    name: 'GET /api/console/audit/export',
+    cases: filterValues.map(([k, v]) => ({
+      value: [k, v],
+      label: `${k}=${JSON.stringify(v).slice(0, 24)}`,
+      field: k,
+      kind: 'type' as const,
+    })),
     send: async (c) => {
       const [k, v] = c.value as [string, string];
       const q = new URLSearchParams({ format: 'csv', [k]: v });
-      const { status, text } = await readAll(await consoleGet(`http://${HOST}/api/console/audit/export?${q}`, exportRoute, undefined));
+      const { status, text } = await readAll(
+        await consoleGet(`http://${HOST}/api/console/audit/export?${q}`, exportRoute, undefined),
+      );
       return textAnswer(status, text, false);
     },
   });
@@ -214,8 +519,14 @@ async function actions() {
 
 async function routes() {
   return {
-    progress: (await import('../../../app/api/console/replays/[replayId]/progress/route.ts')).GET as unknown as (req: Request, ctx: never) => Promise<Response>,
-    exportRoute: (await import('../../../app/api/console/audit/export/route.ts')).GET as unknown as (req: Request, ctx: never) => Promise<Response>,
+    progress: (await import('../../../app/api/console/replays/[replayId]/progress/route.ts')).GET as unknown as (
+      req: Request,
+      ctx: never,
+    ) => Promise<Response>,
+    exportRoute: (await import('../../../app/api/console/audit/export/route.ts')).GET as unknown as (
+      req: Request,
+      ctx: never,
+    ) => Promise<Response>,
   };
 }
 
@@ -236,18 +547,26 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
   try {
     const fx = new Fixtures(env);
     // Full: 7 POST bodies x 700 + 17 actions x 330 + fixed cases = over 10,000. Reduced: about 300.
-    const targets = await buildTargets(env, fx, (group) => (group === 'agent API' ? (full ? 700 : 14) : full ? 330 : 9));
+    const targets = await buildTargets(env, fx, (group) =>
+      group === 'agent API' ? (full ? 700 : 14) : full ? 330 : 9,
+    );
     const all = targets.flatMap((t) => t.cases.map((c) => ({ t, c })));
     ctx.log(`bad input: ${all.length} cases over ${targets.length} entry points`);
     const tallies = new Map<string, Tally>();
     const tallyOf = (group: string) => {
       let x = tallies.get(group);
-      if (!x) tallies.set(group, (x = { trials: 0, non4xx: [], twoxx: 0, fivexx: 0, unnamed: [], semantic: 0, statuses: new Map() }));
+      if (!x)
+        tallies.set(
+          group,
+          (x = { trials: 0, non4xx: [], twoxx: 0, fivexx: 0, unnamed: [], semantic: 0, statuses: new Map() }),
+        );
       return x;
     };
     const stateChanges: string[] = [];
     const chunk = full ? 400 : 60;
-    const refusalsBefore = Number((await env.owner<{ n: string }>(`SELECT count(*) AS n FROM audit_entry WHERE outcome = 'refused'`))[0]!.n);
+    const refusalsBefore = Number(
+      (await env.owner<{ n: string }>(`SELECT count(*) AS n FROM audit_entry WHERE outcome = 'refused'`))[0]!.n,
+    );
     for (let i = 0; i < all.length; i += chunk) {
       const slice = all.slice(i, i + chunk);
       const before = await env.fingerprint();
@@ -272,7 +591,8 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
             stateChanges.push(`${t.name} [${c.label}] changed ${moved.join(', ')}`);
           }
         }
-        if (!found) stateChanges.push(`cases ${i}-${i + slice.length} changed ${changed.join(', ')} (not reproduced one by one)`);
+        if (!found)
+          stateChanges.push(`cases ${i}-${i + slice.length} changed ${changed.join(', ')} (not reproduced one by one)`);
       }
       slice.forEach(({ t, c }, j) => {
         const a = answers[j]!;
@@ -285,31 +605,58 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
           else x.fivexx++;
           x.non4xx.push(`${t.name} [${c.label}] -> ${a.status} ${a.body.slice(0, 160)}`);
         } else if (!(c as { semantic?: boolean }).semantic && !namesField(c.field, a.field)) {
-          x.unnamed.push(`${t.name} [${c.label}] -> ${a.status} field=${JSON.stringify(a.field)} (expected ${c.field})`);
+          x.unnamed.push(
+            `${t.name} [${c.label}] -> ${a.status} field=${JSON.stringify(a.field)} (expected ${c.field})`,
+          );
         }
       });
       ctx.log(`bad input: ${Math.min(i + chunk, all.length)}/${all.length}`);
     }
-    const refusalsAfter = Number((await env.owner<{ n: string }>(`SELECT count(*) AS n FROM audit_entry WHERE outcome = 'refused'`))[0]!.n);
+    const refusalsAfter = Number(
+      (await env.owner<{ n: string }>(`SELECT count(*) AS n FROM audit_entry WHERE outcome = 'refused'`))[0]!.n,
+    );
     const rows: ProofRow[] = [];
     for (const [group, x] of tallies) {
-      const codes = [...x.statuses.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(', ');
+      const codes = [...x.statuses.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(', ');
       const changes = stateChanges.filter((s) => targets.some((t) => t.group === group && s.startsWith(t.name))).length;
       rows.push({
-        tried: `${group}: generated malformed input on ${targets.filter((t) => t.group === group).map((t) => t.name).join(', ')}`,
+        tried: `${group}: generated malformed input on ${targets
+          .filter((t) => t.group === group)
+          .map((t) => t.name)
+          .join(', ')}`,
         trials: x.trials,
         lost: 0,
         duplicated: 0,
         unauthorized: x.non4xx.length + changes,
-        observed: `statuses ${codes}; ${x.trials - x.unnamed.length - x.semantic} of ${x.trials - x.semantic} schema-refused cases named the mutated field` +
+        observed:
+          `statuses ${codes}; ${x.trials - x.unnamed.length - x.semantic} of ${x.trials - x.semantic} schema-refused cases named the mutated field` +
           `${x.semantic ? `; ${x.semantic} semantic cases (unknown ids, unregistered tools, wrong hashes)` : ''}; ${changes} changed a row` +
-          (x.non4xx.length ? `; not 4xx: ${x.non4xx.slice(0, 3).join(' | ')}` : '') + (x.unnamed.length ? `; field not named: ${x.unnamed.slice(0, 3).join(' | ')}` : ''),
+          (x.non4xx.length ? `; not 4xx: ${x.non4xx.slice(0, 3).join(' | ')}` : '') +
+          (x.unnamed.length ? `; field not named: ${x.unnamed.slice(0, 3).join(' | ')}` : ''),
       });
     }
     const unattributed = stateChanges.filter((s) => s.startsWith('cases ')).length;
-    if (unattributed) rows.push({ tried: 'state changes not attributable to one case', trials: unattributed, lost: 0, duplicated: 0, unauthorized: unattributed, observed: stateChanges.filter((s) => s.startsWith('cases ')).join(' | ') });
+    if (unattributed)
+      rows.push({
+        tried: 'state changes not attributable to one case',
+        trials: unattributed,
+        lost: 0,
+        duplicated: 0,
+        unauthorized: unattributed,
+        observed: stateChanges.filter((s) => s.startsWith('cases ')).join(' | '),
+      });
 
-    const render = await renderEscapingCheck(env, fx, { payloads: [...HTML_INJECTION, ...SQL_INJECTION.slice(0, 3), ...UNICODE_EDGES.filter((u) => !u.includes('\u0000')).slice(0, 6)], full });
+    const render = await renderEscapingCheck(env, fx, {
+      payloads: [
+        ...HTML_INJECTION,
+        ...SQL_INJECTION.slice(0, 3),
+        ...UNICODE_EDGES.filter((u) => !u.includes('\u0000')).slice(0, 6),
+      ],
+      full,
+    });
     rows.push(render.row);
     rows.push(await renderMalformedPages(env, (await makeRun(env.db)).runId, { full }));
     rows.push(await signInCases(env, full));
@@ -339,8 +686,18 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
  */
 async function signInCases(env: AbuseEnv, full: boolean): Promise<ProofRow> {
   const { authOptions } = await import('../../../lib/auth/options.ts');
-  const provider = authOptions().providers[0] as unknown as { options: { authorize: (c: Record<string, unknown>, req: unknown) => Promise<unknown> } };
-  const values: unknown[] = [...WRONG_TYPES, ...SQL_INJECTION, ...HTML_INJECTION, ...UNICODE_EDGES, ...INVALID_EMAILS, 'x'.repeat(100_000), undefined];
+  const provider = authOptions().providers[0] as unknown as {
+    options: { authorize: (c: Record<string, unknown>, req: unknown) => Promise<unknown> };
+  };
+  const values: unknown[] = [
+    ...WRONG_TYPES,
+    ...SQL_INJECTION,
+    ...HTML_INJECTION,
+    ...UNICODE_EDGES,
+    ...INVALID_EMAILS,
+    'x'.repeat(100_000),
+    undefined,
+  ];
   const victim = env.users.auditor;
   const allowed = new Set(['Email or password is not right.', 'Enter your email and password.']);
   const random = rng(SEED + 1);
@@ -349,23 +706,40 @@ async function signInCases(env: AbuseEnv, full: boolean): Promise<ProofRow> {
     cases.push({ email: v, password: 'whatever-password', label: `email=${JSON.stringify(v)?.slice(0, 20)}` });
     cases.push({ email: victim.email, password: v, label: `password=${JSON.stringify(v)?.slice(0, 20)}` });
   }
-  while (full && cases.length < 400) cases.push({ email: values[Math.floor(random() * values.length)], password: values[Math.floor(random() * values.length)], label: 'random pair' });
-  let signedIn = 0, internal = 0, limited = 0;
+  while (full && cases.length < 400)
+    cases.push({
+      email: values[Math.floor(random() * values.length)],
+      password: values[Math.floor(random() * values.length)],
+      label: 'random pair',
+    });
+  let signedIn = 0,
+    internal = 0,
+    limited = 0;
   const examples: string[] = [];
   for (const [i, c] of cases.entries()) {
     try {
-      await provider.options.authorize({ email: c.email, password: c.password }, { headers: { 'x-forwarded-for': `198.18.${Math.floor(i / 250)}.${i % 250}` } });
+      await provider.options.authorize(
+        { email: c.email, password: c.password },
+        { headers: { 'x-forwarded-for': `198.18.${Math.floor(i / 250)}.${i % 250}` } },
+      );
       signedIn++;
       examples.push(`${c.label}: signed in`);
     } catch (error) {
       const message = (error as Error).message;
       if (message.startsWith('Too many failed sign-ins')) limited++;
-      else if (!allowed.has(message)) { internal++; examples.push(`${c.label}: ${message.slice(0, 100)}`); }
+      else if (!allowed.has(message)) {
+        internal++;
+        examples.push(`${c.label}: ${message.slice(0, 100)}`);
+      }
     }
   }
   return {
-    tried: 'sign-in (credentials) with malformed emails and passwords: wrong types, injection strings, Unicode edge cases, invalid and huge addresses',
-    trials: cases.length, lost: 0, duplicated: 0, unauthorized: signedIn + internal,
+    tried:
+      'sign-in (credentials) with malformed emails and passwords: wrong types, injection strings, Unicode edge cases, invalid and huge addresses',
+    trials: cases.length,
+    lost: 0,
+    duplicated: 0,
+    unauthorized: signedIn + internal,
     observed: `${signedIn} signed in, ${internal} answered with something other than the form's own message, ${limited} refused by the per-account rate limit${examples.length ? `: ${examples.slice(0, 4).join(' | ')}` : ''}`,
   };
 }

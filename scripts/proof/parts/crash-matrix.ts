@@ -23,8 +23,24 @@ import { reconcileOnce, type ReconcileResult } from '../../../lib/replay/reconci
 import { makeKey } from '../../../tests/integration/api-support.ts';
 import { makeRun, makeTool } from '../../../tests/helpers/factories.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
-import { CRASH_POINTS, type ChildMessage, type CrashOrder, type CrashPoint, type InFlightOrder } from '../support/faults-crash-protocol.ts';
-import { countBy, expireLeases, fmtCounts, openFaultDb, startApiServer, statesByTarget, until, type FaultDb, type KeyState } from '../support/faults-harness.ts';
+import {
+  CRASH_POINTS,
+  type ChildMessage,
+  type CrashOrder,
+  type CrashPoint,
+  type InFlightOrder,
+} from '../support/faults-crash-protocol.ts';
+import {
+  countBy,
+  expireLeases,
+  fmtCounts,
+  openFaultDb,
+  startApiServer,
+  statesByTarget,
+  until,
+  type FaultDb,
+  type KeyState,
+} from '../support/faults-harness.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const CHILD = path.join(ROOT, 'scripts/proof/children/crash-effect.ts');
@@ -33,7 +49,8 @@ const IN_FLIGHT_CHILD = path.join(ROOT, 'scripts/proof/children/claim-in-flight.
 type Mode = CrashPoint | 'claim-in-flight';
 
 const DESCRIPTION: Record<Mode, string> = {
-  'claim-in-flight': 'kill -9 while the claim statement runs inside PostgreSQL, not committed (runtime with its own connection)',
+  'claim-in-flight':
+    'kill -9 while the claim statement runs inside PostgreSQL, not committed (runtime with its own connection)',
   'before-claim-commit': 'kill -9 before the claim commits (as the claim is issued)',
   'after-claim-commit': 'kill -9 after the claim commits, before the provider call',
   'after-provider-answer': 'kill -9 after the provider answered, before anything reached the ledger',
@@ -86,10 +103,21 @@ interface ReadyChild {
  *  to tsx if the bundle cannot be built. */
 async function childCommand(entry: string, dir: string): Promise<string[]> {
   try {
-    const { build } = (await import('esbuild' as string)) as { build: (o: Record<string, unknown>) => Promise<unknown> };
+    const { build } = (await import('esbuild' as string)) as {
+      build: (o: Record<string, unknown>) => Promise<unknown>;
+    };
     mkdirSync(dir, { recursive: true });
     const outfile = path.join(dir, `${path.basename(entry, '.ts')}.mjs`);
-    await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, packages: 'external', logLevel: 'warning' });
+    await build({
+      entryPoints: [entry],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile,
+      packages: 'external',
+      logLevel: 'warning',
+    });
     return [outfile];
   } catch {
     return ['--import', 'tsx', entry];
@@ -99,7 +127,9 @@ async function childCommand(entry: string, dir: string): Promise<string[]> {
 function spawnChild(args: string[]): Promise<ReadyChild> {
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const c: ReadyChild = {
-    child, messages: [], waiters: [],
+    child,
+    messages: [],
+    waiters: [],
     exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
   };
   child.on('message', (m: ChildMessage) => {
@@ -112,7 +142,15 @@ function spawnChild(args: string[]): Promise<ReadyChild> {
 /** Waits for a message from the child (event-driven, with a deadline). */
 function next(c: ReadyChild, match: (m: ChildMessage) => boolean, timeoutMs: number): Promise<ChildMessage> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child ${c.child.pid}: no matching message within ${timeoutMs} ms (got ${JSON.stringify(c.messages)})`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `child ${c.child.pid}: no matching message within ${timeoutMs} ms (got ${JSON.stringify(c.messages)})`,
+          ),
+        ),
+      timeoutMs,
+    );
     const check = () => {
       const hit = c.messages.find(match) ?? c.messages.find((m) => m.type === 'error' || m.type === 'finished');
       if (hit) {
@@ -135,7 +173,13 @@ const PAYLOAD = { subject: 'Welcome', body: 'Hello from the crash matrix' };
 /** One trial of the in-flight row: the proof holds EXCLUSIVE on effect_key (reads pass, the claim's
  *  insert waits), sees the child's claim statement waiting in pg_stat_activity, kills the child,
  *  releases the lock and waits until the orphaned backend has ended (committed or rolled back). */
-async function inFlightTrial(fdb: FaultDb, sandboxUrl: string, specs: CrashOrder['spec'][], command: string[], violations: string[]) {
+async function inFlightTrial(
+  fdb: FaultDb,
+  sandboxUrl: string,
+  specs: CrashOrder['spec'][],
+  command: string[],
+  violations: string[],
+) {
   const runtimeId = randomUUID();
   let warm: Promise<ReadyChild> | null = spawnChild(command);
   return async (i: number): Promise<boolean> => {
@@ -151,20 +195,39 @@ async function inFlightTrial(fdb: FaultDb, sandboxUrl: string, specs: CrashOrder
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE effect_key IN EXCLUSIVE MODE');
       c.child.send(order);
-      const backend = await until('the claim statement waiting inside PostgreSQL', async () => {
-        // Not on the blocker: inside its transaction pg_stat_activity is a snapshot taken at first read.
-        const r = await fdb.owner.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%ledger_claim%'`, [appName]);
-        return r.rows[0]?.pid;
-      }, 15_000, 10);
+      const backend = await until(
+        'the claim statement waiting inside PostgreSQL',
+        async () => {
+          // Not on the blocker: inside its transaction pg_stat_activity is a snapshot taken at first read.
+          const r = await fdb.owner.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%ledger_claim%'`,
+            [appName],
+          );
+          return r.rows[0]?.pid;
+        },
+        15_000,
+        10,
+      );
       c.child.kill('SIGKILL');
       const exit = await c.exited;
       killed = exit.signal === 'SIGKILL';
       if (!killed) violations.push(`in-flight trial ${i}: the child ended with ${exit.code ?? exit.signal}`);
       await blocker.query('ROLLBACK');
-      await until('the orphaned backend to end', async () => (await fdb.owner.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1`, [backend])).rowCount === 0, 60_000, 10);
+      await until(
+        'the orphaned backend to end',
+        async () => (await fdb.owner.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1`, [backend])).rowCount === 0,
+        60_000,
+        10,
+      );
     } catch (error) {
-      const seen = await fdb.owner.query(`SELECT application_name, state, wait_event_type, wait_event, left(query, 80) AS query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).catch(() => ({ rows: [] }));
-      violations.push(`in-flight trial ${i}: ${(error as Error).message}; ${JSON.stringify(seen.rows)}; child: ${JSON.stringify(c.messages)}`);
+      const seen = await fdb.owner
+        .query(
+          `SELECT application_name, state, wait_event_type, wait_event, left(query, 80) AS query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        )
+        .catch(() => ({ rows: [] }));
+      violations.push(
+        `in-flight trial ${i}: ${(error as Error).message}; ${JSON.stringify(seen.rows)}; child: ${JSON.stringify(c.messages)}`,
+      );
       c.child.kill('SIGKILL');
       await blocker.query('ROLLBACK').catch(() => undefined);
     } finally {
@@ -174,7 +237,13 @@ async function inFlightTrial(fdb: FaultDb, sandboxUrl: string, specs: CrashOrder
   };
 }
 
-async function runPoint(ctx: ProofContext, point: Mode, trials: number, command: string[], parallel: number): Promise<PointResult> {
+async function runPoint(
+  ctx: ProofContext,
+  point: Mode,
+  trials: number,
+  command: string[],
+  parallel: number,
+): Promise<PointResult> {
   const started = Date.now();
   const violations: string[] = [];
   const fdb = await openFaultDb(ctx, 8);
@@ -184,12 +253,19 @@ async function runPoint(ctx: ProofContext, point: Mode, trials: number, command:
     const tool = (await makeTool(fdb.db, { provider: 'sandbox', leaseSeconds: 300 })).name;
     const { runId } = await makeRun(fdb.db);
     const runtime = await makeKey(fdb.db);
-    const specs = Array.from({ length: trials }, (_, i) => ({ run: runId, tool, action: 'campaign_welcome', record: `customer-${i}`, target: `crash-${i}@matrix.example.com` }));
+    const specs = Array.from({ length: trials }, (_, i) => ({
+      run: runId,
+      tool,
+      action: 'campaign_welcome',
+      record: `customer-${i}`,
+      target: `crash-${i}@matrix.example.com`,
+    }));
 
     // Trials: one child per kill, `parallel` children at a time (each with its own key).
     let kills = 0;
     let done = 0;
-    const inFlight = point === 'claim-in-flight' ? await inFlightTrial(fdb, sandbox.url, specs, command, violations) : null;
+    const inFlight =
+      point === 'claim-in-flight' ? await inFlightTrial(fdb, sandbox.url, specs, command, violations) : null;
     const trial = async (i: number) => {
       if (inFlight) {
         if (await inFlight(i)) kills++;
@@ -199,14 +275,24 @@ async function runPoint(ctx: ProofContext, point: Mode, trials: number, command:
       }
       const c = await spawnChild(command);
       try {
-        const order: CrashOrder = { point: point as CrashPoint, baseUrl: api.url, runtimeKey: runtime.token, sandboxUrl: sandbox.url, spec: specs[i]!, payload: PAYLOAD };
+        const order: CrashOrder = {
+          point: point as CrashPoint,
+          baseUrl: api.url,
+          runtimeKey: runtime.token,
+          sandboxUrl: sandbox.url,
+          spec: specs[i]!,
+          payload: PAYLOAD,
+        };
         c.child.send(order);
-        const m = await next(c, (x) => x.type === 'at', 60_000).catch((error: Error) => ({ type: 'error', message: error.message }) as ChildMessage);
+        const m = await next(c, (x) => x.type === 'at', 60_000).catch(
+          (error: Error) => ({ type: 'error', message: error.message }) as ChildMessage,
+        );
         if (m.type !== 'at') violations.push(`trial ${i}: the child did not reach ${point}: ${JSON.stringify(m)}`);
         c.child.kill('SIGKILL');
         const exit = await c.exited;
         if (m.type === 'at' && exit.signal === 'SIGKILL') kills++;
-        else if (m.type === 'at') violations.push(`trial ${i}: the child ended with ${exit.code ?? exit.signal}, not SIGKILL`);
+        else if (m.type === 'at')
+          violations.push(`trial ${i}: the child ended with ${exit.code ?? exit.signal}, not SIGKILL`);
       } finally {
         if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
       }
@@ -214,9 +300,11 @@ async function runPoint(ctx: ProofContext, point: Mode, trials: number, command:
       if (done % 25 === 0 || done === trials) ctx.log(`crash matrix: ${point}, ${done}/${trials}`);
     };
     let nextTrial = 0;
-    await Promise.all(Array.from({ length: Math.min(inFlight ? 1 : parallel, trials) }, async () => {
-      while (nextTrial < trials) await trial(nextTrial++);
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(inFlight ? 1 : parallel, trials) }, async () => {
+        while (nextTrial < trials) await trial(nextTrial++);
+      }),
+    );
 
     const deliveredTo = (target: string) => sandbox.deliveriesTo(target).length;
     const atKill = await statesByTarget(fdb.owner, runId);
@@ -231,10 +319,17 @@ async function runPoint(ctx: ProofContext, point: Mode, trials: number, command:
       const out: string[] = [];
       // A runtime running its effects four at a time (each key once).
       for (let k = 0; k < specs.length; k += 4) {
-        await Promise.all(specs.slice(k, k + 4).map(async (spec) => {
-          const r = await ledger.effect(spec, ({ idempotencyKey, key, epoch, signal }) => provider.send({ key, epoch, idempotencyKey, target: spec.target, payload: PAYLOAD }, signal), { provider });
-          out.push(r.status === 'skipped' ? `skipped (${r.state})` : r.status);
-        }));
+        await Promise.all(
+          specs.slice(k, k + 4).map(async (spec) => {
+            const r = await ledger.effect(
+              spec,
+              ({ idempotencyKey, key, epoch, signal }) =>
+                provider.send({ key, epoch, idempotencyKey, target: spec.target, payload: PAYLOAD }, signal),
+              { provider },
+            );
+            out.push(r.status === 'skipped' ? `skipped (${r.state})` : r.status);
+          }),
+        );
       }
       return countBy(out, (x) => x);
     };
@@ -243,7 +338,8 @@ async function runPoint(ctx: ProofContext, point: Mode, trials: number, command:
     // Reconciliation with the clock injected: leases expired; first with the settle window still
     // open (a miss is no evidence, C2), then with it passed.
     await expireLeases(fdb.owner, runId);
-    const registry = (settleWindowSeconds: number) => new ProviderRegistry({ sandbox: { type: 'sandbox', url: sandbox.url, settleWindowSeconds } });
+    const registry = (settleWindowSeconds: number) =>
+      new ProviderRegistry({ sandbox: { type: 'sandbox', url: sandbox.url, settleWindowSeconds } });
     const reconcileAll = async (providers: ProviderRegistry) => {
       const total: ReconcileResult = { examined: 0, done: 0, unknown: 0, waiting: 0, errors: 0 };
       const r = await reconcileOnce({ db: fdb.db, providers, limit: 10_000 });
@@ -258,7 +354,8 @@ async function runPoint(ctx: ProofContext, point: Mode, trials: number, command:
     // The runtime restarts again after reconciliation: everything is settled, nothing may go out.
     const deliveriesBefore2 = sandbox.deliveries.length;
     const restart2 = await restart();
-    if (sandbox.deliveries.length !== deliveriesBefore2) violations.push(`the second restart sent ${sandbox.deliveries.length - deliveriesBefore2} messages`);
+    if (sandbox.deliveries.length !== deliveriesBefore2)
+      violations.push(`the second restart sent ${sandbox.deliveries.length - deliveriesBefore2} messages`);
 
     const final = await statesByTarget(fdb.owner, runId);
     let lost = 0;
@@ -288,12 +385,22 @@ async function runPoint(ctx: ProofContext, point: Mode, trials: number, command:
     }
     if (resends > 0) violations.push(`${resends} automatic resends`);
     return {
-      point, trials, kills,
+      point,
+      trials,
+      kills,
       atKill: countBy(specs, (s) => stateOf(atKill, s.target)),
       insideWindow: countBy(specs, (s) => stateOf(insideWindow, s.target)),
       final: countBy(specs, (s) => stateOf(final, s.target)),
-      reconcileInside, reconcileAfter, restart1, restart2,
-      deliveriesAtKill, deliveriesFinal: sandbox.deliveries.length, resends, lost, duplicated, violations,
+      reconcileInside,
+      reconcileAfter,
+      restart1,
+      restart2,
+      deliveriesAtKill,
+      deliveriesFinal: sandbox.deliveries.length,
+      resends,
+      lost,
+      duplicated,
+      violations,
       seconds: (Date.now() - started) / 1000,
     };
   } finally {
@@ -311,7 +418,15 @@ export async function runCrashMatrix(ctx: ProofContext): Promise<{ section: Proo
     const command = await childCommand(CHILD, bundles);
     for (const point of CRASH_POINTS) points.push(await runPoint(ctx, point, trials, command, 3));
     // A runtime holding its own connection, killed while its claim statement is inside PostgreSQL.
-    points.push(await runPoint(ctx, 'claim-in-flight', ctx.scale === 'full' ? 20 : 3, await childCommand(IN_FLIGHT_CHILD, bundles), 1));
+    points.push(
+      await runPoint(
+        ctx,
+        'claim-in-flight',
+        ctx.scale === 'full' ? 20 : 3,
+        await childCommand(IN_FLIGHT_CHILD, bundles),
+        1,
+      ),
+    );
   } finally {
     rmSync(bundles, { recursive: true, force: true });
   }

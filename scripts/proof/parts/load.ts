@@ -35,9 +35,14 @@ export const proof: ProofPart = async (ctx) => {
   } else {
     notes.push(
       'Console under load is not run at reduced scale here (it needs a built Next server): tests/e2e/zz-console-load.spec.ts runs ' +
-        'the same browsing code with 10 signed-in sessions against the browser suite\'s server and asserts zero error responses.',
+        "the same browsing code with 10 signed-in sessions against the browser suite's server and asserts zero error responses.",
     );
   }
 
-  return { title: 'Load: concurrent claims and the console under load', proves: 'issue 6 (Load); S1, F3, P3, Z2, Z4', rows, notes };
+  return {
+    title: 'Load: concurrent claims and the console under load',
+    proves: 'issue 6 (Load); S1, F3, P3, Z2, Z4',
+    rows,
+    notes,
+  };
 };

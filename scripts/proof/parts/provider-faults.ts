@@ -19,7 +19,16 @@ import { makeRun, makeTool, runtimeActor } from '../../../tests/helpers/factorie
 import { startTestSmtpServer, type TestSmtpServer } from '../../../tests/helpers/smtp-server.ts';
 import { smtpRegistry } from '../../../tests/integration/replay-fixtures.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
-import { countBy, expireLeases, fmtCounts, openFaultDb, startApiServer, statesByTarget, until, type FaultDb } from '../support/faults-harness.ts';
+import {
+  countBy,
+  expireLeases,
+  fmtCounts,
+  openFaultDb,
+  startApiServer,
+  statesByTarget,
+  until,
+  type FaultDb,
+} from '../support/faults-harness.ts';
 
 export interface FaultResult {
   name: string;
@@ -51,31 +60,64 @@ interface Env {
 
 const PAYLOAD = { subject: 'Welcome', body: 'Hello' };
 /** How the SDK saw a failed call: the API's status and error code (the cause is in the server log). */
-const errText = (e: unknown) => (e instanceof LedgerApiError ? `error ${e.status} ${e.code}` : `error ${(e as Error).name}`);
+const errText = (e: unknown) =>
+  e instanceof LedgerApiError ? `error ${e.status} ${e.code}` : `error ${(e as Error).name}`;
 let seq = 0;
 const uniq = () => `${Date.now().toString(36)}${(seq++).toString(36)}`;
 
 async function newRun(env: Env, tool = env.tool) {
   const { runId } = await makeRun(env.fdb.db);
-  return (target: string, record = `rec-${target}`): EffectSpec => ({ run: runId, tool, action: 'campaign_welcome', record, target });
+  return (target: string, record = `rec-${target}`): EffectSpec => ({
+    run: runId,
+    tool,
+    action: 'campaign_welcome',
+    record,
+    target,
+  });
 }
 
-const send = (env: Env, spec: EffectSpec, provider: SandboxProvider = env.provider, ledger: Ledger = env.ledger, timeoutMs?: number) =>
-  ledger.effect(spec, ({ idempotencyKey, key, epoch, signal }) => provider.send({ key, epoch, idempotencyKey, target: spec.target, payload: PAYLOAD }, signal), { provider, timeoutMs });
+const send = (
+  env: Env,
+  spec: EffectSpec,
+  provider: SandboxProvider = env.provider,
+  ledger: Ledger = env.ledger,
+  timeoutMs?: number,
+) =>
+  ledger.effect(
+    spec,
+    ({ idempotencyKey, key, epoch, signal }) =>
+      provider.send({ key, epoch, idempotencyKey, target: spec.target, payload: PAYLOAD }, signal),
+    { provider, timeoutMs },
+  );
 
-async function stateOf(env: Env, spec: EffectSpec): Promise<{ state: string; receipt: string | null; key: string | null }> {
+async function stateOf(
+  env: Env,
+  spec: EffectSpec,
+): Promise<{ state: string; receipt: string | null; key: string | null }> {
   const s = (await statesByTarget(env.fdb.owner, spec.run)).get(spec.target.toLowerCase());
-  return s ? { state: s.orphan ? 'orphan' : s.state, receipt: s.receipt, key: s.key } : { state: 'none', receipt: null, key: null };
+  return s
+    ? { state: s.orphan ? 'orphan' : s.state, receipt: s.receipt, key: s.key }
+    : { state: 'none', receipt: null, key: null };
 }
 
 async function attempts(env: Env, key: string | null) {
   if (!key) return [];
-  return (await env.fdb.owner.query<{ status: number | null; has_body: boolean; responded: boolean }>(
-    `SELECT response_status AS status, response_body IS NOT NULL AS has_body, responded_at IS NOT NULL AS responded FROM attempt WHERE key = $1 ORDER BY started_at`, [key])).rows;
+  return (
+    await env.fdb.owner.query<{ status: number | null; has_body: boolean; responded: boolean }>(
+      `SELECT response_status AS status, response_body IS NOT NULL AS has_body, responded_at IS NOT NULL AS responded FROM attempt WHERE key = $1 ORDER BY started_at`,
+      [key],
+    )
+  ).rows;
 }
 
 /** The checks every fault shares, for one key at the end: lost, duplicated, done with a delivered receipt. */
-function judge(r: FaultResult, target: string, final: { state: string; receipt: string | null }, delivered: { messageId: string }[], receiptOk?: (receipt: string) => boolean) {
+function judge(
+  r: FaultResult,
+  target: string,
+  final: { state: string; receipt: string | null },
+  delivered: { messageId: string }[],
+  receiptOk?: (receipt: string) => boolean,
+) {
   const n = delivered.length;
   r.deliveries += n;
   if (n > 1) r.duplicated += n - 1;
@@ -84,7 +126,8 @@ function judge(r: FaultResult, target: string, final: { state: string; receipt: 
     if (final.state === 'orphan') r.lost++;
   } else if (n > 0 && final.state !== 'done' && final.state !== 'unknown') r.lost++;
   if (final.state === 'done') {
-    const ok = final.receipt && (receiptOk ? receiptOk(final.receipt) : delivered.some((d) => d.messageId === final.receipt));
+    const ok =
+      final.receipt && (receiptOk ? receiptOk(final.receipt) : delivered.some((d) => d.messageId === final.receipt));
     if (!ok) {
       r.lost++;
       r.violations.push(`${target}: done with receipt ${final.receipt} that is no delivered message (S2)`);
@@ -93,7 +136,19 @@ function judge(r: FaultResult, target: string, final: { state: string; receipt: 
 }
 
 function result(name: string, tried: string, trials: number): FaultResult {
-  return { name, tried, trials, phases: [], rawKept: 0, rawExpected: 0, deliveries: 0, lost: 0, duplicated: 0, violations: [], extra: [] };
+  return {
+    name,
+    tried,
+    trials,
+    phases: [],
+    rawKept: 0,
+    rawExpected: 0,
+    deliveries: 0,
+    lost: 0,
+    duplicated: 0,
+    violations: [],
+    extra: [],
+  };
 }
 
 const expectState = (r: FaultResult, target: string, phase: string, got: string, want: string) => {
@@ -121,7 +176,8 @@ async function sandboxMode(
     first.push(st1.state);
     expectState(r, s.target, 'after the fault', st1.state, want.first);
     if (a.status !== want.first) r.violations.push(`${s.target}: the SDK returned ${a.status}, expected ${want.first}`);
-    if (env.sandbox.deliveriesTo(s.target).length !== want.deliveredFirst) r.violations.push(`${s.target}: ${env.sandbox.deliveriesTo(s.target).length} deliveries after the fault`);
+    if (env.sandbox.deliveriesTo(s.target).length !== want.deliveredFirst)
+      r.violations.push(`${s.target}: ${env.sandbox.deliveriesTo(s.target).length} deliveries after the fault`);
     if (want.status !== null) {
       r.rawExpected++;
       const at = await attempts(env, st1.key);
@@ -138,13 +194,20 @@ async function sandboxMode(
     expectState(r, s.target, 'after the restart', st2.state, want.afterRestart);
     judge(r, s.target, st2, env.sandbox.deliveriesTo(s.target));
   }
-  r.phases.push({ label: 'after the fault', states: countBy(first, (x) => x) }, { label: 'same key again', states: countBy(second, (x) => x) });
+  r.phases.push(
+    { label: 'after the fault', states: countBy(first, (x) => x) },
+    { label: 'same key again', states: countBy(second, (x) => x) },
+  );
   return r;
 }
 
 /** R3: body-hash dedup pointing at a delivered prior message: the second key is done with its receipt. */
 async function alreadyExistedDelivered(env: Env): Promise<FaultResult> {
-  const r = result('already-existed-delivered', 'already_existed pointer at a delivered prior message (body-hash dedup)', env.trials);
+  const r = result(
+    'already-existed-delivered',
+    'already_existed pointer at a delivered prior message (body-hash dedup)',
+    env.trials,
+  );
   const dedup = await startSandbox({ bodyHashDedup: true });
   try {
     const p = new SandboxProvider(dedup.url);
@@ -176,23 +239,46 @@ async function alreadyExistedDelivered(env: Env): Promise<FaultResult> {
 /** The runtime died after storing the raw response (R1); the provider's lookup lags (C1, C2). */
 async function laggingLookup(env: Env, visibleInTime: boolean): Promise<FaultResult> {
   const r = visibleInTime
-    ? result('lookup-lag-inside', 'lagging lookup: message not visible inside the settle window, visible later (runtime died after storing the response)', env.trials)
-    : result('lookup-lag-after', 'lagging lookup: message still not visible after the settle window (runtime died after storing the response)', env.trials);
+    ? result(
+        'lookup-lag-inside',
+        'lagging lookup: message not visible inside the settle window, visible later (runtime died after storing the response)',
+        env.trials,
+      )
+    : result(
+        'lookup-lag-after',
+        'lagging lookup: message still not visible after the settle window (runtime died after storing the response)',
+        env.trials,
+      );
   const sandbox = await startSandbox({ settleLagMs: 3_600_000 });
   try {
     const provider = new SandboxProvider(sandbox.url);
     const spec = await newRun(env);
-    const specs = Array.from({ length: env.trials }, (_, i) => spec(`lag-${visibleInTime ? 'in' : 'out'}-${i}-${uniq()}@faults.example.com`));
+    const specs = Array.from({ length: env.trials }, (_, i) =>
+      spec(`lag-${visibleInTime ? 'in' : 'out'}-${i}-${uniq()}@faults.example.com`),
+    );
     const transport = env.ledger.transport;
     for (const s of specs) {
-      const claim = await transport.claim({ runId: s.run, tool: s.tool, action: s.action, recordId: s.record, target: s.target });
+      const claim = await transport.claim({
+        runId: s.run,
+        tool: s.tool,
+        action: s.action,
+        recordId: s.record,
+        target: s.target,
+      });
       if (!claim.claimed) throw new Error('fresh key not claimable');
-      const raw = await provider.send({ key: claim.key, epoch: claim.epoch, idempotencyKey: claim.idempotencyKey, target: s.target, payload: PAYLOAD });
+      const raw = await provider.send({
+        key: claim.key,
+        epoch: claim.epoch,
+        idempotencyKey: claim.idempotencyKey,
+        target: s.target,
+        payload: PAYLOAD,
+      });
       await transport.recordResponse(claim.attemptId, raw);
       // ... and the process died here: no outcome reported.
     }
     await expireLeases(env.fdb.owner, specs[0]!.run);
-    const registry = (settleWindowSeconds: number) => new ProviderRegistry({ sandbox: { type: 'sandbox', url: sandbox.url, settleWindowSeconds } });
+    const registry = (settleWindowSeconds: number) =>
+      new ProviderRegistry({ sandbox: { type: 'sandbox', url: sandbox.url, settleWindowSeconds } });
     const inside = await reconcileOnce({ db: env.fdb.db, providers: registry(3600), limit: 10_000 });
     const afterInside = await Promise.all(specs.map((s) => stateOf(env, s)));
     r.phases.push({ label: 'lookup 404 inside the window', states: countBy(afterInside, (x) => x.state) });
@@ -205,7 +291,10 @@ async function laggingLookup(env: Env, visibleInTime: boolean): Promise<FaultRes
       const st = await stateOf(env, s);
       expectState(r, s.target, 'after reconciliation', st.state, visibleInTime ? 'done' : 'unknown');
       if (!visibleInTime) {
-        const tr = await env.fdb.owner.query<{ evidence: { lookup?: { status?: number } } }>(`SELECT evidence FROM effect_transition WHERE key = $1 ORDER BY id DESC LIMIT 1`, [st.key]);
+        const tr = await env.fdb.owner.query<{ evidence: { lookup?: { status?: number } } }>(
+          `SELECT evidence FROM effect_transition WHERE key = $1 ORDER BY id DESC LIMIT 1`,
+          [st.key],
+        );
         if (tr.rows[0]?.evidence?.lookup?.status === 404) evidence404++;
       }
       r.rawExpected++;
@@ -213,10 +302,15 @@ async function laggingLookup(env: Env, visibleInTime: boolean): Promise<FaultRes
       if (at[0]?.status === 201 && at[0].has_body) r.rawKept++;
     }
     if (!visibleInTime) {
-      r.extra.push(`the lookup miss (404) kept as evidence for support: ${evidence404}/${env.trials}; never revoked (S5)`);
+      r.extra.push(
+        `the lookup miss (404) kept as evidence for support: ${evidence404}/${env.trials}; never revoked (S5)`,
+      );
       if (evidence404 !== env.trials) r.violations.push('lookup miss evidence missing');
     }
-    r.phases.push({ label: 'after reconciliation', states: countBy(await Promise.all(specs.map((s) => stateOf(env, s))), (x) => x.state) });
+    r.phases.push({
+      label: 'after reconciliation',
+      states: countBy(await Promise.all(specs.map((s) => stateOf(env, s))), (x) => x.state),
+    });
     // A restarted runtime: nothing goes out again.
     const again: string[] = [];
     for (const s of specs) {
@@ -239,7 +333,8 @@ async function smtpRefused(env: Env, smtp: TestSmtpServer): Promise<FaultResult>
     const provider = registry.get('smtp');
     const spec = await newRun(env, env.smtpTool);
     const specs = Array.from({ length: env.trials }, (_, i) => spec(`smtp-${i}-${uniq()}@faults.example.com`));
-    const sendSmtp = (s: EffectSpec) => env.ledger.send(provider, s, { subject: 'Welcome', text: 'Hello' }, { timeoutMs: 10_000 });
+    const sendSmtp = (s: EffectSpec) =>
+      env.ledger.send(provider, s, { subject: 'Welcome', text: 'Hello' }, { timeoutMs: 10_000 });
     await smtp.refuseConnections();
     const first: EffectResult[] = [];
     try {
@@ -247,10 +342,15 @@ async function smtpRefused(env: Env, smtp: TestSmtpServer): Promise<FaultResult>
     } finally {
       await smtp.acceptConnections();
     }
-    const notSent = first.filter((x) => x.status === 'failed' && (x as { evidence: Record<string, unknown> }).evidence.providerSent === 'no').length;
+    const notSent = first.filter(
+      (x) => x.status === 'failed' && (x as { evidence: Record<string, unknown> }).evidence.providerSent === 'no',
+    ).length;
     r.extra.push(`refused: failed with providerSent "no" ${notSent}/${env.trials}`);
     if (notSent !== env.trials) r.violations.push(`refused sends: ${JSON.stringify(countBy(first, (x) => x.status))}`);
-    r.phases.push({ label: 'while refused', states: countBy(await Promise.all(specs.map((s) => stateOf(env, s))), (x) => x.state) });
+    r.phases.push({
+      label: 'while refused',
+      states: countBy(await Promise.all(specs.map((s) => stateOf(env, s))), (x) => x.state),
+    });
     const second: string[] = [];
     for (const s of specs) {
       const b = await sendSmtp(s);
@@ -261,7 +361,10 @@ async function smtpRefused(env: Env, smtp: TestSmtpServer): Promise<FaultResult>
       const c = await sendSmtp(s);
       third.push(c.status === 'skipped' ? `skipped (${c.state})` : c.status);
     }
-    r.phases.push({ label: 'server back', states: countBy(second, (x) => x) }, { label: 'same key again', states: countBy(third, (x) => x) });
+    r.phases.push(
+      { label: 'server back', states: countBy(second, (x) => x) },
+      { label: 'same key again', states: countBy(third, (x) => x) },
+    );
     const counts = smtp.countByRecipient();
     for (const s of specs) {
       const st = await stateOf(env, s);
@@ -270,7 +373,12 @@ async function smtpRefused(env: Env, smtp: TestSmtpServer): Promise<FaultResult>
       r.rawExpected++;
       const at = await attempts(env, st.key);
       if (at.some((a) => a.status === 250 && a.has_body)) r.rawKept++;
-      judge(r, s.target, st, mine.map((m) => ({ messageId: `${m.messageId} queue=${m.queueId}` })));
+      judge(
+        r,
+        s.target,
+        st,
+        mine.map((m) => ({ messageId: `${m.messageId} queue=${m.queueId}` })),
+      );
       if ((counts.get(s.target) ?? 0) !== 1) r.violations.push(`${s.target}: ${counts.get(s.target) ?? 0} messages`);
     }
   } finally {
@@ -282,7 +390,11 @@ async function smtpRefused(env: Env, smtp: TestSmtpServer): Promise<FaultResult>
 /** The app's connection pool is exhausted: the claim waits in the pool's queue, writes nothing and
  *  calls nothing, and completes once a connection is free. */
 async function poolExhausted(env: Env): Promise<FaultResult> {
-  const r = result('pool-exhausted', 'app connection pool exhausted (every connection held), then released', env.dbTrials);
+  const r = result(
+    'pool-exhausted',
+    'app connection pool exhausted (every connection held), then released',
+    env.dbTrials,
+  );
   const db = createDb(env.fdb.appUrl, 2);
   try {
     const ledger = createLedger(directTransport({ db, actor: runtimeActor() }));
@@ -300,7 +412,8 @@ async function poolExhausted(env: Env): Promise<FaultResult> {
         const st = await stateOf(env, s);
         whileHeld.push(st.state);
         expectState(r, s.target, 'while the pool is exhausted', st.state, 'none');
-        if (env.sandbox.requests() !== requestsBefore) r.violations.push(`${s.target}: the provider was called while the claim had no connection`);
+        if (env.sandbox.requests() !== requestsBefore)
+          r.violations.push(`${s.target}: the provider was called while the claim had no connection`);
       } finally {
         for (const c of held) c.release();
       }
@@ -313,7 +426,10 @@ async function poolExhausted(env: Env): Promise<FaultResult> {
       if (at[0]?.status === 201 && at[0].has_body) r.rawKept++;
       judge(r, s.target, st, env.sandbox.deliveriesTo(s.target));
     }
-    r.phases.push({ label: 'while exhausted', states: countBy(whileHeld, (x) => x) }, { label: 'once released', states: countBy(results, (x) => x) });
+    r.phases.push(
+      { label: 'while exhausted', states: countBy(whileHeld, (x) => x) },
+      { label: 'once released', states: countBy(results, (x) => x) },
+    );
   } finally {
     await db.$disconnect();
   }
@@ -323,7 +439,11 @@ async function poolExhausted(env: Env): Promise<FaultResult> {
 /** The database refuses new connections (connection limit of the database reached): the claim fails
  *  with an error, nothing is written, nothing is sent; once the limit is lifted the same effect goes out. */
 async function connectionsRefused(env: Env): Promise<FaultResult> {
-  const r = result('db-connections-refused', 'database refuses new connections (CONNECTION LIMIT 0: "too many connections"), then accepts', env.dbTrials);
+  const r = result(
+    'db-connections-refused',
+    'database refuses new connections (CONNECTION LIMIT 0: "too many connections"), then accepts',
+    env.dbTrials,
+  );
   const dbName = new URL(env.fdb.ownerUrl).pathname.slice(1);
   const admin = await env.fdb.owner.connect(); // an open connection: unaffected by the limit
   const spec = await newRun(env);
@@ -341,7 +461,8 @@ async function connectionsRefused(env: Env): Promise<FaultResult> {
         const a = await send(env, s, env.provider, ledger).then((x) => `returned ${x.status}`, errText);
         errors.push(a.startsWith('error') ? 'error' : a);
         if (a.startsWith('error') && !firstError) firstError = a;
-        if (!a.startsWith('error')) r.violations.push(`${s.target}: no error while the database refused connections (${a})`);
+        if (!a.startsWith('error'))
+          r.violations.push(`${s.target}: no error while the database refused connections (${a})`);
         if (env.sandbox.requests() !== requestsBefore) r.violations.push(`${s.target}: the provider was called`);
         await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(dbName)} CONNECTION LIMIT -1`);
         const st = await stateOf(env, s);
@@ -363,15 +484,27 @@ async function connectionsRefused(env: Env): Promise<FaultResult> {
     admin.release();
   }
   if (firstError) r.extra.push(`the SDK got ${firstError}`);
-  r.phases.push({ label: 'while refused', states: countBy(errors, (x) => x) }, { label: 'once accepted', states: countBy(after, (x) => x) });
+  r.phases.push(
+    { label: 'while refused', states: countBy(errors, (x) => x) },
+    { label: 'once accepted', states: countBy(after, (x) => x) },
+  );
   return r;
 }
 
 /** Statement timeouts on the app's connections while a lock holds the claim, then the outcome. */
 async function statementTimeouts(env: Env, at: 'claim' | 'outcome'): Promise<FaultResult> {
-  const r = at === 'claim'
-    ? result('statement-timeout-claim', 'statement timeout on the claim (statement_timeout 300 ms, the insert held by a table lock), then unblocked', env.dbTrials)
-    : result('statement-timeout-outcome', 'statement timeout on the outcome after the provider accepted (statement_timeout 300 ms, effect rows locked), then reconciliation', env.dbTrials);
+  const r =
+    at === 'claim'
+      ? result(
+          'statement-timeout-claim',
+          'statement timeout on the claim (statement_timeout 300 ms, the insert held by a table lock), then unblocked',
+          env.dbTrials,
+        )
+      : result(
+          'statement-timeout-outcome',
+          'statement timeout on the outcome after the provider accepted (statement_timeout 300 ms, effect rows locked), then reconciliation',
+          env.dbTrials,
+        );
   const url = new URL(env.fdb.appUrl);
   url.searchParams.set('options', '-c statement_timeout=300');
   const db: Db = createDb(url.toString(), 4);
@@ -402,27 +535,38 @@ async function statementTimeouts(env: Env, at: 'claim' | 'outcome'): Promise<Fau
       } else {
         let locked = false;
         let safety: NodeJS.Timeout | undefined;
-        outcome = await ledger.effect(s, async ({ idempotencyKey, key, epoch, signal }) => {
-          // The claim committed; now the database is busy: updates of effect rows wait past the timeout.
-          await blocker.query('BEGIN');
-          await blocker.query('LOCK TABLE effect IN EXCLUSIVE MODE');
-          locked = true;
-          safety = setTimeout(() => void blocker.query('ROLLBACK').catch(() => undefined), 10_000);
-          return env.provider.send({ key, epoch, idempotencyKey, target: s.target, payload: PAYLOAD }, signal);
-        }, { provider: env.provider }).then((x) => `returned ${x.status}`, errText);
+        outcome = await ledger
+          .effect(
+            s,
+            async ({ idempotencyKey, key, epoch, signal }) => {
+              // The claim committed; now the database is busy: updates of effect rows wait past the timeout.
+              await blocker.query('BEGIN');
+              await blocker.query('LOCK TABLE effect IN EXCLUSIVE MODE');
+              locked = true;
+              safety = setTimeout(() => void blocker.query('ROLLBACK').catch(() => undefined), 10_000);
+              return env.provider.send({ key, epoch, idempotencyKey, target: s.target, payload: PAYLOAD }, signal);
+            },
+            { provider: env.provider },
+          )
+          .then((x) => `returned ${x.status}`, errText);
         clearTimeout(safety);
         if (locked) await blocker.query('ROLLBACK');
         const st = await stateOf(env, s);
         expectState(r, s.target, 'after the timed-out outcome', st.state, 'pending');
         const a = await attempts(env, st.key);
         r.rawExpected++;
-        if (a[0]?.status === 201 && a[0].has_body) r.rawKept++; // stored before the outcome failed (R1)
+        if (a[0]?.status === 201 && a[0].has_body)
+          r.rawKept++; // stored before the outcome failed (R1)
         else r.violations.push(`${s.target}: raw response not kept: ${JSON.stringify(a[0])}`);
       }
       first.push(outcome);
-      if (!outcome.startsWith('error')) r.violations.push(`${s.target}: no error under the statement timeout (${outcome})`);
+      if (!outcome.startsWith('error'))
+        r.violations.push(`${s.target}: no error under the statement timeout (${outcome})`);
     }
-    r.phases.push({ label: at === 'claim' ? 'claim under the lock' : 'outcome under the lock', states: countBy(first, (x) => x) });
+    r.phases.push({
+      label: at === 'claim' ? 'claim under the lock' : 'outcome under the lock',
+      states: countBy(first, (x) => x),
+    });
     if (at === 'claim') {
       const again: string[] = [];
       for (const s of specs) again.push((await send(env, s, env.provider, ledger)).status);
@@ -435,7 +579,11 @@ async function statementTimeouts(env: Env, at: 'claim' | 'outcome'): Promise<Fau
       }
       r.phases.push({ label: 'restarted runtime', states: countBy(restart, (x) => x) });
       await expireLeases(env.fdb.owner, specs[0]!.run);
-      const rec = await reconcileOnce({ db: env.fdb.db, providers: new ProviderRegistry({ sandbox: { type: 'sandbox', url: env.sandbox.url, settleWindowSeconds: 0 } }), limit: 10_000 });
+      const rec = await reconcileOnce({
+        db: env.fdb.db,
+        providers: new ProviderRegistry({ sandbox: { type: 'sandbox', url: env.sandbox.url, settleWindowSeconds: 0 } }),
+        limit: 10_000,
+      });
       r.extra.push(`reconciler: ${rec.done} done from the stored receipt, ${rec.unknown} unknown`);
     }
     for (const s of specs) {
@@ -448,7 +596,10 @@ async function statementTimeouts(env: Env, at: 'claim' | 'outcome'): Promise<Fau
       }
       judge(r, s.target, st, env.sandbox.deliveriesTo(s.target));
     }
-    r.phases.push({ label: 'final', states: countBy(await Promise.all(specs.map((s) => stateOf(env, s))), (x) => x.state) });
+    r.phases.push({
+      label: 'final',
+      states: countBy(await Promise.all(specs.map((s) => stateOf(env, s))), (x) => x.state),
+    });
   } finally {
     await blocker.query('ROLLBACK').catch(() => undefined);
     blocker.release();
@@ -467,7 +618,9 @@ export async function runProviderFaults(ctx: ProofContext): Promise<{ section: P
   try {
     const key = await makeKey(fdb.db);
     const env: Env = {
-      ctx, fdb, sandbox,
+      ctx,
+      fdb,
+      sandbox,
       provider: new SandboxProvider(sandbox.url),
       ledger: createLedger(httpTransport({ baseUrl: BASE, runtimeKey: key.token, fetch: routeFetch })),
       tool: (await makeTool(fdb.db, { provider: 'sandbox' })).name,
@@ -478,17 +631,64 @@ export async function runProviderFaults(ctx: ProofContext): Promise<{ section: P
     const step = async (f: () => Promise<FaultResult>) => {
       const r = await f();
       faults.push(r);
-      ctx.log(`provider faults: ${r.name}, ${r.trials} trials, lost ${r.lost}, duplicated ${r.duplicated}, unexpected ${r.violations.length}`);
+      ctx.log(
+        `provider faults: ${r.name}, ${r.trials} trials, lost ${r.lost}, duplicated ${r.duplicated}, unexpected ${r.violations.length}`,
+      );
     };
-    await step(() => sandboxMode(env, 'reject', 'provider rejects (422)', 'reject', { first: 'failed', status: 422, deliveredFirst: 0, afterRestart: 'done' }));
-    await step(() => sandboxMode(env, 'server-error', 'provider 5xx before sending (500)', 'server_error', { first: 'unknown', status: 500, deliveredFirst: 0, afterRestart: 'unknown' }));
-    await step(() => sandboxMode(env, 'server-error-after-send', 'provider 5xx after sending (502)', 'server_error_after_send', { first: 'unknown', status: 502, deliveredFirst: 1, afterRestart: 'unknown' }));
-    await step(() => sandboxMode(env, 'timeout-after-accept', 'provider accepts and never answers (client timeout 250 ms)', 'timeout_after_accept', { first: 'unknown', status: null, deliveredFirst: 1, afterRestart: 'unknown' }, 250));
+    await step(() =>
+      sandboxMode(env, 'reject', 'provider rejects (422)', 'reject', {
+        first: 'failed',
+        status: 422,
+        deliveredFirst: 0,
+        afterRestart: 'done',
+      }),
+    );
+    await step(() =>
+      sandboxMode(env, 'server-error', 'provider 5xx before sending (500)', 'server_error', {
+        first: 'unknown',
+        status: 500,
+        deliveredFirst: 0,
+        afterRestart: 'unknown',
+      }),
+    );
+    await step(() =>
+      sandboxMode(env, 'server-error-after-send', 'provider 5xx after sending (502)', 'server_error_after_send', {
+        first: 'unknown',
+        status: 502,
+        deliveredFirst: 1,
+        afterRestart: 'unknown',
+      }),
+    );
+    await step(() =>
+      sandboxMode(
+        env,
+        'timeout-after-accept',
+        'provider accepts and never answers (client timeout 250 ms)',
+        'timeout_after_accept',
+        { first: 'unknown', status: null, deliveredFirst: 1, afterRestart: 'unknown' },
+        250,
+      ),
+    );
     await step(() => laggingLookup(env, true));
     await step(() => laggingLookup(env, false));
-    await step(() => sandboxMode(env, 'already-existed-failed', 'already_existed pointer at a permanently failed prior message', 'already_existed_failed', { first: 'stuck', status: 200, deliveredFirst: 0, afterRestart: 'stuck' }));
+    await step(() =>
+      sandboxMode(
+        env,
+        'already-existed-failed',
+        'already_existed pointer at a permanently failed prior message',
+        'already_existed_failed',
+        { first: 'stuck', status: 200, deliveredFirst: 0, afterRestart: 'stuck' },
+      ),
+    );
     await step(() => alreadyExistedDelivered(env));
-    await step(() => sandboxMode(env, 'lost-token', 'one-shot completion token issued and lost', 'completion_token', { first: 'stuck', status: 201, deliveredFirst: 0, afterRestart: 'stuck' }));
+    await step(() =>
+      sandboxMode(env, 'lost-token', 'one-shot completion token issued and lost', 'completion_token', {
+        first: 'stuck',
+        status: 201,
+        deliveredFirst: 0,
+        afterRestart: 'stuck',
+      }),
+    );
     await step(() => smtpRefused(env, smtp));
     await step(() => poolExhausted(env));
     await step(() => connectionsRefused(env));
@@ -509,7 +709,9 @@ export async function runProviderFaults(ctx: ProofContext): Promise<{ section: P
     observed: [
       ...f.phases.map((p) => `${p.label}: ${fmtCounts(p.states)}`),
       ...f.extra,
-      f.rawExpected ? `raw response kept (R1) ${f.rawKept}/${f.rawExpected}` : 'no response to keep (evidence: the timeout)',
+      f.rawExpected
+        ? `raw response kept (R1) ${f.rawKept}/${f.rawExpected}`
+        : 'no response to keep (evidence: the timeout)',
       `deliveries ${f.deliveries}`,
       `unexpected: ${f.violations.length}`,
     ].join('; '),

@@ -71,32 +71,53 @@ export async function openAbuseEnv(ctx: ProofContext, options: { poolSize?: numb
   holder.__ledgerDb = db;
   setDb(db);
 
-  const owner = async <T extends pg.QueryResultRow>(sql: string, params?: unknown[]) => (await ownerPool.query<T>(sql, params as unknown[])).rows;
+  const owner = async <T extends pg.QueryResultRow>(sql: string, params?: unknown[]) =>
+    (await ownerPool.query<T>(sql, params as unknown[])).rows;
   const newUser = async (role: Role, prefix: string = role): Promise<ProofUser> => {
     const password = `pw-${randomUUID()}`;
-    const u = await insertUser(db, { email: `${prefix}-${randomUUID().slice(0, 8)}@example.com`, name: prefix, role, password }, SYSTEM);
+    const u = await insertUser(
+      db,
+      { email: `${prefix}-${randomUUID().slice(0, 8)}@example.com`, name: prefix, role, password },
+      SYSTEM,
+    );
     return { id: u.id, email: u.email, role: u.role, sessionVersion: u.sessionVersion, password };
   };
   const users = {} as Record<Who, ProofUser>;
-  for (const who of [...ROLE_LIST, 'operator2'] as const) users[who] = await newUser(who === 'operator2' ? 'operator' : who, who);
+  for (const who of [...ROLE_LIST, 'operator2'] as const)
+    users[who] = await newUser(who === 'operator2' ? 'operator' : who, who);
 
-  const cookieFor = async (u: { id: string; email: string; sessionVersion: number }) => `next-auth.session-token=${await mintSessionToken(u)}`;
+  const cookieFor = async (u: { id: string; email: string; sessionVersion: number }) =>
+    `next-auth.session-token=${await mintSessionToken(u)}`;
   const expiredCookieFor = async (u: { id: string; email: string; sessionVersion: number }) =>
     `next-auth.session-token=${await encode({ token: { sub: u.id, uid: u.id, sv: u.sessionVersion, email: u.email }, secret: authSecret(), maxAge: -60 })}`;
 
   const as = async <T>(who: Who | 'none', fn: () => Promise<T>, o: CallOptions = {}): Promise<T> => {
     const cookie = o.cookie !== undefined ? o.cookie : who === 'none' ? null : await cookieFor(users[who]);
     const info: RequestInfo = {
-      cookie, ip: o.ip ?? '203.0.113.9', userAgent: 'effect-ledger-proof', requestId: o.requestId ?? randomUUID(),
-      origin: o.origin !== undefined ? o.origin : `https://${HOST}`, host: HOST, secFetchSite: o.secFetchSite !== undefined ? o.secFetchSite : 'same-origin',
+      cookie,
+      ip: o.ip ?? '203.0.113.9',
+      userAgent: 'effect-ledger-proof',
+      requestId: o.requestId ?? randomUUID(),
+      origin: o.origin !== undefined ? o.origin : `https://${HOST}`,
+      host: HOST,
+      secFetchSite: o.secFetchSite !== undefined ? o.secFetchSite : 'same-origin',
     };
     return runWithRequest(info, fn);
   };
 
-  const tables = (await owner<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' ORDER BY 1`)).map((r) => r.t);
+  const tables = (
+    await owner<{ t: string }>(
+      `SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' ORDER BY 1`,
+    )
+  ).map((r) => r.t);
   const fingerprint = async () => {
     const parts = tables.map((t) => {
-      const where = t === 'audit_entry' ? `WHERE x.outcome = 'ok'` : t === 'audit_chain_head' ? `WHERE x.chain NOT LIKE 'refused:%'` : '';
+      const where =
+        t === 'audit_entry'
+          ? `WHERE x.outcome = 'ok'`
+          : t === 'audit_chain_head'
+            ? `WHERE x.chain NOT LIKE 'refused:%'`
+            : '';
       // runtime_key.last_used_at is bookkeeping of authentication (touched at most once a minute): left out.
       const row = `(to_jsonb(x) - 'last_used_at')::text`;
       return `SELECT '${t}' AS t, count(*)::text || ':' || coalesce(md5(string_agg(${row}, '|' ORDER BY ${row})), '') AS f FROM "${t}" x ${where}`;
@@ -126,14 +147,20 @@ export function changedTables(before: Record<string, string>, after: Record<stri
 export { rng } from './abuse-rng.ts';
 
 /** Runs `fn` over `items` with at most `width` in flight, results in order. */
-export async function pooled<T, R>(items: T[], width: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function pooled<T, R>(
+  items: T[],
+  width: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!, i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!, i);
+      }
+    }),
+  );
   return out;
 }

@@ -35,34 +35,63 @@ export class Fixtures {
   async key(state: 'done' | 'unknown' = 'done', setup: { tool?: string; runId?: string; target?: string } = {}) {
     const tool = setup.tool ?? (await makeTool(this.db)).name;
     const runId = setup.runId ?? (await makeRun(this.db)).runId;
-    const c = await claimEffect({ db: this.db, actor: RUNTIME }, { runId, tool, action: 'receipt', recordId: `r-${suffix()}`, target: setup.target ?? `x-${suffix()}@example.com` });
+    const c = await claimEffect(
+      { db: this.db, actor: RUNTIME },
+      {
+        runId,
+        tool,
+        action: 'receipt',
+        recordId: `r-${suffix()}`,
+        target: setup.target ?? `x-${suffix()}@example.com`,
+      },
+    );
     if (!c.claimed) throw new Error('fixture claim lost');
-    if (state === 'done') await completeEffect({ db: this.db, actor: RUNTIME }, { key: c.key, receipt: `msg_${suffix()}` });
-    else await markUnknown({ db: this.db, actor: { kind: 'reconciler', id: 'rec', label: 'reconciler' } }, { key: c.key });
+    if (state === 'done')
+      await completeEffect({ db: this.db, actor: RUNTIME }, { key: c.key, receipt: `msg_${suffix()}` });
+    else
+      await markUnknown({ db: this.db, actor: { kind: 'reconciler', id: 'rec', label: 'reconciler' } }, { key: c.key });
     return { key: c.key, runId, tool, attemptId: c.attemptId };
   }
 
   async submittedPlan(targets = 1) {
     const tool = await makeTool(this.db);
     const run = await makeRun(this.db);
-    const items = Array.from({ length: targets }, () => ({ tool: tool.name, action: 'receipt', recordId: `r-${suffix()}`, target: `p-${suffix()}@example.com` }));
+    const items = Array.from({ length: targets }, () => ({
+      tool: tool.name,
+      action: 'receipt',
+      recordId: `r-${suffix()}`,
+      target: `p-${suffix()}@example.com`,
+    }));
     const plan = await submitPlan({ db: this.db, actor: SYSTEM }, { runId: run.runId, items });
     return { ...plan, runId: run.runId, tool: tool.name };
   }
 
   async bumpRequest() {
     const { key } = await this.key('done');
-    const r = await requestBump({ db: this.db, actor: this.requester }, { keys: [key], reason: 'resend after a template fix' });
+    const r = await requestBump(
+      { db: this.db, actor: this.requester },
+      { keys: [key], reason: 'resend after a template fix' },
+    );
     if (r.mode !== 'requested') throw new Error('expected a four-eyes request');
     return { ...r, key };
   }
 
   async approvedRun(fourEyesReplay = true) {
     const tool = await makeTool(this.db);
-    if (!fourEyesReplay) await this.db.toolDefinition.update({ where: { name: tool.name }, data: { fourEyesReplay: false } });
+    if (!fourEyesReplay)
+      await this.db.toolDefinition.update({ where: { name: tool.name }, data: { fourEyesReplay: false } });
     const run = await makeRun(this.db);
-    const plan = await submitPlan({ db: this.db, actor: SYSTEM }, { runId: run.runId, items: [{ tool: tool.name, action: 'receipt', recordId: 'r', target: `rp-${suffix()}@example.com` }] });
-    await approvePlan({ db: this.db, actor: this.requester }, { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'checked' });
+    const plan = await submitPlan(
+      { db: this.db, actor: SYSTEM },
+      {
+        runId: run.runId,
+        items: [{ tool: tool.name, action: 'receipt', recordId: 'r', target: `rp-${suffix()}@example.com` }],
+      },
+    );
+    await approvePlan(
+      { db: this.db, actor: this.requester },
+      { planId: plan.planId, itemsHash: plan.itemsHash, reason: 'checked' },
+    );
     return run.runId;
   }
 
@@ -76,6 +105,8 @@ export class Fixtures {
   }
 
   async runtimeKeyRow() {
-    return this.db.runtimeKey.create({ data: { name: `k-${suffix()}`, prefix: suffix() + suffix(), secretHash: randomUUID(), workflows: ['*'] } });
+    return this.db.runtimeKey.create({
+      data: { name: `k-${suffix()}`, prefix: suffix() + suffix(), secretHash: randomUUID(), workflows: ['*'] },
+    });
   }
 }

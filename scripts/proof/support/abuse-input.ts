@@ -5,38 +5,169 @@
 import type { z } from 'zod';
 
 export const SQL_INJECTION = [
-  `' OR '1'='1`, `'; DROP TABLE effect; --`, `1; DELETE FROM audit_entry; --`, `" OR 1=1 --`,
-  `' UNION SELECT password_hash FROM app_user --`, `$$; TRUNCATE audit_entry CASCADE; $$`, `\\'; UPDATE effect SET state='done'; --`,
-  `admin'--`, `1' AND pg_sleep(5)--`, `%' OR action LIKE '%`,
+  `' OR '1'='1`,
+  `'; DROP TABLE effect; --`,
+  `1; DELETE FROM audit_entry; --`,
+  `" OR 1=1 --`,
+  `' UNION SELECT password_hash FROM app_user --`,
+  `$$; TRUNCATE audit_entry CASCADE; $$`,
+  `\\'; UPDATE effect SET state='done'; --`,
+  `admin'--`,
+  `1' AND pg_sleep(5)--`,
+  `%' OR action LIKE '%`,
 ];
 export const HTML_INJECTION = [
-  `<script>alert(1)</script>`, `<img src=x onerror=alert(1)>`, `"><svg onload=alert(1)>`, `javascript:alert(1)`,
-  `</textarea><script>alert(document.cookie)</script>`, `<iframe srcdoc="<script>alert(1)</script>">`, `{{constructor.constructor('alert(1)')()}}`,
+  `<script>alert(1)</script>`,
+  `<img src=x onerror=alert(1)>`,
+  `"><svg onload=alert(1)>`,
+  `javascript:alert(1)`,
+  `</textarea><script>alert(document.cookie)</script>`,
+  `<iframe srcdoc="<script>alert(1)</script>">`,
+  `{{constructor.constructor('alert(1)')()}}`,
   `<a href="javascript:alert(1)">x</a>`,
 ];
 export const UNICODE_EDGES = [
-  '\uD800', '\uDFFF', 'a\uD83D', 'b\uDE00c', '\u0000', 'x\u0000y', '\u202Eevil\u202C.exe', 'e\u0301\u0301\u0301\u0301', '😀👩‍👩‍👧‍👦🏳️‍🌈', '\uFEFF',
-  '\u200B\u200C\u200D', 'Z̷̧͍a̸͓l̴͕g̶͚o̵̬', '\uFFFF\uFFFE', 'İıſK', '\u0085\u2028\u2029', 'ﷺ'.repeat(40), '\u{10FFFF}', ' \t\r\n ',
+  '\uD800',
+  '\uDFFF',
+  'a\uD83D',
+  'b\uDE00c',
+  '\u0000',
+  'x\u0000y',
+  '\u202Eevil\u202C.exe',
+  'e\u0301\u0301\u0301\u0301',
+  '😀👩‍👩‍👧‍👦🏳️‍🌈',
+  '\uFEFF',
+  '\u200B\u200C\u200D',
+  'Z̷̧͍a̸͓l̴͕g̶͚o̵̬',
+  '\uFFFF\uFFFE',
+  'İıſK',
+  '\u0085\u2028\u2029',
+  'ﷺ'.repeat(40),
+  '\u{10FFFF}',
+  ' \t\r\n ',
 ];
 export const HUGE_STRINGS = ['x'.repeat(5_000), 'é'.repeat(70_000), '😀'.repeat(30_000), 'A'.repeat(300_000)];
 export const INVALID_EMAILS = [
-  'no-at-sign', '@example.com', 'a@', 'a@@b.com', 'a b@example.com', 'anna@-bad-.com', 'a@b', 'x@example..com', '<a>@example.com',
-  `${'l'.repeat(65)}@example.com`, `a@${'d'.repeat(260)}.com`, 'a@exa mple.com', '"quoted"@', 'a@\u0000.com', 'a@\uD800.com', "'; DROP TABLE effect;--@x",
-  '<script>@example.com', 'a@.com', 'a@com.', 'a@[300.1.1.1]',
+  'no-at-sign',
+  '@example.com',
+  'a@',
+  'a@@b.com',
+  'a b@example.com',
+  'anna@-bad-.com',
+  'a@b',
+  'x@example..com',
+  '<a>@example.com',
+  `${'l'.repeat(65)}@example.com`,
+  `a@${'d'.repeat(260)}.com`,
+  'a@exa mple.com',
+  '"quoted"@',
+  'a@\u0000.com',
+  'a@\uD800.com',
+  "'; DROP TABLE effect;--@x",
+  '<script>@example.com',
+  'a@.com',
+  'a@com.',
+  'a@[300.1.1.1]',
 ];
-export const INVALID_PHONES = ['12345', '+', '+1', '+12', '0049 151', '+49-abc-123', '+1234567890123456789', 'tel:+4915112345678x', '++4915112345678', '+٤٩١٥١١٢٣٤٥٦٧٨', '+49\u0000151'];
-export const INVALID_URLS = ['not a url', '/relative/path', 'ftp://example.com/file', 'javascript:alert(1)', 'http://', 'https://user:pw@example.com/', 'file:///etc/passwd', 'http://exa mple.com', 'https://-bad-.com', 'data:text/html,<script>alert(1)</script>', 'mailto:a@example.com', 'http://[::1'];
-export const BAD_NUMBERS: unknown[] = [-1, -0.5, 1.5, 0, 1e308, -1e308, 2 ** 53 + 2, 2 ** 31, -(2 ** 31) - 1, '1', '1e309', 'NaN', 'Infinity', '0x10'];
-export const WRONG_TYPES: unknown[] = [null, true, false, 0, 42, [], {}, [1, 2], { nested: 1 }, { $gt: '' }, ['a', { b: 1 }], '', '   '];
-export const EXTRA_KEYS = ['subject', 'body', '__proto__', 'constructor', 'prototype', 'key', 'epoch2', 'role', 'isAdmin', 'state', 'x'.repeat(300), '\u202Eadmin'];
+export const INVALID_PHONES = [
+  '12345',
+  '+',
+  '+1',
+  '+12',
+  '0049 151',
+  '+49-abc-123',
+  '+1234567890123456789',
+  'tel:+4915112345678x',
+  '++4915112345678',
+  '+٤٩١٥١١٢٣٤٥٦٧٨',
+  '+49\u0000151',
+];
+export const INVALID_URLS = [
+  'not a url',
+  '/relative/path',
+  'ftp://example.com/file',
+  'javascript:alert(1)',
+  'http://',
+  'https://user:pw@example.com/',
+  'file:///etc/passwd',
+  'http://exa mple.com',
+  'https://-bad-.com',
+  'data:text/html,<script>alert(1)</script>',
+  'mailto:a@example.com',
+  'http://[::1',
+];
+export const BAD_NUMBERS: unknown[] = [
+  -1,
+  -0.5,
+  1.5,
+  0,
+  1e308,
+  -1e308,
+  2 ** 53 + 2,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  '1',
+  '1e309',
+  'NaN',
+  'Infinity',
+  '0x10',
+];
+export const WRONG_TYPES: unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  42,
+  [],
+  {},
+  [1, 2],
+  { nested: 1 },
+  { $gt: '' },
+  ['a', { b: 1 }],
+  '',
+  '   ',
+];
+export const EXTRA_KEYS = [
+  'subject',
+  'body',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'key',
+  'epoch2',
+  'role',
+  'isAdmin',
+  'state',
+  'x'.repeat(300),
+  '\u202Eadmin',
+];
 export const RAW_MALFORMED = [
-  '{', '{"a":', "{'a':1}", '{"a":1,}', '[1,2', 'not json', '\uFEFF{}x', 'NaN', '{"a":NaN}', '{"a":undefined}', '{"a":01}', '\u0000',
-  '{"a":"\\ud800"', '"unterminated', '}{', '{"a":1}{"b":2}', '[' .repeat(5000), '{"a":' + '['.repeat(3000), '\\', '{"__proto__":}',
+  '{',
+  '{"a":',
+  "{'a':1}",
+  '{"a":1,}',
+  '[1,2',
+  'not json',
+  '\uFEFF{}x',
+  'NaN',
+  '{"a":NaN}',
+  '{"a":undefined}',
+  '{"a":01}',
+  '\u0000',
+  '{"a":"\\ud800"',
+  '"unterminated',
+  '}{',
+  '{"a":1}{"b":2}',
+  '['.repeat(5000),
+  '{"a":' + '['.repeat(3000),
+  '\\',
+  '{"__proto__":}',
 ];
 export const TOP_LEVEL: unknown[] = [null, [], 'text', 42, true, [{}], '<script>alert(1)</script>'];
 
 export type InvalidTarget = 'email' | 'phone' | 'url';
-export const invalidTargets = (type: InvalidTarget) => (type === 'email' ? INVALID_EMAILS : type === 'phone' ? INVALID_PHONES : INVALID_URLS);
+export const invalidTargets = (type: InvalidTarget) =>
+  type === 'email' ? INVALID_EMAILS : type === 'phone' ? INVALID_PHONES : INVALID_URLS;
 
 export interface GeneratedCase {
   /** The input (an object for server actions; JSON text for HTTP bodies, see `raw`). */
@@ -56,7 +187,8 @@ type Path = (string | number)[];
 export function paths(value: unknown, prefix: Path = []): Path[] {
   if (value === null || typeof value !== 'object') return prefix.length ? [prefix] : [];
   const out: Path[] = prefix.length ? [prefix] : [];
-  for (const [k, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) out.push(...paths(v, [...prefix, k]));
+  for (const [k, v] of Array.isArray(value) ? value.entries() : Object.entries(value))
+    out.push(...paths(v, [...prefix, k]));
   return out;
 }
 
@@ -77,7 +209,8 @@ function setAt(value: unknown, path: Path, next: unknown, remove = false): unkno
 
 function containsNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
-  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v));
+  if (value && typeof value === 'object')
+    return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v));
   return false;
 }
 
@@ -119,14 +252,29 @@ export function generateCases(spec: GeneratorSpec, count: number, random: () => 
     } else if (r < 0.17 && all.length) {
       c = { value: setAt(spec.template, path, undefined, true), label: `missing ${dot}`, field, kind: 'missing' };
     } else if (r < 0.25) {
-      const holder = all.filter((p) => { const v = p.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k as string], spec.template); return v && typeof v === 'object' && !Array.isArray(v); });
+      const holder = all.filter((p) => {
+        const v = p.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k as string], spec.template);
+        return v && typeof v === 'object' && !Array.isArray(v);
+      });
       const at = holder.length && random() < 0.3 ? pick(holder) : [];
       const key = pick(EXTRA_KEYS);
-      const base = at.length ? at.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k as string], spec.template) : spec.template;
+      const base = at.length
+        ? at.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k as string], spec.template)
+        : spec.template;
       const withExtra = JSON.parse(JSON.stringify(base)) as Record<string, unknown>;
-      Object.defineProperty(withExtra, key, { value: pick([...SQL_INJECTION, ...HTML_INJECTION, 'Welcome!']), enumerable: true, configurable: true, writable: true });
+      Object.defineProperty(withExtra, key, {
+        value: pick([...SQL_INJECTION, ...HTML_INJECTION, 'Welcome!']),
+        enumerable: true,
+        configurable: true,
+        writable: true,
+      });
       const value = at.length ? setAt(spec.template, at, withExtra) : withExtra;
-      c = { value, label: `extra ${[...at, key.slice(0, 20)].join('.')}`, field: [...at, key].map(String).join('.'), kind: 'extra' };
+      c = {
+        value,
+        label: `extra ${[...at, key.slice(0, 20)].join('.')}`,
+        field: [...at, key].map(String).join('.'),
+        kind: 'extra',
+      };
     } else if (r < 0.4 && all.length) {
       const v = pick(WRONG_TYPES);
       c = { value: setAt(spec.template, path, v), label: `${dot} = ${JSON.stringify(v)}`, field, kind: 'type' };
@@ -152,12 +300,20 @@ export function generateCases(spec: GeneratorSpec, count: number, random: () => 
       const v = pick(invalidTargets(type));
       // Target cases are kept even when the schema accepts them: the product's normalization refuses them (K3).
       const tpath = f.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-      out.push({ value: setAt(spec.template, tpath, v), label: `${f} = ${JSON.stringify(v)}`, field: f, kind: 'target' });
+      out.push({
+        value: setAt(spec.template, tpath, v),
+        label: `${f} = ${JSON.stringify(v)}`,
+        field: f,
+        kind: 'target',
+      });
       continue;
     }
     const sig = c.raw ?? JSON.stringify(c.value) ?? 'undefined';
     if (seen.has(sig) && random() < 0.8) continue;
-    const malformed = c.raw !== undefined ? isBadJson(c.raw) || refusedBySchema(spec.schema, JSON.parse(c.raw)) : refusedBySchema(spec.schema, c.value === undefined ? {} : c.value);
+    const malformed =
+      c.raw !== undefined
+        ? isBadJson(c.raw) || refusedBySchema(spec.schema, JSON.parse(c.raw))
+        : refusedBySchema(spec.schema, c.value === undefined ? {} : c.value);
     if (!malformed) continue;
     seen.add(sig);
     out.push(c);

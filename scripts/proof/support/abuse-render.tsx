@@ -8,7 +8,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { ReactElement, ReactNode } from 'react';
 import { renderToString } from 'react-dom/server';
-import { createRun, claimEffect, failEffect, markUnknown, recordResponse, revokeEffect, submitPlan } from '../../../lib/ledger/index.ts';
+import {
+  createRun,
+  claimEffect,
+  failEffect,
+  markUnknown,
+  recordResponse,
+  revokeEffect,
+  submitPlan,
+} from '../../../lib/ledger/index.ts';
 import { createRuntimeKey } from '../../../lib/runtime-keys/index.ts';
 import { insertUser } from '../../../lib/auth/users.ts';
 import type { ProofRow } from '../section.ts';
@@ -16,31 +24,77 @@ import { HOST, SYSTEM, type AbuseEnv } from './abuse-env.ts';
 import { operatorActor, type Fixtures } from './abuse-fixtures.ts';
 
 type SP = Record<string, string | string[] | undefined>;
-type PageModule = { default: (props: { params: Promise<Record<string, string>>; searchParams: Promise<SP> }) => Promise<ReactElement> | ReactElement };
+type PageModule = {
+  default: (props: {
+    params: Promise<Record<string, string>>;
+    searchParams: Promise<SP>;
+  }) => Promise<ReactElement> | ReactElement;
+};
 
 const noop = () => undefined;
-const ROUTER = { back: noop, forward: noop, refresh: noop, push: noop, replace: noop, prefetch: noop, hmrRefresh: noop };
+const ROUTER = {
+  back: noop,
+  forward: noop,
+  refresh: noop,
+  push: noop,
+  replace: noop,
+  prefetch: noop,
+  hmrRefresh: noop,
+};
 
 /** Renders one console page as the given cookie would see it (no Next server, same components). */
-export async function renderPage(mod: PageModule, route: string, cookie: string, params: Record<string, string> = {}, searchParams: SP = {}): Promise<string> {
-  const { workAsyncStorage, workUnitAsyncStorage, AppRouterContext, SearchParamsContext, PathnameContext } = await nextInternals();
-  const query = new URLSearchParams(Object.entries(searchParams).flatMap(([k, v]) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x) => [k, x] as [string, string]))));
+export async function renderPage(
+  mod: PageModule,
+  route: string,
+  cookie: string,
+  params: Record<string, string> = {},
+  searchParams: SP = {},
+): Promise<string> {
+  const { workAsyncStorage, workUnitAsyncStorage, AppRouterContext, SearchParamsContext, PathnameContext } =
+    await nextInternals();
+  const query = new URLSearchParams(
+    Object.entries(searchParams).flatMap(([k, v]) =>
+      v === undefined ? [] : (Array.isArray(v) ? v : [v]).map((x) => [k, x] as [string, string]),
+    ),
+  );
   const pathname = route.replace(/\[(\w+)\]/g, (_m, name: string) => params[name] ?? name);
   const headers = new Headers({ host: HOST, cookie });
-  const workStore = { route, page: route, isStaticGeneration: false, forceStatic: false, dynamicShouldError: false, forceDynamic: true, fetchCache: undefined, isOnDemandRevalidate: false, isDraftMode: false, incrementalCache: undefined } as never;
-  const unitStore = { type: 'request', phase: 'render', headers, cookies: undefined, url: { pathname: route, search: '' } } as never;
-  return workAsyncStorage.run(workStore, () => workUnitAsyncStorage.run(unitStore, async () => {
-    const element = await mod.default({ params: Promise.resolve(params), searchParams: Promise.resolve(searchParams) });
-    // The client components' router hooks read these contexts (the app router provides them in a real render).
-    const tree: ReactNode = (
-      <AppRouterContext.Provider value={ROUTER as never}>
-        <PathnameContext.Provider value={pathname}>
-          <SearchParamsContext.Provider value={query as never}>{element}</SearchParamsContext.Provider>
-        </PathnameContext.Provider>
-      </AppRouterContext.Provider>
-    );
-    return renderToString(tree);
-  }));
+  const workStore = {
+    route,
+    page: route,
+    isStaticGeneration: false,
+    forceStatic: false,
+    dynamicShouldError: false,
+    forceDynamic: true,
+    fetchCache: undefined,
+    isOnDemandRevalidate: false,
+    isDraftMode: false,
+    incrementalCache: undefined,
+  } as never;
+  const unitStore = {
+    type: 'request',
+    phase: 'render',
+    headers,
+    cookies: undefined,
+    url: { pathname: route, search: '' },
+  } as never;
+  return workAsyncStorage.run(workStore, () =>
+    workUnitAsyncStorage.run(unitStore, async () => {
+      const element = await mod.default({
+        params: Promise.resolve(params),
+        searchParams: Promise.resolve(searchParams),
+      });
+      // The client components' router hooks read these contexts (the app router provides them in a real render).
+      const tree: ReactNode = (
+        <AppRouterContext.Provider value={ROUTER as never}>
+          <PathnameContext.Provider value={pathname}>
+            <SearchParamsContext.Provider value={query as never}>{element}</SearchParamsContext.Provider>
+          </PathnameContext.Provider>
+        </AppRouterContext.Provider>
+      );
+      return renderToString(tree);
+    }),
+  );
 }
 
 /** Next's request-scope storages; a Next server installs AsyncLocalStorage globally before loading them. */
@@ -54,14 +108,21 @@ async function nextInternals() {
     import('next/dist/shared/lib/hooks-client-context.shared-runtime.js'),
   ]);
   return {
-    workAsyncStorage: work.workAsyncStorage, workUnitAsyncStorage: unit.workUnitAsyncStorage, AppRouterContext: router.AppRouterContext,
-    SearchParamsContext: hooks.SearchParamsContext, PathnameContext: hooks.PathnameContext,
+    workAsyncStorage: work.workAsyncStorage,
+    workUnitAsyncStorage: unit.workUnitAsyncStorage,
+    AppRouterContext: router.AppRouterContext,
+    SearchParamsContext: hooks.SearchParamsContext,
+    PathnameContext: hooks.PathnameContext,
   };
 }
 
 const hasMarkup = (p: string) => /[<>"]/.test(p);
 
-export async function renderEscapingCheck(env: AbuseEnv, fx: Fixtures, o: { payloads: string[]; full: boolean }): Promise<{ row: ProofRow; notes: string[] }> {
+export async function renderEscapingCheck(
+  env: AbuseEnv,
+  fx: Fixtures,
+  o: { payloads: string[]; full: boolean },
+): Promise<{ row: ProofRow; notes: string[] }> {
   const payloads = o.payloads.map((p, i) => (hasMarkup(p) ? p.replace('alert(1)', `alert(${100 + i})`) : p));
   const markup = payloads.filter(hasMarkup);
   const db = env.db;
@@ -69,37 +130,111 @@ export async function renderEscapingCheck(env: AbuseEnv, fx: Fixtures, o: { payl
   const runtime = { kind: 'runtime' as const, id: 'proof-rt', label: 'proof runtime', workflows: ['*'] };
   // Store every payload in every free-text place the product accepts it.
   const tool = await fx.tool({ generatedInputs: ['subject', payloads[0]!.slice(0, 60)] });
-  const run = await createRun({ db, actor: runtime }, { workflow: payloads[0]!.slice(0, 120), triggerId: payloads.join(' ').slice(0, 250) });
+  const run = await createRun(
+    { db, actor: runtime },
+    { workflow: payloads[0]!.slice(0, 120), triggerId: payloads.join(' ').slice(0, 250) },
+  );
   const keys: string[] = [];
   const stored: string[] = [];
   for (const [i, p] of payloads.entries()) {
     // A payload the product refuses as a record id (a lone surrogate) is not stored: nothing to render.
-    const c = await claimEffect({ db, actor: runtime }, { runId: run.runId, tool: tool.name, action: 'receipt', recordId: p.slice(0, 256), target: `t${i}-${randomUUID().slice(0, 6)}@example.com` }).catch(() => null);
+    const c = await claimEffect(
+      { db, actor: runtime },
+      {
+        runId: run.runId,
+        tool: tool.name,
+        action: 'receipt',
+        recordId: p.slice(0, 256),
+        target: `t${i}-${randomUUID().slice(0, 6)}@example.com`,
+      },
+    ).catch(() => null);
     if (!c?.claimed) continue;
     keys.push(c.key);
     stored.push(p);
-    await recordResponse({ db, actor: runtime }, { attemptId: c.attemptId, status: 500, headers: [['x-echo', p.slice(0, 1000)]], body: Buffer.from(`{"error":${JSON.stringify(p)}}`) } as never).catch(() => undefined);
+    await recordResponse({ db, actor: runtime }, {
+      attemptId: c.attemptId,
+      status: 500,
+      headers: [['x-echo', p.slice(0, 1000)]],
+      body: Buffer.from(`{"error":${JSON.stringify(p)}}`),
+    } as never).catch(() => undefined);
     if (i % 3 === 0) await revokeEffect({ db, actor: operator }, { key: c.key, reason: p });
     else if (i % 3 === 1) await markUnknown({ db, actor: runtime }, { key: c.key, evidence: { error: p } });
     else await failEffect({ db, actor: runtime }, { key: c.key, evidence: { status: 550, body: p } });
   }
-  await submitPlan({ db, actor: SYSTEM }, { runId: run.runId, items: stored.map((p, i) => ({ tool: tool.name, action: 'receipt', recordId: p.slice(0, 256), target: `plan${i}@example.com` })) });
+  await submitPlan(
+    { db, actor: SYSTEM },
+    {
+      runId: run.runId,
+      items: stored.map((p, i) => ({
+        tool: tool.name,
+        action: 'receipt',
+        recordId: p.slice(0, 256),
+        target: `plan${i}@example.com`,
+      })),
+    },
+  );
   for (const p of markup.slice(0, 4)) {
-    await insertUser(db, { email: `u-${randomUUID().slice(0, 8)}@example.com`, name: p.slice(0, 200), role: 'auditor', password: 'a-long-enough-password' }, SYSTEM);
-    await createRuntimeKey({ db, actor: SYSTEM }, { name: p.slice(0, 100), workflows: [p.slice(0, 100)] }).catch(() => undefined);
+    await insertUser(
+      db,
+      {
+        email: `u-${randomUUID().slice(0, 8)}@example.com`,
+        name: p.slice(0, 200),
+        role: 'auditor',
+        password: 'a-long-enough-password',
+      },
+      SYSTEM,
+    );
+    await createRuntimeKey({ db, actor: SYSTEM }, { name: p.slice(0, 100), workflows: [p.slice(0, 100)] }).catch(
+      () => undefined,
+    );
   }
   const cookie = await env.cookieFor(env.users.admin);
   const pages: [string, () => Promise<PageModule>, Record<string, string>, SP][] = [
     ['/runs', () => import('../../../app/(console)/runs/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ['/runs/[runId]', () => import('../../../app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>, { runId: run.runId }, {}],
-    ['/runs/[runId]/plan', () => import('../../../app/(console)/runs/[runId]/plan/page.tsx') as unknown as Promise<PageModule>, { runId: run.runId }, {}],
+    [
+      '/runs/[runId]',
+      () => import('../../../app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>,
+      { runId: run.runId },
+      {},
+    ],
+    [
+      '/runs/[runId]/plan',
+      () => import('../../../app/(console)/runs/[runId]/plan/page.tsx') as unknown as Promise<PageModule>,
+      { runId: run.runId },
+      {},
+    ],
     ['/plans', () => import('../../../app/(console)/plans/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     ['/support', () => import('../../../app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     ['/audit', () => import('../../../app/(console)/audit/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ['/admin/users', () => import('../../../app/(console)/admin/users/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ['/admin/keys', () => import('../../../app/(console)/admin/keys/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ['/admin/tools', () => import('../../../app/(console)/admin/tools/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ...keys.slice(0, o.full ? keys.length : 4).map((k) => ['/target', () => import('../../../app/(console)/target/page.tsx') as unknown as Promise<PageModule>, {}, { key: k }] as [string, () => Promise<PageModule>, Record<string, string>, SP]),
+    [
+      '/admin/users',
+      () => import('../../../app/(console)/admin/users/page.tsx') as unknown as Promise<PageModule>,
+      {},
+      {},
+    ],
+    [
+      '/admin/keys',
+      () => import('../../../app/(console)/admin/keys/page.tsx') as unknown as Promise<PageModule>,
+      {},
+      {},
+    ],
+    [
+      '/admin/tools',
+      () => import('../../../app/(console)/admin/tools/page.tsx') as unknown as Promise<PageModule>,
+      {},
+      {},
+    ],
+    ...keys
+      .slice(0, o.full ? keys.length : 4)
+      .map(
+        (k) =>
+          [
+            '/target',
+            () => import('../../../app/(console)/target/page.tsx') as unknown as Promise<PageModule>,
+            {},
+            { key: k },
+          ] as [string, () => Promise<PageModule>, Record<string, string>, SP],
+      ),
   ];
   let trials = 0;
   const raw: string[] = [];
@@ -124,7 +259,8 @@ export async function renderEscapingCheck(env: AbuseEnv, fx: Fixtures, o: { payl
     // React escapes < > " ' & inside attribute values, so a tag ends at the first '>' and its attribute
     // names can be read off: an event-handler attribute (on...) would be injected markup.
     for (const tag of html.match(/<[a-zA-Z][^>]*>/g) ?? []) {
-      for (const m of tag.matchAll(/\s([^\s="'>\/]+)(?:="[^"]*")?/g)) if (/^on/i.test(m[1]!)) raw.push(`${route}: attribute ${m[1]} in ${tag.slice(0, 80)}`);
+      for (const m of tag.matchAll(/\s([^\s="'>\/]+)(?:="[^"]*")?/g))
+        if (/^on/i.test(m[1]!)) raw.push(`${route}: attribute ${m[1]} in ${tag.slice(0, 80)}`);
     }
     if (/href="javascript:/i.test(html)) raw.push(`${route}: a javascript: link`);
   }
@@ -135,16 +271,29 @@ export async function renderEscapingCheck(env: AbuseEnv, fx: Fixtures, o: { payl
       lost: 0,
       duplicated: 0,
       unauthorized: raw.length + failures.length,
-      observed: `${raw.length} raw payloads in the HTML; ${shown.size} of ${markup.length} payloads seen escaped; ${(bytes / 1024).toFixed(0)} KiB rendered` +
-        (failures.length ? `; pages that failed to render: ${failures.join(' | ')}` : '') + (raw.length ? `; raw: ${raw.slice(0, 5).join(' | ')}` : ''),
+      observed:
+        `${raw.length} raw payloads in the HTML; ${shown.size} of ${markup.length} payloads seen escaped; ${(bytes / 1024).toFixed(0)} KiB rendered` +
+        (failures.length ? `; pages that failed to render: ${failures.join(' | ')}` : '') +
+        (raw.length ? `; raw: ${raw.slice(0, 5).join(' | ')}` : ''),
     },
     notes: [
-      'Rendering: the console page components are rendered with react-dom/server renderToString inside a Next request scope (work and work-unit async storage) holding the admin\'s session cookie; no Next server runs, the components, read models and guards are the product\'s own.',
+      "Rendering: the console page components are rendered with react-dom/server renderToString inside a Next request scope (work and work-unit async storage) holding the admin's session cookie; no Next server runs, the components, read models and guards are the product's own.",
     ],
   };
 }
 
-const PAGE_VALUES = ['\u0000', 'a\uD800b', 'x'.repeat(5000), `' OR '1'='1`, '<script>alert(7)</script>', '2026-13-45T99:99', '-1', '\u202Eevil', '%', '😀'];
+const PAGE_VALUES = [
+  '\u0000',
+  'a\uD800b',
+  'x'.repeat(5000),
+  `' OR '1'='1`,
+  '<script>alert(7)</script>',
+  '2026-13-45T99:99',
+  '-1',
+  '\u202Eevil',
+  '%',
+  '😀',
+];
 
 /**
  * Console pages are GET endpoints too: each search parameter (and the run id in the path) gets a
@@ -156,25 +305,70 @@ export async function renderMalformedPages(env: AbuseEnv, runId: string, o: { fu
   const values = o.full ? PAGE_VALUES : PAGE_VALUES.slice(0, 4);
   const cookie = await env.cookieFor(env.users.admin);
   const pages: [string, () => Promise<PageModule>, Record<string, string>, string[]][] = [
-    ['/runs', () => import('../../../app/(console)/runs/page.tsx') as unknown as Promise<PageModule>, {}, ['workflow', 'status', 'from', 'to', 'q', 'cursor']],
-    ['/runs/[runId]', () => import('../../../app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>, { runId }, ['view', 'state', 'q', 'sort', 'cursor']],
-    ['/audit', () => import('../../../app/(console)/audit/page.tsx') as unknown as Promise<PageModule>, {}, ['actor', 'action', 'run', 'target', 'from', 'to', 'outcome', 'cursor']],
+    [
+      '/runs',
+      () => import('../../../app/(console)/runs/page.tsx') as unknown as Promise<PageModule>,
+      {},
+      ['workflow', 'status', 'from', 'to', 'q', 'cursor'],
+    ],
+    [
+      '/runs/[runId]',
+      () => import('../../../app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>,
+      { runId },
+      ['view', 'state', 'q', 'sort', 'cursor'],
+    ],
+    [
+      '/audit',
+      () => import('../../../app/(console)/audit/page.tsx') as unknown as Promise<PageModule>,
+      {},
+      ['actor', 'action', 'run', 'target', 'from', 'to', 'outcome', 'cursor'],
+    ],
     ['/target', () => import('../../../app/(console)/target/page.tsx') as unknown as Promise<PageModule>, {}, ['key']],
-    ['/support', () => import('../../../app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, ['cursor']],
+    [
+      '/support',
+      () => import('../../../app/(console)/support/page.tsx') as unknown as Promise<PageModule>,
+      {},
+      ['cursor'],
+    ],
   ];
-  const cases: { route: string; load: () => Promise<PageModule>; params: Record<string, string>; sp: SP; label: string }[] = [];
+  const cases: {
+    route: string;
+    load: () => Promise<PageModule>;
+    params: Record<string, string>;
+    sp: SP;
+    label: string;
+  }[] = [];
   for (const [route, load, params, names] of pages) {
-    for (const name of names) for (const v of values) cases.push({ route, load, params, sp: { [name]: v }, label: `${route}?${name}=${JSON.stringify(v).slice(0, 16)}` });
+    for (const name of names)
+      for (const v of values)
+        cases.push({
+          route,
+          load,
+          params,
+          sp: { [name]: v },
+          label: `${route}?${name}=${JSON.stringify(v).slice(0, 16)}`,
+        });
   }
-  for (const v of values) cases.push({ route: '/runs/[runId]', load: pages[1]![1], params: { runId: v }, sp: {}, label: `/runs/${JSON.stringify(v).slice(0, 16)}` });
-  let errors = 0, notFound = 0;
+  for (const v of values)
+    cases.push({
+      route: '/runs/[runId]',
+      load: pages[1]![1],
+      params: { runId: v },
+      sp: {},
+      label: `/runs/${JSON.stringify(v).slice(0, 16)}`,
+    });
+  let errors = 0,
+    notFound = 0;
   const examples: string[] = [];
   for (const c of cases) {
     try {
       await renderPage(await c.load(), c.route, cookie, c.params, c.sp);
     } catch (error) {
       const digest = String((error as { digest?: unknown }).digest ?? '');
-      if (digest.startsWith('NEXT_HTTP_ERROR_FALLBACK;404') || digest.startsWith('NEXT_REDIRECT')) { notFound++; continue; }
+      if (digest.startsWith('NEXT_HTTP_ERROR_FALLBACK;404') || digest.startsWith('NEXT_REDIRECT')) {
+        notFound++;
+        continue;
+      }
       errors++;
       examples.push(`${c.label}: ${(error as Error).message.split('\n')[0]!.slice(0, 140)}`);
     }

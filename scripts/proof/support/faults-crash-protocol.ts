@@ -4,7 +4,13 @@
 /** Where the child is killed: before the claim commits, after it commits (before the provider call),
  *  after the provider answered (nothing of the answer reached the ledger), after the raw response was
  *  stored (R1) but before the outcome, and after the receipt was written (done). */
-export const CRASH_POINTS = ['before-claim-commit', 'after-claim-commit', 'after-provider-answer', 'after-response-stored', 'after-receipt-written'] as const;
+export const CRASH_POINTS = [
+  'before-claim-commit',
+  'after-claim-commit',
+  'after-provider-answer',
+  'after-response-stored',
+  'after-receipt-written',
+] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 export interface CrashOrder {

@@ -22,7 +22,10 @@ export async function openFaultDb(ctx: ProofContext, poolSize = 10): Promise<Fau
   const db = createDb(appUrl, poolSize);
   const owner = new pg.Pool({ connectionString: ownerUrl, max: 3 });
   return {
-    db, appUrl, ownerUrl, owner,
+    db,
+    appUrl,
+    ownerUrl,
+    owner,
     async close() {
       await db.$disconnect();
       await owner.end();
@@ -48,14 +51,21 @@ export async function startApiServer(db: Db): Promise<ApiServer> {
         else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
       }
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-      const response = await routeFetch(`${BASE}${req.url ?? '/'}`, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined });
+      const response = await routeFetch(`${BASE}${req.url ?? '/'}`, {
+        method: req.method,
+        headers,
+        body: hasBody ? Buffer.concat(chunks) : undefined,
+      });
       const out: Record<string, string> = {};
       response.headers.forEach((value, name) => (out[name] = value));
       const body = Buffer.from(await response.arrayBuffer());
       res.writeHead(response.status, out).end(body);
     } catch (error) {
       // The client may be dead (killed mid-request): nothing to answer to.
-      if (!res.headersSent && !res.destroyed) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal', message: String(error) } }));
+      if (!res.headersSent && !res.destroyed)
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { code: 'internal', message: String(error) } }));
     }
   });
   server.keepAliveTimeout = 1_000;
@@ -84,12 +94,28 @@ export interface KeyState {
 
 /** The current state of each target's key in one run, read as the owner (nothing the app may not see). */
 export async function statesByTarget(owner: pg.Pool, runId: string): Promise<Map<string, KeyState>> {
-  const r = await owner.query<{ target: string; key: string; state: string | null; epoch: number | null; receipt: string | null }>(
+  const r = await owner.query<{
+    target: string;
+    key: string;
+    state: string | null;
+    epoch: number | null;
+    receipt: string | null;
+  }>(
     `SELECT k.target, k.key, e.state::text AS state, e.epoch, e.receipt
        FROM effect_key k LEFT JOIN effect e ON e.key = k.key AND e.epoch = k.current_epoch
-      WHERE k.run_id = $1`, [runId]);
+      WHERE k.run_id = $1`,
+    [runId],
+  );
   const out = new Map<string, KeyState>();
-  for (const row of r.rows) out.set(row.target, { target: row.target, key: row.key, state: row.state ?? 'none', epoch: row.epoch, receipt: row.receipt, orphan: row.state === null });
+  for (const row of r.rows)
+    out.set(row.target, {
+      target: row.target,
+      key: row.key,
+      state: row.state ?? 'none',
+      epoch: row.epoch,
+      receipt: row.receipt,
+      orphan: row.state === null,
+    });
   return out;
 }
 
@@ -100,13 +126,19 @@ export function countBy<T>(items: Iterable<T>, f: (x: T) => string): Record<stri
 }
 
 export const fmtCounts = (c: Record<string, number>) =>
-  Object.entries(c).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  Object.entries(c)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ') || 'none';
 
 /** Polls a condition with a deadline (the replay tests' helper). */
 export { until } from '../../../tests/integration/replay-fixtures.ts';
 
 /** Moves every held pending claim's lease into the past (the reconciler's clock, injected: no waiting). */
 export async function expireLeases(owner: pg.Pool, runId: string): Promise<number> {
-  const r = await owner.query(`UPDATE effect SET lease_expires_at = now() - interval '1 second' WHERE run_id = $1 AND state = 'pending' AND NOT awaiting_claim`, [runId]);
+  const r = await owner.query(
+    `UPDATE effect SET lease_expires_at = now() - interval '1 second' WHERE run_id = $1 AND state = 'pending' AND NOT awaiting_claim`,
+    [runId],
+  );
   return r.rowCount ?? 0;
 }

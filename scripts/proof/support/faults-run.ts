@@ -19,7 +19,11 @@ try {
       await admin.connect();
       await admin.query(`CREATE DATABASE ${db} TEMPLATE faults`);
       await admin.end();
-      const swap = (url: string) => { const u = new URL(url); u.pathname = `/${db}`; return u.toString(); };
+      const swap = (url: string) => {
+        const u = new URL(url);
+        u.pathname = `/${db}`;
+        return u.toString();
+      };
       return { ownerUrl: swap(base.ownerUrl), appUrl: swap(base.appUrl) };
     },
     log: (line) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`),

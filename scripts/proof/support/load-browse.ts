@@ -86,7 +86,16 @@ export async function browse(options: {
 }): Promise<BrowseStats> {
   const { sessions, pages } = options;
   const latencies = new Map<string, number[]>(pages.map((p) => [p.kind, []]));
-  const stats: BrowseStats = { requests: 0, served: 0, failures: [], statuses: {}, anonymousProbes: 0, anonymousServed: 0, perKind: {}, seconds: 0 };
+  const stats: BrowseStats = {
+    requests: 0,
+    served: 0,
+    failures: [],
+    statuses: {},
+    anonymousProbes: 0,
+    anonymousServed: 0,
+    perKind: {},
+    seconds: 0,
+  };
   const counters = new Map<string, number>();
   const count = (status: number) => {
     const cls = status === 0 ? 'network error' : `${Math.floor(status / 100)}xx`;
@@ -96,7 +105,9 @@ export async function browse(options: {
     for (const page of pages) {
       const path = page.path(0);
       stats.requests++;
-      const res = await sessions[0].get(path).catch((error: Error) => ({ status: 0, location: null, body: error.message }));
+      const res = await sessions[0]
+        .get(path)
+        .catch((error: Error) => ({ status: 0, location: null, body: error.message }));
       count(res.status);
       const why = res.status === 0 ? `network: ${res.body}` : judge(page, 0, res);
       if (why) stats.failures.push({ kind: page.kind, path, status: res.status, why: `warm-up: ${why}` });
@@ -142,7 +153,9 @@ export async function browse(options: {
         if (options.thinkMs) await new Promise((resolve) => setTimeout(resolve, options.thinkMs));
         if (options.log && performance.now() - lastLog > 15_000) {
           lastLog = performance.now();
-          options.log(`console load: ${stats.requests} requests, ${stats.failures.length} failed, ${((lastLog - started) / 1000).toFixed(0)} s`);
+          options.log(
+            `console load: ${stats.requests} requests, ${stats.failures.length} failed, ${((lastLog - started) / 1000).toFixed(0)} s`,
+          );
         }
       }
     }),
@@ -150,7 +163,12 @@ export async function browse(options: {
   stats.seconds = (performance.now() - started) / 1000;
   for (const [kind, list] of latencies) {
     list.sort((a, b) => a - b);
-    stats.perKind[kind] = { n: list.length, p50: pct(list, 0.5), p95: pct(list, 0.95), max: list[list.length - 1] ?? 0 };
+    stats.perKind[kind] = {
+      n: list.length,
+      p50: pct(list, 0.5),
+      p95: pct(list, 0.95),
+      max: list[list.length - 1] ?? 0,
+    };
   }
   return stats;
 }
@@ -159,8 +177,13 @@ export function describeBrowse(stats: BrowseStats): string {
   const kinds = Object.entries(stats.perKind)
     .map(([k, v]) => `${k} p50 ${Math.round(v.p50)} / p95 ${Math.round(v.p95)} ms (n ${v.n})`)
     .join('; ');
-  const statuses = Object.entries(stats.statuses).map(([k, v]) => `${k} ${v}`).join(', ');
-  const firstFailures = stats.failures.slice(0, 3).map((f) => `${f.kind} ${f.path}: ${f.why}`).join(' | ');
+  const statuses = Object.entries(stats.statuses)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const firstFailures = stats.failures
+    .slice(0, 3)
+    .map((f) => `${f.kind} ${f.path}: ${f.why}`)
+    .join(' | ');
   return (
     `${stats.requests} page requests in ${stats.seconds.toFixed(0)} s (${(stats.requests / Math.max(stats.seconds, 0.001)).toFixed(1)}/s), ` +
     `${stats.served} served correctly, ${stats.failures.length} error responses (${statuses})` +
@@ -199,11 +222,17 @@ export async function signInOverHttp(baseURL: string, email: string, password: s
   const res = await fetch(new URL('/api/auth/callback/credentials', baseURL), {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.join('; '), origin: new URL(baseURL).origin },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: jar.join('; '),
+      origin: new URL(baseURL).origin,
+    },
     body: new URLSearchParams({ csrfToken, email, password, callbackUrl: '/runs', json: 'true' }).toString(),
   });
   await res.arrayBuffer();
-  const session = cookiesOf(res).find((c) => c.startsWith('next-auth.session-token=') || c.startsWith('__Secure-next-auth.session-token='));
+  const session = cookiesOf(res).find(
+    (c) => c.startsWith('next-auth.session-token=') || c.startsWith('__Secure-next-auth.session-token='),
+  );
   if (!session) throw new Error(`sign-in of ${email} gave no session cookie (status ${res.status})`);
   return fetchSession(baseURL, email, session);
 }

@@ -46,27 +46,64 @@ export async function raceClaims(
   try {
     const tool = `proof_claim_${Date.now().toString(36)}`;
     await db.toolDefinition.create({
-      data: { name: tool, actions: ['notify'], targetType: 'email', provider: 'sandbox', generatedInputs: ['subject', 'body'], supportsIdempotencyKey: true, supportsReceiptLookup: true },
+      data: {
+        name: tool,
+        actions: ['notify'],
+        targetType: 'email',
+        provider: 'sandbox',
+        generatedInputs: ['subject', 'body'],
+        supportsIdempotencyKey: true,
+        supportsReceiptLookup: true,
+      },
     });
-    const run = await createRun({ db, actor: { kind: 'system', id: 'proof', label: 'proof: load' } }, { workflow: 'proof_load_claims', triggerId: `evt_${tool}` });
-    const runtime: Actor = { kind: 'runtime', id: '00000000-0000-4000-8000-00000000c1a1', label: 'proof claim racer', workflows: ['proof_load_claims'] };
+    const run = await createRun(
+      { db, actor: { kind: 'system', id: 'proof', label: 'proof: load' } },
+      { workflow: 'proof_load_claims', triggerId: `evt_${tool}` },
+    );
+    const runtime: Actor = {
+      kind: 'runtime',
+      id: '00000000-0000-4000-8000-00000000c1a1',
+      label: 'proof claim racer',
+      workflows: ['proof_load_claims'],
+    };
     // Open every connection first, so each claimer of a trial really runs on its own connection.
     const pool = sqlPool(db)!;
     const clients = await Promise.all(Array.from({ length: claimers }, () => pool.connect()));
-    const backendPids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid));
+    const backendPids = await Promise.all(
+      clients.map(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid),
+    );
     for (const c of clients) c.release();
     const distinctConnections = new Set(backendPids).size;
 
     const result: ClaimRaceResult = {
-      trials, claimers, noWinner: 0, extraWinners: 0, wrongLoserAnswer: 0, exceptions: 0, rowsMissing: 0, rowsExtra: 0,
-      distinctConnections, claimsPerSecond: 0, trialP50ms: 0, trialP95ms: 0, seconds: 0,
+      trials,
+      claimers,
+      noWinner: 0,
+      extraWinners: 0,
+      wrongLoserAnswer: 0,
+      exceptions: 0,
+      rowsMissing: 0,
+      rowsExtra: 0,
+      distinctConnections,
+      claimsPerSecond: 0,
+      trialP50ms: 0,
+      trialP95ms: 0,
+      seconds: 0,
     };
     const durations: number[] = [];
     const started = performance.now();
     for (let trial = 0; trial < trials; trial++) {
-      const input = { runId: run.runId, tool, action: 'notify', recordId: `rec-${trial}`, target: `racer${trial}@proof.example.com` };
+      const input = {
+        runId: run.runId,
+        tool,
+        action: 'notify',
+        recordId: `rec-${trial}`,
+        target: `racer${trial}@proof.example.com`,
+      };
       const t0 = performance.now();
-      const settled = await Promise.allSettled(Array.from({ length: claimers }, () => claimEffect({ db, actor: runtime }, input)));
+      const settled = await Promise.allSettled(
+        Array.from({ length: claimers }, () => claimEffect({ db, actor: runtime }, input)),
+      );
       durations.push(performance.now() - t0);
       const values: ClaimEffectResult[] = [];
       for (const s of settled) {
@@ -88,11 +125,15 @@ export async function raceClaims(
     result.trialP50ms = pct(durations, 0.5);
     result.trialP95ms = pct(durations, 0.95);
     // Counted in the database: one effect and one attempt per trial key, nothing else for this tool.
-    const [counted] = (await owner.query<{ keys: number; with_effect: number; extra: number }>(
-      `SELECT count(*)::int AS keys, count(*) FILTER (WHERE x.effects > 0)::int AS with_effect,
+    const [counted] = (
+      await owner.query<{ keys: number; with_effect: number; extra: number }>(
+        `SELECT count(*)::int AS keys, count(*) FILTER (WHERE x.effects > 0)::int AS with_effect,
               coalesce(sum(greatest(x.effects - 1, 0) + greatest(x.attempts - 1, 0)), 0)::int AS extra
          FROM (SELECT (SELECT count(*) FROM effect e WHERE e.key = k.key) AS effects, (SELECT count(*) FROM attempt a WHERE a.key = k.key) AS attempts
-                 FROM effect_key k WHERE k.tool = $1) x`, [tool])).rows;
+                 FROM effect_key k WHERE k.tool = $1) x`,
+        [tool],
+      )
+    ).rows;
     result.rowsMissing = Math.max(0, trials - counted!.with_effect);
     result.rowsExtra = counted!.extra + Math.max(0, counted!.keys - trials);
     return result;

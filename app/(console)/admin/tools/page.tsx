@@ -15,12 +15,28 @@ export default async function ToolsPage() {
   const canEdit = can(user.role, 'tools.manage');
   return (
     <>
-      <PageHeader title="Tool definitions" description="Registered tools: their action tags, the one target type they key on, and the inputs the model writes (never part of a key, K1/K4)." actions={canEdit ? <SaveTool /> : null} />
+      <PageHeader
+        title="Tool definitions"
+        description="Registered tools: their action tags, the one target type they key on, and the inputs the model writes (never part of a key, K1/K4)."
+        actions={canEdit ? <SaveTool /> : null}
+      />
       <Card>
-        {tools.length === 0 ? <EmptyState title="No tools registered">{canEdit ? 'Register the tools your agents call.' : 'An admin registers tools.'}</EmptyState> : (
+        {tools.length === 0 ? (
+          <EmptyState title="No tools registered">
+            {canEdit ? 'Register the tools your agents call.' : 'An admin registers tools.'}
+          </EmptyState>
+        ) : (
           <table className="w-full text-sm">
             <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
-              <tr className="border-b border-zinc-200"><th className="py-2 pr-3 font-medium">Tool</th><th className="py-2 pr-3 font-medium">Actions</th><th className="py-2 pr-3 font-medium">Target</th><th className="py-2 pr-3 font-medium">Provider</th><th className="py-2 pr-3 font-medium">Model-generated inputs</th><th className="py-2 pr-3 font-medium">Controls</th><th /></tr>
+              <tr className="border-b border-zinc-200">
+                <th className="py-2 pr-3 font-medium">Tool</th>
+                <th className="py-2 pr-3 font-medium">Actions</th>
+                <th className="py-2 pr-3 font-medium">Target</th>
+                <th className="py-2 pr-3 font-medium">Provider</th>
+                <th className="py-2 pr-3 font-medium">Model-generated inputs</th>
+                <th className="py-2 pr-3 font-medium">Controls</th>
+                <th />
+              </tr>
             </thead>
             <tbody className="divide-y divide-zinc-100">
               {tools.map((t) => (

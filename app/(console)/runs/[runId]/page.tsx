@@ -15,34 +15,93 @@ import { one, type SP } from '../../../../components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Run' };
 
-export default async function RunPage({ params, searchParams }: { params: Promise<{ runId: string }>; searchParams: Promise<SP> }) {
+export default async function RunPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ runId: string }>;
+  searchParams: Promise<SP>;
+}) {
   const [{ runId }, sp, user] = await Promise.all([params, searchParams, requireUser()]);
   const header = await runHeader(db(), runId);
   if (!header) notFound();
   const plan = header.plan;
-  const table = await runTable(db(), runId, plan?.status === 'approved' || plan?.status === 'submitted' ? plan.id : null, {
-    view: one(sp, 'view'), state: one(sp, 'state'), q: one(sp, 'q'), sort: one(sp, 'sort'), cursor: one(sp, 'cursor'),
-  });
+  const table = await runTable(
+    db(),
+    runId,
+    plan?.status === 'approved' || plan?.status === 'submitted' ? plan.id : null,
+    {
+      view: one(sp, 'view'),
+      state: one(sp, 'state'),
+      q: one(sp, 'q'),
+      sort: one(sp, 'sort'),
+      cursor: one(sp, 'cursor'),
+    },
+  );
   const claimed = Object.values(header.counts).reduce((a, b) => a + b, 0);
   return (
     <>
       <PageHeader
-        title={<span>Run <span className="mono">{header.id.slice(0, 8)}</span></span>}
-        description={<span>Workflow <b>{header.workflow}</b> · event <span className="mono">{header.triggerId}</span> · created <Time value={header.createdAt} /></span>}
-        actions={plan?.status === 'submitted' ? <Link href={`/runs/${runId}/plan`} className={linkButton('primary')}>Review plan for approval</Link> : plan?.status === 'approved' ? <Link href={`/runs/${runId}/replay`} className={linkButton('secondary')} data-testid="force-replay">Force replay</Link> : null}
+        title={
+          <span>
+            Run <span className="mono">{header.id.slice(0, 8)}</span>
+          </span>
+        }
+        description={
+          <span>
+            Workflow <b>{header.workflow}</b> · event <span className="mono">{header.triggerId}</span> · created{' '}
+            <Time value={header.createdAt} />
+          </span>
+        }
+        actions={
+          plan?.status === 'submitted' ? (
+            <Link href={`/runs/${runId}/plan`} className={linkButton('primary')}>
+              Review plan for approval
+            </Link>
+          ) : plan?.status === 'approved' ? (
+            <Link href={`/runs/${runId}/replay`} className={linkButton('secondary')} data-testid="force-replay">
+              Force replay
+            </Link>
+          ) : null
+        }
       />
       <div className="mb-4 grid grid-cols-2 gap-3 lg:grid-cols-4">
-        <Stat label="Status" value={<Badge>{header.status}</Badge>} hint={header.toolHistoryComplete ? 'tool history complete' : 'tool history incomplete: replays go through this console (F6)'} />
-        <Stat label="Approved targets" value={plan ? plan.itemCount.toLocaleString('en-US') : '—'} hint={plan ? `plan ${plan.status}${plan.approvedAt ? ` by ${plan.approvedByLabel ?? plan.approvedById} at ${plan.approvedAt.toISOString().slice(0, 16).replace('T', ' ')}` : ''}` : 'no plan submitted'} />
-        <Stat label="Exactly once (P4)" value={<ExactlyOnce value={header.exactlyOnce} />} hint="approved targets with exactly one done effect" />
+        <Stat
+          label="Status"
+          value={<Badge>{header.status}</Badge>}
+          hint={
+            header.toolHistoryComplete
+              ? 'tool history complete'
+              : 'tool history incomplete: replays go through this console (F6)'
+          }
+        />
+        <Stat
+          label="Approved targets"
+          value={plan ? plan.itemCount.toLocaleString('en-US') : '—'}
+          hint={
+            plan
+              ? `plan ${plan.status}${plan.approvedAt ? ` by ${plan.approvedByLabel ?? plan.approvedById} at ${plan.approvedAt.toISOString().slice(0, 16).replace('T', ' ')}` : ''}`
+              : 'no plan submitted'
+          }
+        />
+        <Stat
+          label="Exactly once (P4)"
+          value={<ExactlyOnce value={header.exactlyOnce} />}
+          hint="approved targets with exactly one done effect"
+        />
         <Stat label="Effects claimed" value={claimed.toLocaleString('en-US')} hint="keys this run claimed, any state" />
       </div>
       <Card title="Targets by state" className="mb-4">
         <StateBar counts={header.counts} total={plan?.itemCount ?? claimed} showLegend />
       </Card>
-      <Card title="Plan joined with the ledger (P3)" description="Every approved target with its state, epoch and who changed it last. Select rows for bulk revoke or epoch bump.">
+      <Card
+        title="Plan joined with the ledger (P3)"
+        description="Every approved target with its state, epoch and who changed it last. Select rows for bulk revoke or epoch bump."
+      >
         {!plan && table.view !== 'not_in_plan' ? (
-          <EmptyState title="This run has no plan yet">The runtime submits the plan (POST /api/v1/runs/:id/plan); it then appears under Plans to approve.</EmptyState>
+          <EmptyState title="This run has no plan yet">
+            The runtime submits the plan (POST /api/v1/runs/:id/plan); it then appears under Plans to approve.
+          </EmptyState>
         ) : (
           <RunTable
             rows={table.rows.map((r) => ({ ...r, changedAt: r.changedAt ? r.changedAt.toISOString() : null }))}

@@ -4,6 +4,7 @@ import { createRunBody, createRunResponse } from '../../../../lib/api/schemas.ts
 
 export const dynamic = 'force-dynamic';
 
-export const POST = apiRoute({ action: 'run.create', body: createRunBody, responses: { 201: createRunResponse } }, (c) =>
-  opCreateRun(c, c.body),
+export const POST = apiRoute(
+  { action: 'run.create', body: createRunBody, responses: { 201: createRunResponse } },
+  (c) => opCreateRun(c, c.body),
 );

@@ -15,7 +15,9 @@ export const metadata: Metadata = { title: 'Plan approval' };
 
 export default async function PlanPage({ params }: { params: Promise<{ runId: string }> }) {
   const [{ runId }, user] = await Promise.all([params, requireUser()]);
-  const latest = /^[0-9a-f-]{36}$/i.test(runId) ? await db().plan.findFirst({ where: { runId }, orderBy: { submittedAt: 'desc' } }) : null;
+  const latest = /^[0-9a-f-]{36}$/i.test(runId)
+    ? await db().plan.findFirst({ where: { runId }, orderBy: { submittedAt: 'desc' } })
+    : null;
   if (!latest) notFound();
   const review = await planReview(db(), latest.id, 200);
   if (!review) notFound();
@@ -25,46 +27,108 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
     <>
       <PageHeader
         title="Plan approval"
-        description={<span>Run <Link className="mono text-blue-700 underline" href={`/runs/${runId}`}>{runId.slice(0, 8)}</Link> · workflow {plan.run.workflow} · event <span className="mono">{plan.run.event.triggerId}</span></span>}
+        description={
+          <span>
+            Run{' '}
+            <Link className="mono text-blue-700 underline" href={`/runs/${runId}`}>
+              {runId.slice(0, 8)}
+            </Link>{' '}
+            · workflow {plan.run.workflow} · event <span className="mono">{plan.run.event.triggerId}</span>
+          </span>
+        }
       />
       <div className="mb-4 grid gap-4 lg:grid-cols-3">
         <Card title="What you approve" className="lg:col-span-2">
           <dl className="grid grid-cols-2 gap-x-6 gap-y-2 text-sm">
-            <dt className="text-zinc-500">Status</dt><dd><Badge tone={plan.status === 'approved' ? 'green' : plan.status === 'rejected' ? 'red' : 'amber'}>{plan.status}</Badge></dd>
-            <dt className="text-zinc-500">Targets</dt><dd className="tabular-nums" data-testid="plan-count">{plan.itemCount.toLocaleString('en-US')}</dd>
-            <dt className="text-zinc-500">Tools</dt><dd>{review.tools.join(', ')}</dd>
-            <dt className="text-zinc-500">Submitted by</dt><dd>{plan.authorLabel} ({plan.authorKind}) at <Time value={plan.submittedAt} /></dd>
-            <dt className="text-zinc-500">Set hash</dt><dd className="mono break-all text-xs">{plan.itemsHash}</dd>
-            {plan.approvedAt && (<><dt className="text-zinc-500">Approved by</dt><dd>{review.approverLabel} at <Time value={plan.approvedAt} /></dd></>)}
+            <dt className="text-zinc-500">Status</dt>
+            <dd>
+              <Badge tone={plan.status === 'approved' ? 'green' : plan.status === 'rejected' ? 'red' : 'amber'}>
+                {plan.status}
+              </Badge>
+            </dd>
+            <dt className="text-zinc-500">Targets</dt>
+            <dd className="tabular-nums" data-testid="plan-count">
+              {plan.itemCount.toLocaleString('en-US')}
+            </dd>
+            <dt className="text-zinc-500">Tools</dt>
+            <dd>{review.tools.join(', ')}</dd>
+            <dt className="text-zinc-500">Submitted by</dt>
+            <dd>
+              {plan.authorLabel} ({plan.authorKind}) at <Time value={plan.submittedAt} />
+            </dd>
+            <dt className="text-zinc-500">Set hash</dt>
+            <dd className="mono break-all text-xs">{plan.itemsHash}</dd>
+            {plan.approvedAt && (
+              <>
+                <dt className="text-zinc-500">Approved by</dt>
+                <dd>
+                  {review.approverLabel} at <Time value={plan.approvedAt} />
+                </dd>
+              </>
+            )}
           </dl>
         </Card>
         <Card title="Decision">
           {plan.status !== 'submitted' ? (
-            <p className="text-sm text-zinc-600">This plan is {plan.status}; an approved plan is frozen by the database (P1) and cannot change.</p>
+            <p className="text-sm text-zinc-600">
+              This plan is {plan.status}; an approved plan is frozen by the database (P1) and cannot change.
+            </p>
           ) : !can(user.role, 'plan.approve') ? (
             <p className="text-sm text-zinc-600">Only an operator approves plans. Your role is {user.role}.</p>
           ) : selfAuthored && review.distinctApprover ? (
             <p className="text-sm text-amber-800">You submitted this plan; another operator must approve it (P2).</p>
           ) : (
             <div className="space-y-2 text-sm">
-              <p>Approving freezes these {plan.itemCount.toLocaleString('en-US')} targets exactly as listed (hash above). The approval records you and the time (P2).</p>
-              <ActionDialog trigger="Approve plan" triggerVariant="primary" triggerSize="md" testId="approve-plan" title="Approve and freeze this plan"
-                preview={<span>{plan.itemCount.toLocaleString('en-US')} targets · hash <span className="mono text-xs">{plan.itemsHash.slice(0, 16)}…</span></span>}
+              <p>
+                Approving freezes these {plan.itemCount.toLocaleString('en-US')} targets exactly as listed (hash above).
+                The approval records you and the time (P2).
+              </p>
+              <ActionDialog
+                trigger="Approve plan"
+                triggerVariant="primary"
+                triggerSize="md"
+                testId="approve-plan"
+                title="Approve and freeze this plan"
+                preview={
+                  <span>
+                    {plan.itemCount.toLocaleString('en-US')} targets · hash{' '}
+                    <span className="mono text-xs">{plan.itemsHash.slice(0, 16)}…</span>
+                  </span>
+                }
                 fields={[{ name: 'reason', label: 'Note', type: 'textarea', hint: 'Optional: what you checked.' }]}
-                submitLabel="Approve" action={approvePlanAction} baseInput={{ planId: plan.id, itemsHash: plan.itemsHash }} successMessage="Plan approved and frozen." />
+                submitLabel="Approve"
+                action={approvePlanAction}
+                baseInput={{ planId: plan.id, itemsHash: plan.itemsHash }}
+                successMessage="Plan approved and frozen."
+              />
             </div>
           )}
         </Card>
       </div>
-      <Card title={`Targets (first ${review.items.length} of ${plan.itemCount.toLocaleString('en-US')}, by target)`} description="The full list is on the run page with search and paging.">
+      <Card
+        title={`Targets (first ${review.items.length} of ${plan.itemCount.toLocaleString('en-US')}, by target)`}
+        description="The full list is on the run page with search and paging."
+      >
         <div className="overflow-x-auto">
           <table className="w-full text-sm">
             <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
-              <tr><th className="py-1.5 pr-3 font-medium">Target</th><th className="py-1.5 pr-3 font-medium">Record</th><th className="py-1.5 pr-3 font-medium">Action</th><th className="py-1.5 font-medium">Key</th></tr>
+              <tr>
+                <th className="py-1.5 pr-3 font-medium">Target</th>
+                <th className="py-1.5 pr-3 font-medium">Record</th>
+                <th className="py-1.5 pr-3 font-medium">Action</th>
+                <th className="py-1.5 font-medium">Key</th>
+              </tr>
             </thead>
             <tbody className="divide-y divide-zinc-100">
               {review.items.map((i) => (
-                <tr key={i.id}><td className="py-1.5 pr-3">{i.target}</td><td className="mono py-1.5 pr-3 text-xs">{i.recordId}</td><td className="py-1.5 pr-3 text-xs">{i.tool} · {i.action}</td><td className="mono max-w-64 truncate py-1.5 text-xs text-zinc-500">{i.key}</td></tr>
+                <tr key={i.id}>
+                  <td className="py-1.5 pr-3">{i.target}</td>
+                  <td className="mono py-1.5 pr-3 text-xs">{i.recordId}</td>
+                  <td className="py-1.5 pr-3 text-xs">
+                    {i.tool} · {i.action}
+                  </td>
+                  <td className="mono max-w-64 truncate py-1.5 text-xs text-zinc-500">{i.key}</td>
+                </tr>
               ))}
             </tbody>
           </table>

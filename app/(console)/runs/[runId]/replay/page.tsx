@@ -5,7 +5,14 @@ import { requireUser } from '../../../../../lib/auth/page.ts';
 import { can } from '../../../../../lib/auth/permissions.ts';
 import { db } from '../../../../../lib/db/client.ts';
 import { LedgerError } from '../../../../../lib/ledger/index.ts';
-import { getReplayReport, listReplays, previewReplay, VIEW_STATES, type ReplayProgress, type ReplayReport } from '../../../../../lib/replay/index.ts';
+import {
+  getReplayReport,
+  listReplays,
+  previewReplay,
+  VIEW_STATES,
+  type ReplayProgress,
+  type ReplayReport,
+} from '../../../../../lib/replay/index.ts';
 import { RequestReplayForm } from '../../../../../components/replay/request-form.tsx';
 import { ReplayPanel, type ProgressView } from '../../../../../components/replay/replay-panel.tsx';
 import { Badge } from '../../../../../components/ui/badge.tsx';
@@ -17,23 +24,58 @@ export const metadata: Metadata = { title: 'Force replay' };
 export const dynamic = 'force-dynamic';
 
 const STATE_LABEL: Record<string, string> = {
-  not_sent: 'never sent', awaiting_claim: 'awaiting claim', failed: 'failed', in_flight: 'in flight', done: 'done', unknown: 'unknown', revoked: 'revoked', stuck: 'stuck',
+  not_sent: 'never sent',
+  awaiting_claim: 'awaiting claim',
+  failed: 'failed',
+  in_flight: 'in flight',
+  done: 'done',
+  unknown: 'unknown',
+  revoked: 'revoked',
+  stuck: 'stuck',
 };
-const FILTERS = [['all', 'All'], ['will_send', 'Will be sent'], ['skipped', 'Skipped']] as const;
+const FILTERS = [
+  ['all', 'All'],
+  ['will_send', 'Will be sent'],
+  ['skipped', 'Skipped'],
+] as const;
 const ACTIVE = ['awaiting_approval', 'approved', 'running', 'paused'];
 
 function view(p: ReplayProgress): ProgressView {
-  return JSON.parse(JSON.stringify({
-    replayId: p.replayId, status: p.status, reason: p.reason, setHash: p.setHash, requestedById: p.requestedById, approvedById: p.approvedById,
-    total: p.total, sent: p.sent, skipped: p.skipped, failed: p.failed, unknown: p.unknown, remaining: p.remaining, fraction: p.fraction,
-    createdAt: p.createdAt, startedAt: p.startedAt, finishedAt: p.finishedAt, approval: p.approval,
-  })) as ProgressView;
+  return JSON.parse(
+    JSON.stringify({
+      replayId: p.replayId,
+      status: p.status,
+      reason: p.reason,
+      setHash: p.setHash,
+      requestedById: p.requestedById,
+      approvedById: p.approvedById,
+      total: p.total,
+      sent: p.sent,
+      skipped: p.skipped,
+      failed: p.failed,
+      unknown: p.unknown,
+      remaining: p.remaining,
+      fraction: p.fraction,
+      createdAt: p.createdAt,
+      startedAt: p.startedAt,
+      finishedAt: p.finishedAt,
+      approval: p.approval,
+    }),
+  ) as ProgressView;
 }
 
 const pct = (e: { exactlyOnce: number; approved: number; ratio: number } | null) =>
-  e ? `${(e.ratio * 100).toFixed(1)}% (${e.exactlyOnce.toLocaleString('en-US')}/${e.approved.toLocaleString('en-US')})` : '—';
+  e
+    ? `${(e.ratio * 100).toFixed(1)}% (${e.exactlyOnce.toLocaleString('en-US')}/${e.approved.toLocaleString('en-US')})`
+    : '—';
 
-export default async function ReplayPage({ params, searchParams }: { params: Promise<{ runId: string }>; searchParams: Promise<SP> }) {
+export default async function ReplayPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ runId: string }>;
+  searchParams: Promise<SP>;
+}) {
   const [{ runId }, sp, user] = await Promise.all([params, searchParams, requireUser()]);
   if (!/^[0-9a-f-]{36}$/i.test(runId)) notFound();
   const filterRaw = one(sp, 'filter') ?? 'all';
@@ -41,7 +83,10 @@ export default async function ReplayPage({ params, searchParams }: { params: Pro
   const after = one(sp, 'after');
   let preview;
   try {
-    preview = await previewReplay({ db: db() }, { runId, filter, after: after && /^\d+$/.test(after) ? after : undefined, limit: 200 });
+    preview = await previewReplay(
+      { db: db() },
+      { runId, filter, after: after && /^\d+$/.test(after) ? after : undefined, limit: 200 },
+    );
   } catch (error) {
     if (error instanceof LedgerError && error.code === 'not_found') notFound();
     throw error;
@@ -51,8 +96,19 @@ export default async function ReplayPage({ params, searchParams }: { params: Pro
   for (const r of replays.filter((x) => x.status === 'completed' || x.status === 'cancelled').slice(0, 3)) {
     reports.set(r.replayId, await getReplayReport({ db: db() }, { replayId: r.replayId, limit: 500 }));
   }
-  const ids = [...new Set(replays.flatMap((r) => [r.requestedById, r.approvedById, r.approval?.decidedById].filter((x): x is string => Boolean(x))))];
-  const users = Object.fromEntries((await db().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((u) => [u.id, u.email]));
+  const ids = [
+    ...new Set(
+      replays.flatMap((r) =>
+        [r.requestedById, r.approvedById, r.approval?.decidedById].filter((x): x is string => Boolean(x)),
+      ),
+    ),
+  ];
+  const users = Object.fromEntries(
+    (await db().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((u) => [
+      u.id,
+      u.email,
+    ]),
+  );
   const canRequest = can(user.role, 'replay.request');
   const canControl = can(user.role, 'replay.control') || can(user.role, 'replay.approve');
   const active = replays.find((r) => ACTIVE.includes(r.status));
@@ -61,24 +117,58 @@ export default async function ReplayPage({ params, searchParams }: { params: Pro
   return (
     <>
       <PageHeader
-        title={<span>Force replay of run <span className="mono">{runId.slice(0, 8)}</span></span>}
-        description={<span>Sends only the approved targets that have no effect yet, or whose last one failed (F1, F2); each send claims through the ledger (F3). <Link className="underline" href={`/runs/${runId}`}>Back to the run</Link></span>}
+        title={
+          <span>
+            Force replay of run <span className="mono">{runId.slice(0, 8)}</span>
+          </span>
+        }
+        description={
+          <span>
+            Sends only the approved targets that have no effect yet, or whose last one failed (F1, F2); each send claims
+            through the ledger (F3).{' '}
+            <Link className="underline" href={`/runs/${runId}`}>
+              Back to the run
+            </Link>
+          </span>
+        }
       />
       <div className="mb-4 grid grid-cols-2 gap-3 lg:grid-cols-4">
         <Stat label="Approved targets" value={preview.total.toLocaleString('en-US')} />
-        <Stat label="Will be sent" value={<span data-testid="replay-will-send">{preview.willSend.toLocaleString('en-US')}</span>} hint="never sent, awaiting a claim, or failed" />
-        <Stat label="Skipped" value={(preview.total - preview.willSend).toLocaleString('en-US')} hint="in flight, done, unknown, revoked or stuck (F2)" />
-        <Stat label="Exactly once now (P4)" value={pct(preview.exactlyOnce)} hint={preview.fourEyes ? 'four-eyes on: a second operator approves (Z3)' : 'four-eyes off for these tools'} />
+        <Stat
+          label="Will be sent"
+          value={<span data-testid="replay-will-send">{preview.willSend.toLocaleString('en-US')}</span>}
+          hint="never sent, awaiting a claim, or failed"
+        />
+        <Stat
+          label="Skipped"
+          value={(preview.total - preview.willSend).toLocaleString('en-US')}
+          hint="in flight, done, unknown, revoked or stuck (F2)"
+        />
+        <Stat
+          label="Exactly once now (P4)"
+          value={pct(preview.exactlyOnce)}
+          hint={preview.fourEyes ? 'four-eyes on: a second operator approves (Z3)' : 'four-eyes off for these tools'}
+        />
       </div>
 
       {replays.length > 0 && (
-        <Card title="Replays of this run" className="mb-4" description="Newest first. The progress updates every second while a replay runs.">
+        <Card
+          title="Replays of this run"
+          className="mb-4"
+          description="Newest first. The progress updates every second while a replay runs."
+        >
           <ul className="divide-y divide-zinc-100">
             {replays.map((r) => {
               const report = reports.get(r.replayId);
               return (
                 <li key={r.replayId} className="py-3">
-                  <ReplayPanel key={`${r.replayId}:${r.status}`} initial={view(r)} viewerId={user.id} canControl={canControl} users={users} />
+                  <ReplayPanel
+                    key={`${r.replayId}:${r.status}`}
+                    initial={view(r)}
+                    viewerId={user.id}
+                    canControl={canControl}
+                    users={users}
+                  />
                   {report && <Report report={report} />}
                 </li>
               );
@@ -91,26 +181,52 @@ export default async function ReplayPage({ params, searchParams }: { params: Pro
         {!canRequest ? (
           <p className="text-sm text-zinc-600">Only operators force replays.</p>
         ) : active ? (
-          <p className="text-sm text-zinc-600">A replay of this run is {active.status.replace('_', ' ')}; finish or cancel it before requesting another.</p>
+          <p className="text-sm text-zinc-600">
+            A replay of this run is {active.status.replace('_', ' ')}; finish or cancel it before requesting another.
+          </p>
         ) : preview.willSend === 0 ? (
-          <EmptyState title="Nothing to send">Every approved target is done or needs its own action first (resolve an unknown, bump an epoch).</EmptyState>
+          <EmptyState title="Nothing to send">
+            Every approved target is done or needs its own action first (resolve an unknown, bump an epoch).
+          </EmptyState>
         ) : (
-          <RequestReplayForm runId={runId} willSend={preview.willSend} setHash={preview.setHash} fourEyes={preview.fourEyes} />
+          <RequestReplayForm
+            runId={runId}
+            willSend={preview.willSend}
+            setHash={preview.setHash}
+            fourEyes={preview.fourEyes}
+          />
         )}
       </Card>
 
-      <Card title="Preview (F1)" description={<span>Every approved target with its state and who changed it last. Set hash <span className="mono break-all">{preview.setHash}</span></span>}>
+      <Card
+        title="Preview (F1)"
+        description={
+          <span>
+            Every approved target with its state and who changed it last. Set hash{' '}
+            <span className="mono break-all">{preview.setHash}</span>
+          </span>
+        }
+      >
         <ul className="mb-3 flex flex-wrap gap-x-4 gap-y-1 text-sm" data-testid="replay-counts">
           {VIEW_STATES.map((s) => (
             <li key={s} data-state={s}>
-              <Link className="underline decoration-dotted" href={href(s)}>{STATE_LABEL[s]}</Link>{' '}
+              <Link className="underline decoration-dotted" href={href(s)}>
+                {STATE_LABEL[s]}
+              </Link>{' '}
               <b className="tabular-nums">{preview.counts[s].toLocaleString('en-US')}</b>
             </li>
           ))}
         </ul>
         <nav className="mb-3 flex gap-2 text-sm" aria-label="Filter">
           {FILTERS.map(([f, label]) => (
-            <Link key={f} href={href(f)} aria-current={filter === f ? 'page' : undefined} className={filter === f ? 'font-semibold underline' : 'text-blue-700 underline'}>{label}</Link>
+            <Link
+              key={f}
+              href={href(f)}
+              aria-current={filter === f ? 'page' : undefined}
+              className={filter === f ? 'font-semibold underline' : 'text-blue-700 underline'}
+            >
+              {label}
+            </Link>
           ))}
         </nav>
         {preview.items.length === 0 ? (
@@ -119,18 +235,40 @@ export default async function ReplayPage({ params, searchParams }: { params: Pro
           <div className="overflow-x-auto">
             <table className="w-full text-left text-sm" data-testid="replay-preview">
               <thead className="text-xs text-zinc-500">
-                <tr><th className="py-1 pr-3">Target</th><th className="pr-3">Record</th><th className="pr-3">State</th><th className="pr-3">Epoch</th><th className="pr-3">Last changed by</th><th className="pr-3">When</th><th>Replay</th></tr>
+                <tr>
+                  <th className="py-1 pr-3">Target</th>
+                  <th className="pr-3">Record</th>
+                  <th className="pr-3">State</th>
+                  <th className="pr-3">Epoch</th>
+                  <th className="pr-3">Last changed by</th>
+                  <th className="pr-3">When</th>
+                  <th>Replay</th>
+                </tr>
               </thead>
               <tbody className="divide-y divide-zinc-100">
                 {preview.items.map((i) => (
                   <tr key={i.itemId} data-will-send={i.willSend ? 'yes' : 'no'} data-state={i.state}>
-                    <td className="py-1 pr-3"><Link className="mono text-xs underline" href={`/target?key=${encodeURIComponent(i.key)}`}>{i.target}</Link></td>
+                    <td className="py-1 pr-3">
+                      <Link className="mono text-xs underline" href={`/target?key=${encodeURIComponent(i.key)}`}>
+                        {i.target}
+                      </Link>
+                    </td>
                     <td className="mono whitespace-nowrap pr-3 text-xs">{i.recordId}</td>
-                    <td className="pr-3"><Badge tone={i.willSend ? 'blue' : 'zinc'}>{STATE_LABEL[i.state] ?? i.state}</Badge></td>
+                    <td className="pr-3">
+                      <Badge tone={i.willSend ? 'blue' : 'zinc'}>{STATE_LABEL[i.state] ?? i.state}</Badge>
+                    </td>
                     <td className="pr-3 tabular-nums">{i.epoch}</td>
                     <td className="pr-3 text-xs">{i.changedBy ?? '—'}</td>
-                    <td className="whitespace-nowrap pr-3 text-xs">{i.changedAt ? <Time value={i.changedAt} /> : '—'}</td>
-                    <td className="text-xs">{i.willSend ? <b>will be sent</b> : <span className="text-zinc-600">skipped: {i.skipReason}</span>}</td>
+                    <td className="whitespace-nowrap pr-3 text-xs">
+                      {i.changedAt ? <Time value={i.changedAt} /> : '—'}
+                    </td>
+                    <td className="text-xs">
+                      {i.willSend ? (
+                        <b>will be sent</b>
+                      ) : (
+                        <span className="text-zinc-600">skipped: {i.skipReason}</span>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -138,7 +276,14 @@ export default async function ReplayPage({ params, searchParams }: { params: Pro
           </div>
         )}
         {preview.nextCursor && (
-          <div className="mt-3 text-sm"><Link className="text-blue-700 underline" href={`/runs/${runId}/replay?filter=${filter}&after=${preview.nextCursor}`}>Next page</Link></div>
+          <div className="mt-3 text-sm">
+            <Link
+              className="text-blue-700 underline"
+              href={`/runs/${runId}/replay?filter=${filter}&after=${preview.nextCursor}`}
+            >
+              Next page
+            </Link>
+          </div>
         )}
       </Card>
     </>
@@ -150,26 +295,70 @@ function Report({ report }: { report: ReplayReport }) {
     <div className="mt-3 rounded-md border border-zinc-200 p-3" data-testid="replay-report">
       <h3 className="text-sm font-semibold">Report</h3>
       <dl className="mt-2 grid grid-cols-2 gap-2 text-sm lg:grid-cols-4">
-        <div><dt className="text-xs text-zinc-500">Went out</dt><dd data-testid="report-sent" className="tabular-nums font-semibold">{report.sent}</dd></div>
-        <div><dt className="text-xs text-zinc-500">Skipped</dt><dd data-testid="report-skipped" className="tabular-nums">{report.skipped}</dd></div>
-        <div><dt className="text-xs text-zinc-500">Exactly once before</dt><dd data-testid="report-eo-before">{pct(report.exactlyOnceBefore)}</dd></div>
-        <div><dt className="text-xs text-zinc-500">Exactly once after</dt><dd data-testid="report-eo-after">{pct(report.exactlyOnceAfter)}</dd></div>
+        <div>
+          <dt className="text-xs text-zinc-500">Went out</dt>
+          <dd data-testid="report-sent" className="tabular-nums font-semibold">
+            {report.sent}
+          </dd>
+        </div>
+        <div>
+          <dt className="text-xs text-zinc-500">Skipped</dt>
+          <dd data-testid="report-skipped" className="tabular-nums">
+            {report.skipped}
+          </dd>
+        </div>
+        <div>
+          <dt className="text-xs text-zinc-500">Exactly once before</dt>
+          <dd data-testid="report-eo-before">{pct(report.exactlyOnceBefore)}</dd>
+        </div>
+        <div>
+          <dt className="text-xs text-zinc-500">Exactly once after</dt>
+          <dd data-testid="report-eo-after">{pct(report.exactlyOnceAfter)}</dd>
+        </div>
       </dl>
-      <div className="mt-1 text-xs text-zinc-600">Failed {report.failed} · unknown {report.unknown} · {report.finishedAt ? <>finished <Time value={report.finishedAt} /></> : 'not finished'}</div>
+      <div className="mt-1 text-xs text-zinc-600">
+        Failed {report.failed} · unknown {report.unknown} ·{' '}
+        {report.finishedAt ? (
+          <>
+            finished <Time value={report.finishedAt} />
+          </>
+        ) : (
+          'not finished'
+        )}
+      </div>
       {report.skippedBecause.length > 0 && (
         <div className="mt-2 text-sm">
           Skipped because:
-          <ul className="ml-4 list-disc text-xs">{report.skippedBecause.map((s) => <li key={s.reason}>{s.reason}: <b>{s.count}</b></li>)}</ul>
+          <ul className="ml-4 list-disc text-xs">
+            {report.skippedBecause.map((s) => (
+              <li key={s.reason}>
+                {s.reason}: <b>{s.count}</b>
+              </li>
+            ))}
+          </ul>
         </div>
       )}
       <details className="mt-2 text-xs">
-        <summary className="cursor-pointer text-zinc-600">Every target of this replay ({report.total}{report.nextCursor ? ', first 500 shown' : ''})</summary>
+        <summary className="cursor-pointer text-zinc-600">
+          Every target of this replay ({report.total}
+          {report.nextCursor ? ', first 500 shown' : ''})
+        </summary>
         <table className="mt-1 w-full text-left" data-testid="report-items">
-          <thead className="text-zinc-500"><tr><th className="pr-3">Target</th><th className="pr-3">Outcome</th><th className="pr-3">State now</th><th>Note</th></tr></thead>
+          <thead className="text-zinc-500">
+            <tr>
+              <th className="pr-3">Target</th>
+              <th className="pr-3">Outcome</th>
+              <th className="pr-3">State now</th>
+              <th>Note</th>
+            </tr>
+          </thead>
           <tbody>
             {report.items.map((i) => (
               <tr key={i.itemId} data-outcome={i.outcome}>
-                <td className="mono pr-3">{i.target}</td><td className="pr-3">{i.outcome}</td><td className="pr-3">{i.stateNow ?? '—'}</td><td className="break-all">{i.note ?? ''}</td>
+                <td className="mono pr-3">{i.target}</td>
+                <td className="pr-3">{i.outcome}</td>
+                <td className="pr-3">{i.stateNow ?? '—'}</td>
+                <td className="break-all">{i.note ?? ''}</td>
               </tr>
             ))}
           </tbody>

@@ -4,7 +4,13 @@
 // silently exports more than asked), and every export is itself written to the audit trail.
 import { appendAudit } from '../../../../../lib/audit/append.ts';
 import { consoleRoute } from '../../../../../lib/auth/guard.ts';
-import { auditStream, CSV_COLUMNS, csvLine, exportRequestFrom, jsonLine } from '../../../../../lib/read-models/audit.ts';
+import {
+  auditStream,
+  CSV_COLUMNS,
+  csvLine,
+  exportRequestFrom,
+  jsonLine,
+} from '../../../../../lib/read-models/audit.ts';
 
 export const dynamic = 'force-dynamic';
 
@@ -12,8 +18,13 @@ export const GET = consoleRoute('audit.export', { mutating: false }, async (g, r
   const url = new URL(req.url);
   const { format, filter } = exportRequestFrom(url.searchParams);
   await appendAudit(g.db, {
-    chain: 'audit:export', actor: g.actor, action: 'audit.export', subjectType: 'audit', subjectId: 'export',
-    detail: { format, filter: Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) }, request: g.request,
+    chain: 'audit:export',
+    actor: g.actor,
+    action: 'audit.export',
+    subjectType: 'audit',
+    subjectId: 'export',
+    detail: { format, filter: Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) },
+    request: g.request,
   });
   const rows = auditStream(g.db, filter);
   const encoder = new TextEncoder();

@@ -4,4 +4,7 @@ import { claimBody, claimLost, claimWon } from '../../../../../lib/api/schemas.t
 
 export const dynamic = 'force-dynamic';
 
-export const POST = apiRoute({ action: 'effect.claim', body: claimBody, responses: { 201: claimWon, 200: claimLost } }, (c) => opClaim(c, c.body));
+export const POST = apiRoute(
+  { action: 'effect.claim', body: claimBody, responses: { 201: claimWon, 200: claimLost } },
+  (c) => opClaim(c, c.body),
+);

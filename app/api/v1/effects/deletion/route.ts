@@ -4,4 +4,7 @@ import { deletionBody, deletionResponse } from '../../../../../lib/api/schemas.t
 
 export const dynamic = 'force-dynamic';
 
-export const POST = apiRoute({ action: 'effect.revoke_deletion', body: deletionBody, responses: { 200: deletionResponse } }, (c) => opDeletion(c, c.body));
+export const POST = apiRoute(
+  { action: 'effect.revoke_deletion', body: deletionBody, responses: { 200: deletionResponse } },
+  (c) => opDeletion(c, c.body),
+);

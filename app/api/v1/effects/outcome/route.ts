@@ -4,4 +4,7 @@ import { effectStateResponse, outcomeBody } from '../../../../../lib/api/schemas
 
 export const dynamic = 'force-dynamic';
 
-export const POST = apiRoute({ action: 'effect.report', body: outcomeBody, responses: { 200: effectStateResponse } }, (c) => opOutcome(c, c.body));
+export const POST = apiRoute(
+  { action: 'effect.report', body: outcomeBody, responses: { 200: effectStateResponse } },
+  (c) => opOutcome(c, c.body),
+);

@@ -5,6 +5,7 @@ import { runViewResponse } from '../../../../../lib/api/schemas.ts';
 
 export const dynamic = 'force-dynamic';
 
-export const GET = apiRoute<undefined, { runId: string }>({ action: 'run.read', params: runParams, responses: { 200: runViewResponse } }, (c) =>
-  opReadRun(c, c.params.runId),
+export const GET = apiRoute<undefined, { runId: string }>(
+  { action: 'run.read', params: runParams, responses: { 200: runViewResponse } },
+  (c) => opReadRun(c, c.params.runId),
 );

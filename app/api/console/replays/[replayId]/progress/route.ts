@@ -5,8 +5,12 @@ import { getReplayProgress } from '../../../../../../lib/replay/index.ts';
 
 export const dynamic = 'force-dynamic';
 
-export const GET = consoleRoute<{ params: Promise<{ replayId: string }> }>('console.read', { mutating: false }, async (g, _req, ctx) => {
-  const { replayId } = await ctx.params;
-  const progress = await getReplayProgress(g, { replayId });
-  return Response.json(progress, { headers: { 'Cache-Control': 'no-store' } });
-});
+export const GET = consoleRoute<{ params: Promise<{ replayId: string }> }>(
+  'console.read',
+  { mutating: false },
+  async (g, _req, ctx) => {
+    const { replayId } = await ctx.params;
+    const progress = await getReplayProgress(g, { replayId });
+    return Response.json(progress, { headers: { 'Cache-Control': 'no-store' } });
+  },
+);

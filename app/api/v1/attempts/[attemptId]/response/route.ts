@@ -6,6 +6,11 @@ import { attemptRecorded, attemptResponseBody } from '../../../../../../lib/api/
 export const dynamic = 'force-dynamic';
 
 export const POST = apiRoute<typeof attemptResponseBody, { attemptId: string }>(
-  { action: 'attempt.record_response', body: attemptResponseBody, params: attemptParams, responses: { 201: attemptRecorded } },
+  {
+    action: 'attempt.record_response',
+    body: attemptResponseBody,
+    params: attemptParams,
+    responses: { 201: attemptRecorded },
+  },
   (c) => opAttemptResponse(c, c.params.attemptId, c.body),
 );

@@ -6,6 +6,11 @@ import { replayAccepted, replayBlocked, replayBody } from '../../../../../../lib
 export const dynamic = 'force-dynamic';
 
 export const POST = apiRoute<typeof replayBody, { runId: string }>(
-  { action: 'run.replay_request', body: replayBody, params: runParams, responses: { 202: replayAccepted, 409: replayBlocked } },
+  {
+    action: 'run.replay_request',
+    body: replayBody,
+    params: runParams,
+    responses: { 202: replayAccepted, 409: replayBlocked },
+  },
   (c) => opReplay(c, c.params.runId, c.body),
 );
