@@ -1,9 +1,15 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+// `@/x` is the project root, as in tsconfig.json (Next, tsx and Playwright read it from there).
+const root = fileURLToPath(new URL('./', import.meta.url));
+
 export default defineConfig({
+  resolve: { alias: [{ find: /^@\//, replacement: root }] },
   test: {
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: ['tests/unit/**/*.test.ts'],
@@ -11,6 +17,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['tests/integration/**/*.test.ts'],

@@ -3,7 +3,7 @@
 // the keyset pagination, sorting and filtering; page, sort and filters live in the URL.
 import Link from 'next/link';
 import { usePathname, useRouter, useSearchParams } from 'next/navigation';
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import {
   createColumnHelper,
   rowSelectionFeature,
@@ -127,14 +127,21 @@ export function RunTable({
   const params = useSearchParams();
   const [selection, setSelection] = useState<RowSelectionState>({});
   // New rows from the server (after a decision, or another page): start with nothing selected.
-  useEffect(() => setSelection({}), [rows]);
+  const [rowsShown, setRowsShown] = useState(rows);
+  if (rowsShown !== rows) {
+    setRowsShown(rows);
+    setSelection({});
+  }
   const sort = params.get('sort') === '-target' ? '-target' : 'target';
   const sorting: SortingState = [{ id: 'target', desc: sort === '-target' }];
   const view = params.get('view') ?? 'plan';
 
   const go = (changes: Record<string, string | undefined>) => {
     const p = new URLSearchParams(params.toString());
-    for (const [k, v] of Object.entries(changes)) v ? p.set(k, v) : p.delete(k);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v) p.set(k, v);
+      else p.delete(k);
+    }
     if (!('cursor' in changes)) p.delete('cursor');
     setSelection({});
     router.push(`${pathname}?${p.toString()}`);

@@ -28,6 +28,8 @@ const schema = z.object({
   WEBHOOK_SIGNING_SECRET: z.string().optional(),
   /** Replay worker (scripts/worker.ts): parallel chunk handlers per process, reconciler period. */
   REPLAY_CONCURRENCY: z.coerce.number().int().positive().default(4),
+  /** Prints where a replay worker's time goes, every 5 s (for profiling). */
+  REPLAY_TRACE: z.stringbool().default(false),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().positive().default(30),
   /** How long a four-eyes replay request stays approvable (Z3). */
   REPLAY_APPROVAL_TTL_MINUTES: z.coerce.number().positive().default(240),

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
-import { requireUser } from '../../lib/auth/page.ts';
-import { can } from '../../lib/auth/permissions.ts';
-import { Nav } from '../../components/nav.tsx';
+import { requireUser } from '@/lib/auth/page.ts';
+import { can } from '@/lib/auth/permissions.ts';
+import { Nav } from '@/components/nav.tsx';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,6 +1,6 @@
 'use server';
 // Admin server actions (Z1: admin only), each authorized here and audited by its command.
-import { consoleAction } from '../../lib/auth/guard.ts';
+import { consoleAction } from '@/lib/auth/guard.ts';
 import {
   createRuntimeKey,
   createRuntimeKeyInput,
@@ -8,8 +8,8 @@ import {
   revokeRuntimeKeyInput,
   saveTool,
   saveToolInput,
-} from '../../lib/auth/admin-commands.ts';
-import { createUser, createUserInput, updateUser, updateUserInput } from '../../lib/auth/users.ts';
+} from '@/lib/auth/admin-commands.ts';
+import { createUser, createUserInput, updateUser, updateUserInput } from '@/lib/auth/users.ts';
 
 export async function createUserAction(input: unknown) {
   return consoleAction(

@@ -3,8 +3,8 @@
 // the server with the permission table (lib/auth/guard.ts), delegate to the lib command, which
 // audits in the same transaction as the change. Bulk actions run the same command per key.
 import { z } from 'zod';
-import { decideBump, decideInput, requestBump, requestBumpInput } from '../../lib/approvals/bump.ts';
-import { consoleAction } from '../../lib/auth/guard.ts';
+import { decideBump, decideInput, requestBump, requestBumpInput } from '@/lib/approvals/bump.ts';
+import { consoleAction } from '@/lib/auth/guard.ts';
 import {
   approvePlan,
   approvePlanInput,
@@ -12,7 +12,7 @@ import {
   resolveUnknown,
   resolveUnknownInput,
   revokeEffect,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 
 const reason = z.string().trim().min(1, 'a reason is required').max(2000);
 const keys = z.array(z.string().min(1).max(4096)).min(1, 'pick at least one target').max(10_000);

@@ -2,7 +2,7 @@
 // Server actions for forced replay (F1-F5, Z3). Each one: parse with the lib's zod schema, authorize
 // on the server with the permission table (operators only), delegate to lib/replay, whose commands
 // re-check the role and audit in the same transaction as the change.
-import { consoleAction } from '../../lib/auth/guard.ts';
+import { consoleAction } from '@/lib/auth/guard.ts';
 import {
   approveReplay,
   approveReplayInput,
@@ -17,7 +17,7 @@ import {
   requestReplayInput,
   resumeReplay,
   startReplay,
-} from '../../lib/replay/index.ts';
+} from '@/lib/replay/index.ts';
 
 export async function requestReplayAction(input: unknown) {
   return consoleAction(

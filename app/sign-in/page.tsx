@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import { oidcEnabled } from '../../lib/auth/options.ts';
+import { oidcEnabled } from '@/lib/auth/options.ts';
 import { SignInForm } from './sign-in-form.tsx';
 
 export const metadata: Metadata = { title: 'Sign in' };

@@ -1,8 +1,8 @@
 'use client';
 import { signIn } from 'next-auth/react';
 import { useState } from 'react';
-import { Button } from '../../components/ui/button.tsx';
-import { Field, inputClass } from '../../components/ui/card.tsx';
+import { Button } from '@/components/ui/button.tsx';
+import { Field, inputClass } from '@/components/ui/card.tsx';
 
 export function SignInForm({ callbackUrl, oidc }: { callbackUrl: string; oidc: boolean }) {
   const [error, setError] = useState<string | null>(null);

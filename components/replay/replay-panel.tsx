@@ -12,12 +12,12 @@ import {
   rejectReplayAction,
   resumeReplayAction,
   startReplayAction,
-} from '../../app/actions/replay.ts';
+} from '@/app/actions/replay.ts';
 import { ActionDialog } from '../action-dialog.tsx';
 import { Badge } from '../ui/badge.tsx';
 import { Button } from '../ui/button.tsx';
-import type { ReplayProgress } from '../../lib/replay/progress.ts';
-import type { Wire } from '../../lib/wire.ts';
+import type { ReplayProgress } from '@/lib/replay/progress.ts';
+import type { Wire } from '@/lib/wire.ts';
 
 export type ProgressView = Wire<ReplayProgress>;
 

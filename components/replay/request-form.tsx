@@ -4,7 +4,7 @@
 // refused (409) with the new figures instead of sending something the operator did not see.
 import { useRouter } from 'next/navigation';
 import { useId, useState } from 'react';
-import { requestReplayAction } from '../../app/actions/replay.ts';
+import { requestReplayAction } from '@/app/actions/replay.ts';
 import { Button } from '../ui/button.tsx';
 import { Field, inputClass } from '../ui/card.tsx';
 

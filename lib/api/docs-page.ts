@@ -4,6 +4,7 @@ import { openApiDocument } from './openapi.ts';
 const esc = (s: unknown) =>
   String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- an OpenAPI document walked generically
 type Json = Record<string, any>;
 
 function schemaBlock(schema: Json | undefined, components: Json): string {

@@ -5,12 +5,13 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { env } from '../env.ts';
 import { freePort, startEmbeddedPostgres } from './embedded.ts';
 import { ensureAppLogin, withCredentials } from './roles.ts';
 import { applyMigrations } from './schema-engine.ts';
 
 export async function withScratchDatabase<T>(fn: (ownerUrl: string) => Promise<T>): Promise<T> {
-  const external = process.env.MIGRATION_DATABASE_URL;
+  const external = env().MIGRATION_DATABASE_URL;
   if (external) {
     const name = `scratch_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
     const admin = new pg.Client({ connectionString: external });

@@ -162,7 +162,7 @@ export function providerRegistryFromEnv(extra: Record<string, RegisteredProvider
   try {
     config = JSON.parse(raw) as ProvidersConfig;
   } catch (error) {
-    throw new Error(`provider configuration is not valid JSON: ${(error as Error).message}`);
+    throw new Error(`provider configuration is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   return new ProviderRegistry(
     config,

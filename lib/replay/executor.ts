@@ -8,6 +8,7 @@
 // which pg-boss retries: the replay stops and retries cleanly. An ambiguous call (timeout after the
 // data went out, 5xx) stays pending for the reconciler, never retried (S4).
 import type { Db } from '../db/client.ts';
+import { env } from '../env.ts';
 import { Prisma, sqlPool } from '../db/client.ts';
 import { appendAudit } from '../audit/append.ts';
 import {
@@ -24,7 +25,7 @@ import {
 } from '../ledger/index.ts';
 import { isCallFailure, type ProviderRegistry, type RegisteredProvider } from '../providers/registry.ts';
 import type { RawResponse } from '../providers/types.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { type RateLimiter } from './rate-limit.ts';
 import { exactlyOnce, FINGERPRINT_SQL, type ViewState } from './set.ts';
 import type { ReplayChunk } from './jobs.ts';
 
@@ -115,7 +116,7 @@ interface ItemRow {
 
 type Query = <R>(sql: string, params: unknown[], name?: string) => Promise<R[]>;
 
-const TRACE = process.env.REPLAY_TRACE === '1';
+const TRACE = env().REPLAY_TRACE;
 const spans = new Map<string, { n: number; ms: number }>();
 function span(name: string, t0: number) {
   if (!TRACE) return;

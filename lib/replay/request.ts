@@ -70,7 +70,7 @@ export interface RequestReplayResult {
 
 export async function requestReplay(ctx: ReplayCtx, raw: unknown): Promise<RequestReplayResult> {
   const input = parseInput(requestReplayInput, raw);
-  const { db, actor } = ctx;
+  const { db } = ctx;
   await assertOperator(ctx, 'replay.request', input.runId, input.runId);
   const run = await db.run.findUnique({ where: { id: input.runId }, select: { id: true } });
   if (!run) throw notFound(`run ${input.runId} does not exist`, { field: 'runId' });

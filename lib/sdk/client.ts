@@ -69,7 +69,7 @@ class CallTimeout extends Error {
 
 /** A generic HTTP classifier: 2xx with an id is done, a definitive 4xx is failed, the rest unknown. */
 export function classifyHttp(raw: RawResponse): Classification {
-  let body: Record<string, unknown> | null = null;
+  let body: Record<string, unknown> | null;
   try {
     body = JSON.parse(new TextDecoder().decode(raw.body)) as Record<string, unknown>;
   } catch {

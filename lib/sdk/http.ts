@@ -46,7 +46,7 @@ export function httpTransport(options: HttpTransportOptions): Transport {
         continue;
       }
       const text = await response.text();
-      let json: unknown = null;
+      let json: unknown;
       try {
         json = text ? JSON.parse(text) : null;
       } catch {

@@ -8,10 +8,10 @@
 // then proves the load was a valid trail, so a loader that drifted from the trigger fails the bench.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { appendAudit } from '../../lib/audit/append.ts';
-import { verifyAuditTrail } from '../../lib/audit/verify.ts';
-import { createDb } from '../../lib/db/client.ts';
-import { auditPage } from '../../lib/read-models/audit.ts';
+import { appendAudit } from '@/lib/audit/append.ts';
+import { verifyAuditTrail } from '@/lib/audit/verify.ts';
+import { createDb } from '@/lib/db/client.ts';
+import { auditPage } from '@/lib/read-models/audit.ts';
 import { closedLoop, timeRepeat, type LoadResult } from './harness.ts';
 
 /** Entries per bulk-loaded chain: a run's or a busy key's chain is longer, most effect chains shorter. */

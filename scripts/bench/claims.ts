@@ -5,10 +5,10 @@
 // database: pg-boss 10 `send` with a singletonKey on a queue with policy 'short' (see peer.ts).
 // Same server, same run, same concurrency; at 0%, 50% and 99% duplicate claims.
 import pg from 'pg';
-import { createDb } from '../../lib/db/client.ts';
-import { GroupCommit } from '../../lib/db/group-commit.ts';
-import { claimEffect } from '../../lib/ledger/index.ts';
-import { MAX_BATCH, MIN_SPLIT } from '../../lib/ledger/claim-batcher.ts';
+import { createDb } from '@/lib/db/client.ts';
+import { GroupCommit } from '@/lib/db/group-commit.ts';
+import { claimEffect } from '@/lib/ledger/index.ts';
+import { MAX_BATCH, MIN_SPLIT } from '@/lib/ledger/claim-batcher.ts';
 import { alternatingRounds, closedLoop, type LoadResult } from './harness.ts';
 import { startPeer } from './peer.ts';
 

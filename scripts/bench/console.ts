@@ -5,10 +5,10 @@
 // The data is bulk-loaded with set-based SQL as the owner, because a million claims through the API
 // would measure the claim path instead (that is the claims benchmark).
 import pg from 'pg';
-import { createDb } from '../../lib/db/client.ts';
-import { runTable } from '../../lib/read-models/run-detail.ts';
-import { countRun, exactlyOnceNumerator, listRuns } from '../../lib/read-models/runs.ts';
-import { encodeCursor } from '../../lib/read-models/common.ts';
+import { createDb } from '@/lib/db/client.ts';
+import { runTable } from '@/lib/read-models/run-detail.ts';
+import { countRun, exactlyOnceNumerator, listRuns } from '@/lib/read-models/runs.ts';
+import { encodeCursor } from '@/lib/read-models/common.ts';
 
 import { timeRepeat as time } from './harness.ts';
 

@@ -1,9 +1,9 @@
 // Shared benchmark plumbing: a throwaway embedded PostgreSQL with fsync ON (durability as in
 // production), migrated, with the app role; and a closed-loop load generator.
 import pg from 'pg';
-import { ensureAppLogin, withCredentials } from '../../lib/db/roles.ts';
-import { startThrowawayDatabase } from '../../lib/db/scratch.ts';
-import { applyMigrations } from '../../lib/db/schema-engine.ts';
+import { ensureAppLogin, withCredentials } from '@/lib/db/roles.ts';
+import { startThrowawayDatabase } from '@/lib/db/scratch.ts';
+import { applyMigrations } from '@/lib/db/schema-engine.ts';
 
 export interface BenchDatabase {
   ownerUrl: string;

@@ -196,7 +196,7 @@ async function main() {
   };
   const lines: string[] = [];
   const db = await timed('start PostgreSQL and migrate', startBenchDatabase);
-  let header: string[] = [];
+  let header: string[];
   try {
     header = await machine(db);
     let ledgerClaims: number | null = null;

@@ -15,10 +15,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { createDb, type Db } from '../../lib/db/client.ts';
-import { approvePlan, submitPlan } from '../../lib/ledger/index.ts';
-import { startSandbox, type Sandbox } from '../../lib/providers/sandbox/index.ts';
-import { getReplayProgress, installJobEngine, requestReplay, startBoss, startReplay } from '../../lib/replay/index.ts';
+import { createDb, type Db } from '@/lib/db/client.ts';
+import { approvePlan, submitPlan } from '@/lib/ledger/index.ts';
+import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
+import { getReplayProgress, installJobEngine, requestReplay, startBoss, startReplay } from '@/lib/replay/index.ts';
 import { closedLoop } from './harness.ts';
 import { WORKER_NODE_ARGS } from '../support/worker-args.ts';
 
@@ -295,7 +295,7 @@ export async function benchReplay(opts: {
   const {
     rows: [backend],
   } = await owner.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-  let postmaster = 0;
+  let postmaster: number;
   try {
     postmaster = Number(readFileSync(`/proc/${backend!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
   } catch {

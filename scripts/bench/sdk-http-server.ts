@@ -6,8 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { setDb } from '../../lib/api/db.ts';
-import { createDb } from '../../lib/db/client.ts';
+import { setDb } from '@/lib/api/db.ts';
+import { createDb } from '@/lib/db/client.ts';
 import { dispatchApi } from '../support/api-router.ts';
 
 /** Serves the API on a free port of 127.0.0.1 with the app role's client (`connections` pooled). */

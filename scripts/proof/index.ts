@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { withCredentials } from '../../lib/db/roles.ts';
-import { startThrowawayDatabase } from '../../lib/db/scratch.ts';
+import { withCredentials } from '@/lib/db/roles.ts';
+import { startThrowawayDatabase } from '@/lib/db/scratch.ts';
 import { PART_ORDER, type ProofDatabase, type ProofPart, type ProofSection } from './section.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

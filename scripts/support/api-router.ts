@@ -1,16 +1,16 @@
 // The agent API's route modules dispatched in-process: a real web Request goes to the same exported
 // handler `next start` would run for its path (Next's own routing and build are not in the way).
 // Used by the API tests (routeFetch), the SDK-over-HTTP benchmark's node:http server and the proof.
-import * as runs from '../../app/api/v1/runs/route.ts';
-import * as run from '../../app/api/v1/runs/[runId]/route.ts';
-import * as plan from '../../app/api/v1/runs/[runId]/plan/route.ts';
-import * as replay from '../../app/api/v1/runs/[runId]/replay/route.ts';
-import * as claim from '../../app/api/v1/effects/claim/route.ts';
-import * as outcome from '../../app/api/v1/effects/outcome/route.ts';
-import * as deletion from '../../app/api/v1/effects/deletion/route.ts';
-import * as attemptResponse from '../../app/api/v1/attempts/[attemptId]/response/route.ts';
-import * as openapi from '../../app/api/v1/openapi.json/route.ts';
-import * as docs from '../../app/api/v1/docs/route.ts';
+import * as runs from '@/app/api/v1/runs/route.ts';
+import * as run from '@/app/api/v1/runs/[runId]/route.ts';
+import * as plan from '@/app/api/v1/runs/[runId]/plan/route.ts';
+import * as replay from '@/app/api/v1/runs/[runId]/replay/route.ts';
+import * as claim from '@/app/api/v1/effects/claim/route.ts';
+import * as outcome from '@/app/api/v1/effects/outcome/route.ts';
+import * as deletion from '@/app/api/v1/effects/deletion/route.ts';
+import * as attemptResponse from '@/app/api/v1/attempts/[attemptId]/response/route.ts';
+import * as openapi from '@/app/api/v1/openapi.json/route.ts';
+import * as docs from '@/app/api/v1/docs/route.ts';
 
 type Handler = (request: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response;
 const ROUTES: [RegExp, string[], Record<string, Handler>][] = [

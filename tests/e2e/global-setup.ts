@@ -6,10 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../lib/db/embedded.ts';
-import { startSandbox } from '../../lib/providers/sandbox/server.ts';
-import { startThrowawayDatabase } from '../../lib/db/scratch.ts';
-import { nextBuildIsFresh } from '../../scripts/support/next-build.ts';
+import { freePort } from '@/lib/db/embedded.ts';
+import { startSandbox } from '@/lib/providers/sandbox/server.ts';
+import { startThrowawayDatabase } from '@/lib/db/scratch.ts';
+import { nextBuildIsFresh } from '@/scripts/support/next-build.ts';
 
 export const STATE_FILE = path.join(tmpdir(), 'effect-ledger-e2e-state.json');
 
@@ -36,9 +36,9 @@ export default async function globalSetup() {
   process.env.NEXTAUTH_SECRET = secret;
   process.env.DATABASE_URL = appUrl;
   process.env.LEDGER_DATA_DIR = dir;
-  const { createDb } = await import('../../lib/db/client.ts');
+  const { createDb } = await import('@/lib/db/client.ts');
   const { seed } = await import('./seed.ts');
-  const { seedDemoCampaign } = await import('../../lib/demo/seed.ts');
+  const { seedDemoCampaign } = await import('@/lib/demo/seed.ts');
   const db = createDb(appUrl, 4);
   const seeded = await seed(db);
   await db.$disconnect();

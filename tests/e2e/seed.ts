@@ -1,8 +1,8 @@
 // Demo data for the browser journeys, written through the lib commands (the same paths the API
 // and the console use), so every row carries its audit entries.
-import type { Db } from '../../lib/db/client.ts';
-import { insertUser } from '../../lib/auth/users.ts';
-import { requestBump } from '../../lib/approvals/bump.ts';
+import type { Db } from '@/lib/db/client.ts';
+import { insertUser } from '@/lib/auth/users.ts';
+import { requestBump } from '@/lib/approvals/bump.ts';
 import {
   claimEffect,
   completeEffect,
@@ -13,7 +13,7 @@ import {
   recordResponse,
   submitPlan,
   type Actor,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 
 export const PASSWORD = 'correct-horse-battery-staple';
 export const USERS = {

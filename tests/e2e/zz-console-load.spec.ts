@@ -12,7 +12,7 @@
 // No replay runs here: the forced-replay journey (replay.spec.ts) counts the shared sandbox's
 // deliveries from the global setup on, so a replay in this file would break it.
 import type { APIRequestContext } from '@playwright/test';
-import { browse, describeBrowse, type PageKind, type Session } from '../../scripts/proof/support/load-browse.ts';
+import { browse, describeBrowse, type PageKind, type Session } from '@/scripts/proof/support/load-browse.ts';
 import { expect, test } from './fixtures.ts';
 import { PASSWORD } from './seed.ts';
 

@@ -1,8 +1,8 @@
 // A fresh database per test file, cloned from the migrated template (fast: a file copy).
 import { afterAll, inject } from 'vitest';
 import pg from 'pg';
-import { createDb, type Db } from '../../lib/db/client.ts';
-import { withCredentials } from '../../lib/db/roles.ts';
+import { createDb, type Db } from '@/lib/db/client.ts';
+import { withCredentials } from '@/lib/db/roles.ts';
 
 export interface TestDatabase {
   name: string;

@@ -1,17 +1,17 @@
 // Small factories with random suffixes: each test makes the data it needs.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../lib/db/client.ts';
-import type { Actor } from '../../lib/ledger/actor.ts';
-import { claimEffect } from '../../lib/ledger/commands/claim-effect.ts';
-import { completeEffect } from '../../lib/ledger/commands/complete-effect.ts';
-import { createRun } from '../../lib/ledger/commands/create-run.ts';
-import { failEffect } from '../../lib/ledger/commands/fail-effect.ts';
-import { markStuck } from '../../lib/ledger/commands/mark-stuck.ts';
-import { markUnknown } from '../../lib/ledger/commands/mark-unknown.ts';
-import { resolveUnknown } from '../../lib/ledger/commands/resolve-unknown.ts';
-import { revokeEffect } from '../../lib/ledger/commands/revoke-effect.ts';
-import type { TargetType } from '../../lib/ledger/normalize.ts';
-import type { EffectState } from '../../lib/db/generated/enums.ts';
+import type { Db } from '@/lib/db/client.ts';
+import type { Actor } from '@/lib/ledger/actor.ts';
+import { claimEffect } from '@/lib/ledger/commands/claim-effect.ts';
+import { completeEffect } from '@/lib/ledger/commands/complete-effect.ts';
+import { createRun } from '@/lib/ledger/commands/create-run.ts';
+import { failEffect } from '@/lib/ledger/commands/fail-effect.ts';
+import { markStuck } from '@/lib/ledger/commands/mark-stuck.ts';
+import { markUnknown } from '@/lib/ledger/commands/mark-unknown.ts';
+import { resolveUnknown } from '@/lib/ledger/commands/resolve-unknown.ts';
+import { revokeEffect } from '@/lib/ledger/commands/revoke-effect.ts';
+import type { TargetType } from '@/lib/ledger/normalize.ts';
+import type { EffectState } from '@/lib/db/generated/enums.ts';
 
 export const suffix = () => randomUUID().slice(0, 8);
 

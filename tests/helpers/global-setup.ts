@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { freePort, startEmbeddedPostgres, type EmbeddedServer } from '../../lib/db/embedded.ts';
-import { applyMigrations } from '../../lib/db/schema-engine.ts';
-import { ensureAppLogin, withCredentials } from '../../lib/db/roles.ts';
+import { freePort, startEmbeddedPostgres, type EmbeddedServer } from '@/lib/db/embedded.ts';
+import { applyMigrations } from '@/lib/db/schema-engine.ts';
+import { ensureAppLogin, withCredentials } from '@/lib/db/roles.ts';
 
 export const TEMPLATE_DB = 'ledger_test_template';
 const APP_USER = 'ledger_app_test';

@@ -1,7 +1,7 @@
 // Runs a proof part (scripts/proof/parts/*.ts) at reduced scale inside vitest and asserts what the
 // full `npm run proof` asserts: zero lost, zero duplicated, zero unauthorized, every row tried.
 import { expect } from 'vitest';
-import type { ProofPart, ProofSection } from '../../scripts/proof/section.ts';
+import type { ProofPart, ProofSection } from '@/scripts/proof/section.ts';
 import { createTestDatabase } from './db.ts';
 
 export async function runReducedProof(part: ProofPart): Promise<ProofSection> {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
-import { revokeRuntimeKey } from '../../lib/runtime-keys/index.ts';
+import { revokeRuntimeKey } from '@/lib/runtime-keys/index.ts';
 import { get, makeKey, post, useApiDb } from './api-support.ts';
 
 let t: TestDatabase;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { POST as claimPOST } from '../../app/api/v1/effects/claim/route.ts';
+import { POST as claimPOST } from '@/app/api/v1/effects/claim/route.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
 import { get, makeKey, post, useApiDb } from './api-support.ts';

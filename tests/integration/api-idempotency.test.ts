@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { requestHash, STALE_SECONDS } from '../../lib/api/idempotency.ts';
+import { requestHash, STALE_SECONDS } from '@/lib/api/idempotency.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
 import { makeKey, post, useApiDb } from './api-support.ts';

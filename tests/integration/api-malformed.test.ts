@@ -4,9 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
 import { makeKey, post, useApiDb } from './api-support.ts';
-import * as schemas from '../../lib/api/schemas.ts';
+import * as schemas from '@/lib/api/schemas.ts';
 import type { z } from 'zod';
-import { rng } from '../../scripts/proof/support/abuse-rng.ts'; // mulberry32: a failure reproduces from its seed
+import { rng } from '@/scripts/proof/support/abuse-rng.ts'; // mulberry32: a failure reproduces from its seed
 
 let t: TestDatabase;
 let token: string;
@@ -212,7 +212,7 @@ describe('malformed bodies', () => {
         batch.map(async (c, j) => {
           const res = await post(c.path, undefined, { token, raw: c.raw, idempotencyKey: `fuzz-${i + j}` });
           const text = await res.text();
-          let body: { error?: { code?: string; field?: string; message?: string } } | null = null;
+          let body: { error?: { code?: string; field?: string; message?: string } } | null;
           try {
             body = JSON.parse(text);
           } catch {

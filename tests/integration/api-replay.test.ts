@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, userActor } from '../helpers/factories.ts';
-import { approvePlan, createRun } from '../../lib/ledger/index.ts';
+import { approvePlan, createRun } from '@/lib/ledger/index.ts';
 import { makeKey, post, useApiDb } from './api-support.ts';
 
 let t: TestDatabase;

@@ -1,9 +1,9 @@
 // Shared set-up of the api-*, sdk-* and sandbox-* tests: a test database wired into the API's db seam,
 // runtime keys, and an in-process fetch that dispatches real Requests to the route modules.
-import { setDb } from '../../lib/api/db.ts';
-import type { Db } from '../../lib/db/client.ts';
-import { createRuntimeKey } from '../../lib/runtime-keys/index.ts';
-import { dispatchApi } from '../../scripts/support/api-router.ts';
+import { setDb } from '@/lib/api/db.ts';
+import type { Db } from '@/lib/db/client.ts';
+import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
+import { dispatchApi } from '@/scripts/support/api-router.ts';
 
 export const BASE = 'http://ledger.test';
 const system = { kind: 'system', id: 'test', label: 'test setup' } as const;

@@ -2,7 +2,7 @@
 // A3 the app role owns nothing and cannot switch the protection off; tamper detection.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { verifyAuditTrail } from '../../lib/audit/verify.ts';
+import { verifyAuditTrail } from '@/lib/audit/verify.ts';
 import {
   approvePlan,
   bumpEpoch,
@@ -17,7 +17,7 @@ import {
   submitPlan,
   type Actor,
   type RequestMeta,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeEffect, makeRun, makeTool, runtimeActor, snapshot, userActor } from '../helpers/factories.ts';
 

@@ -2,12 +2,12 @@
 // bench function runs and what it measured is checked for correctness (winners, counts, no
 // duplicates, an intact and tamper-evident trail), never for speed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { benchAudit } from '../../scripts/bench/audit.ts';
-import { benchClaims } from '../../scripts/bench/claims.ts';
-import { benchConsole } from '../../scripts/bench/console.ts';
-import { auditLines, claimLines, consoleLines, sdkLines } from '../../scripts/bench/index.ts';
-import { benchReplay } from '../../scripts/bench/replay.ts';
-import { benchSdkHttp } from '../../scripts/bench/sdk-http.ts';
+import { benchAudit } from '@/scripts/bench/audit.ts';
+import { benchClaims } from '@/scripts/bench/claims.ts';
+import { benchConsole } from '@/scripts/bench/console.ts';
+import { auditLines, claimLines, consoleLines, sdkLines } from '@/scripts/bench/index.ts';
+import { benchReplay } from '@/scripts/bench/replay.ts';
+import { benchSdkHttp } from '@/scripts/bench/sdk-http.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 let t: TestDatabase;

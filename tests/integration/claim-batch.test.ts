@@ -1,10 +1,10 @@
 // Group commit for claims (lib/ledger/claim-batcher.ts): claims made at the same moment share one
 // transaction, and each claimer still gets exactly its own answer.
 import { describe, expect, it } from 'vitest';
-import { sqlPool } from '../../lib/db/client.ts';
-import { ClaimBatcher, type ClaimCall } from '../../lib/ledger/claim-batcher.ts';
-import { claimEffect, failEffect } from '../../lib/ledger/index.ts';
-import type { TargetType } from '../../lib/ledger/normalize.ts';
+import { sqlPool } from '@/lib/db/client.ts';
+import { ClaimBatcher, type ClaimCall } from '@/lib/ledger/claim-batcher.ts';
+import { claimEffect, failEffect } from '@/lib/ledger/index.ts';
+import type { TargetType } from '@/lib/ledger/normalize.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, runtimeActor, suffix } from '../helpers/factories.ts';
 

@@ -7,7 +7,7 @@ import {
   markUnknown,
   resolveUnknown,
   type ClaimEffectResult,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import {
   makeEffect,

@@ -6,21 +6,21 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, suffix } from '../helpers/factories.ts';
-import { resetEnvCache } from '../../lib/env.ts';
-import type { Role } from '../../lib/db/generated/enums.ts';
+import { resetEnvCache } from '@/lib/env.ts';
+import type { Role } from '@/lib/db/generated/enums.ts';
 
 let t: TestDatabase;
-type Actions = typeof import('../../app/actions/ledger.ts') &
-  typeof import('../../app/actions/admin.ts') &
-  typeof import('../../app/actions/replay.ts');
+type Actions = typeof import('@/app/actions/ledger.ts') &
+  typeof import('@/app/actions/admin.ts') &
+  typeof import('@/app/actions/replay.ts');
 let actions: Actions;
 let auth: {
-  runWithRequest: typeof import('../../lib/auth/request.ts').runWithRequest;
-  mintSessionToken: typeof import('../../lib/auth/session.ts').mintSessionToken;
-  insertUser: typeof import('../../lib/auth/users.ts').insertUser;
-  can: typeof import('../../lib/auth/permissions.ts').can;
+  runWithRequest: typeof import('@/lib/auth/request.ts').runWithRequest;
+  mintSessionToken: typeof import('@/lib/auth/session.ts').mintSessionToken;
+  insertUser: typeof import('@/lib/auth/users.ts').insertUser;
+  can: typeof import('@/lib/auth/permissions.ts').can;
 };
-let ledger: typeof import('../../lib/ledger/index.ts');
+let ledger: typeof import('@/lib/ledger/index.ts');
 const users = {} as Record<Role | 'operator2', { id: string; email: string; sessionVersion: number }>;
 const system = { kind: 'system' as const, id: 'test', label: 'test setup' };
 
@@ -30,15 +30,15 @@ beforeAll(async () => {
   process.env.NEXTAUTH_SECRET = 'console-authz-test-secret';
   resetEnvCache();
   actions = {
-    ...(await import('../../app/actions/ledger.ts')),
-    ...(await import('../../app/actions/admin.ts')),
-    ...(await import('../../app/actions/replay.ts')),
+    ...(await import('@/app/actions/ledger.ts')),
+    ...(await import('@/app/actions/admin.ts')),
+    ...(await import('@/app/actions/replay.ts')),
   };
   const [request, session, usersMod, perms] = await Promise.all([
-    import('../../lib/auth/request.ts'),
-    import('../../lib/auth/session.ts'),
-    import('../../lib/auth/users.ts'),
-    import('../../lib/auth/permissions.ts'),
+    import('@/lib/auth/request.ts'),
+    import('@/lib/auth/session.ts'),
+    import('@/lib/auth/users.ts'),
+    import('@/lib/auth/permissions.ts'),
   ]);
   auth = {
     runWithRequest: request.runWithRequest,
@@ -46,7 +46,7 @@ beforeAll(async () => {
     insertUser: usersMod.insertUser,
     can: perms.can,
   };
-  ledger = await import('../../lib/ledger/index.ts');
+  ledger = await import('@/lib/ledger/index.ts');
   for (const role of ['admin', 'operator', 'support', 'auditor', 'operator2'] as const) {
     const u = await auth.insertUser(
       t.db,
@@ -111,7 +111,7 @@ async function submittedPlan() {
 
 async function openBumpRequest() {
   const key = await doneKey();
-  const { requestBump } = await import('../../lib/approvals/bump.ts');
+  const { requestBump } = await import('@/lib/approvals/bump.ts');
   const r = await requestBump(
     { db: t.db, actor: { kind: 'user', id: users.operator2.id, label: users.operator2.email, role: 'operator' } },
     { keys: [key], reason: 'resend' },
@@ -130,7 +130,7 @@ const asUser = (who: 'operator' | 'operator2') => ({
 
 /** A forced replay of a fresh one-target run, requested by operator2 and brought to `status`. */
 async function replayIn(status: 'awaiting_approval' | 'approved' | 'running' | 'paused') {
-  const replay = await import('../../lib/replay/index.ts');
+  const replay = await import('@/lib/replay/index.ts');
   const tool = await makeTool(t.db);
   if (status !== 'awaiting_approval')
     await t.db.toolDefinition.update({ where: { name: tool.name }, data: { fourEyesReplay: false } });
@@ -423,7 +423,7 @@ describe('Z4: sessions are checked against the database on every request', () =>
   });
 
   it('Z4: failed sign-ins are rate limited per account (a correct password is refused while locked)', async () => {
-    const { authOptions } = await import('../../lib/auth/options.ts');
+    const { authOptions } = await import('@/lib/auth/options.ts');
     const email = `rl-${suffix()}@example.com`;
     await auth.insertUser(t.db, { email, name: 'rl', role: 'auditor', password: 'the-right-password' }, system);
     const provider = authOptions().providers[0] as unknown as {
@@ -451,7 +451,7 @@ describe('cross-site requests and route handlers', () => {
   });
 
   it('F5/Z2: the replay progress route handler answers any signed-in role and refuses no session (401)', async () => {
-    const { GET } = await import('../../app/api/console/replays/[replayId]/progress/route.ts');
+    const { GET } = await import('@/app/api/console/replays/[replayId]/progress/route.ts');
     const r = await replayIn('awaiting_approval');
     const request = async (who: Role | 'none', replayId = r.replayId) => {
       const headers = new Headers({ host: 'console.test' });
@@ -473,7 +473,7 @@ describe('cross-site requests and route handlers', () => {
   });
 
   it('A5/Z1: the audit export route handler streams CSV to an auditor, refuses an operator (403) and no session (401)', async () => {
-    const { GET } = await import('../../app/api/console/audit/export/route.ts');
+    const { GET } = await import('@/app/api/console/audit/export/route.ts');
     const request = async (who: Role | 'none', format = 'csv') => {
       const headers = new Headers({ host: 'console.test' });
       if (who !== 'none') headers.set('cookie', `next-auth.session-token=${await auth.mintSessionToken(users[who])}`);

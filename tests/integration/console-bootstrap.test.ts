@@ -1,8 +1,8 @@
 // First start (issue 4): one admin with a one-time password, created once, even by two starts at once.
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/db.ts';
-import { ensureFirstAdmin } from '../../lib/auth/bootstrap.ts';
-import { verifyPassword } from '../../lib/auth/password.ts';
+import { ensureFirstAdmin } from '@/lib/auth/bootstrap.ts';
+import { verifyPassword } from '@/lib/auth/password.ts';
 
 describe('first admin', () => {
   it('Z1: ensureFirstAdmin creates exactly one admin whose one-time password verifies, and returns null afterwards', async () => {

@@ -11,9 +11,9 @@ import {
   revokeEffect,
   submitPlan,
   type Actor,
-} from '../../lib/ledger/index.ts';
-import { runHeader, runTable } from '../../lib/read-models/run-detail.ts';
-import { listRuns } from '../../lib/read-models/runs.ts';
+} from '@/lib/ledger/index.ts';
+import { runHeader, runTable } from '@/lib/read-models/run-detail.ts';
+import { listRuns } from '@/lib/read-models/runs.ts';
 
 let t: TestDatabase;
 let runId = '';
@@ -97,7 +97,7 @@ describe('run read models', () => {
 
 describe('target page (A1): audit entries of one effect, its refusals included', () => {
   it('A1: the target page lists the claim, the completion and a refused transition of the key, newest first', async () => {
-    const { targetDetail } = await import('../../lib/read-models/target.ts');
+    const { targetDetail } = await import('@/lib/read-models/target.ts');
     const { makeEffect } = await import('../helpers/factories.ts');
     const effect = await makeEffect(t.db, 'done');
     // Support may not revoke (S5): refused, audited on the key's refusal chain.

@@ -9,7 +9,7 @@ import {
   revokeEffect,
   type Actor,
   type ClaimEffectResult,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import {
   executorActor,
@@ -18,7 +18,6 @@ import {
   makeTool,
   policyActor,
   reconcilerActor,
-  runtimeActor,
   snapshot,
   userActor,
 } from '../helpers/factories.ts';

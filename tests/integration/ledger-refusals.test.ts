@@ -10,7 +10,7 @@ import {
   type Actor,
   type EffectState,
   type Move,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import {
   executorActor,

@@ -13,7 +13,7 @@ import {
   revokeEffect,
   transitionEffect,
   type Actor,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import {
   makeEffect,

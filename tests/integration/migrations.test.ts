@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/db.ts';
-import { diffDatabaseToSchema } from '../../lib/db/schema-engine.ts';
+import { diffDatabaseToSchema } from '@/lib/db/schema-engine.ts';
 
 describe('migrations', () => {
   it('applying every migration yields exactly schema.prisma (the engine diff is empty)', async () => {

@@ -2,7 +2,7 @@
 // approver is not the author where the tool asks for it.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { approvePlan, LedgerError, submitPlan, type Actor } from '../../lib/ledger/index.ts';
+import { approvePlan, LedgerError, submitPlan, type Actor } from '@/lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, runtimeActor, snapshot, userActor } from '../helpers/factories.ts';
 

@@ -2,7 +2,7 @@
 // malformed inputs on every agent API endpoint, console server action and console route handler.
 import { describe, expect, it } from 'vitest';
 import { runReducedProof } from '../helpers/proof.ts';
-import { proof } from '../../scripts/proof/parts/bad-input.ts';
+import { proof } from '@/scripts/proof/parts/bad-input.ts';
 
 describe('proof: bad input', () => {
   it('K3/Z5/S7/A4: malformed input gets only 4xx naming the field, changes no row; stored payloads render escaped', async () => {

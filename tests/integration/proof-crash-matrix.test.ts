@@ -2,7 +2,7 @@
 // `npm run proof` (100 per point).
 import { describe, expect, it } from 'vitest';
 import { runReducedProof } from '../helpers/proof.ts';
-import { runCrashMatrix, type PointResult } from '../../scripts/proof/parts/crash-matrix.ts';
+import { runCrashMatrix, type PointResult } from '@/scripts/proof/parts/crash-matrix.ts';
 
 describe('proof: crash matrix', () => {
   it(

@@ -1,7 +1,7 @@
 // The load proof part at reduced scale: 50 trials of 50 concurrent claimers of one key. The console
 // row runs in the browser suite (tests/e2e/zz-console-load.spec.ts), which has a built server.
 import { describe, expect, it } from 'vitest';
-import { proof } from '../../scripts/proof/parts/load.ts';
+import { proof } from '@/scripts/proof/parts/load.ts';
 import { runReducedProof } from '../helpers/proof.ts';
 
 describe('proof: load (reduced)', () => {

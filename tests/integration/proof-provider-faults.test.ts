@@ -2,7 +2,7 @@
 // database fault). The full run is `npm run proof`.
 import { describe, expect, it } from 'vitest';
 import { runReducedProof } from '../helpers/proof.ts';
-import { runProviderFaults, type FaultResult } from '../../scripts/proof/parts/provider-faults.ts';
+import { runProviderFaults, type FaultResult } from '@/scripts/proof/parts/provider-faults.ts';
 
 describe('proof: provider and database faults', () => {
   it(

@@ -2,7 +2,7 @@
 // restarted mid-replay, the SMTP server refusing mid-replay, statement timeouts, 4 workers on
 // overlapping replays. Zero lost, zero duplicated.
 import { describe, it } from 'vitest';
-import { proof } from '../../scripts/proof/parts/replay-faults.ts';
+import { proof } from '@/scripts/proof/parts/replay-faults.ts';
 import { runReducedProof } from '../helpers/proof.ts';
 
 describe('proof: replay faults (reduced)', () => {

@@ -3,7 +3,7 @@
 // detection, audited audit reads, and secrets at rest and in logs.
 import { describe, expect, it } from 'vitest';
 import { runReducedProof } from '../helpers/proof.ts';
-import { proof } from '../../scripts/proof/parts/security.ts';
+import { proof } from '@/scripts/proof/parts/security.ts';
 
 describe('proof: security', () => {
   it('Z1/Z2/Z3/Z4/Z6/A2/A3/A4/A5: only permitted calls succeed, every refusal is audited, the trail is tamper-evident, secrets stay hashed', async () => {

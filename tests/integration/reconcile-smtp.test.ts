@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimEffect, recordResponse } from '../../lib/ledger/index.ts';
-import { reconcileOnce } from '../../lib/replay/index.ts';
-import type { ProviderRegistry } from '../../lib/providers/registry.ts';
+import { claimEffect, recordResponse } from '@/lib/ledger/index.ts';
+import { reconcileOnce } from '@/lib/replay/index.ts';
+import type { ProviderRegistry } from '@/lib/providers/registry.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { snapshot } from '../helpers/factories.ts';
 import { startTestSmtpServer, type TestSmtpServer } from '../helpers/smtp-server.ts';

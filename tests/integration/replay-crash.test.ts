@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type PgBoss from 'pg-boss';
-import { getReplayProgress, installJobEngine, requestReplay, startBoss, startReplay } from '../../lib/replay/index.ts';
+import { getReplayProgress, installJobEngine, requestReplay, startBoss, startReplay } from '@/lib/replay/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { userActor } from '../helpers/factories.ts';
 import { startTestSmtpServer, type TestSmtpServer } from '../helpers/smtp-server.ts';

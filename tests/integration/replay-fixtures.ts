@@ -1,7 +1,7 @@
 // The demo's crashed campaign for replay tests: a tool on a named provider, a run whose plan was
 // approved, and targets seeded into every state through the ledger's own commands.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../lib/db/client.ts';
+import type { Db } from '@/lib/db/client.ts';
 import {
   approvePlan,
   claimEffect,
@@ -13,8 +13,8 @@ import {
   revokeEffect,
   submitPlan,
   type Actor,
-} from '../../lib/ledger/index.ts';
-import { ProviderRegistry } from '../../lib/providers/registry.ts';
+} from '@/lib/ledger/index.ts';
+import { ProviderRegistry } from '@/lib/providers/registry.ts';
 import type { TestSmtpServer } from '../helpers/smtp-server.ts';
 import { makeRun, runtimeActor, suffix, userActor } from '../helpers/factories.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LedgerError } from '../../lib/ledger/index.ts';
+import { LedgerError } from '@/lib/ledger/index.ts';
 import {
   approveReplay,
   cancelReplay,
@@ -14,13 +14,13 @@ import {
   startReplay,
   startReplayWorker,
   type ReplayWorker,
-} from '../../lib/replay/index.ts';
+} from '@/lib/replay/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { userActor } from '../helpers/factories.ts';
 import { startTestSmtpServer, type TestSmtpServer } from '../helpers/smtp-server.ts';
 import { makeCampaign, smtpRegistry, until } from './replay-fixtures.ts';
 import type PgBoss from 'pg-boss';
-import type { ProviderRegistry } from '../../lib/providers/registry.ts';
+import type { ProviderRegistry } from '@/lib/providers/registry.ts';
 
 let t: TestDatabase;
 let smtp: TestSmtpServer;
@@ -138,7 +138,7 @@ describe('forced replay over SMTP', () => {
 
     // F4: between confirmation and execution the runtime sends one target and another fails again.
     const changedDone = c.targets.find((x) => x.state === 'not_sent')!;
-    const { claimEffect, completeEffect, failEffect } = await import('../../lib/ledger/index.ts');
+    const { claimEffect, completeEffect, failEffect } = await import('@/lib/ledger/index.ts');
     const cl = await claimEffect(
       { db: t.db, actor: c.runtime },
       {
@@ -226,7 +226,7 @@ describe('forced replay over SMTP', () => {
     ]);
     expect(a.status).toBe('approved');
     expect(b.status).toBe('approved');
-    const { claimEffect, completeEffect } = await import('../../lib/ledger/index.ts');
+    const { claimEffect, completeEffect } = await import('@/lib/ledger/index.ts');
     const provider = providers.get('smtp');
     const runtimeSends = async () => {
       for (const x of c.targets) {

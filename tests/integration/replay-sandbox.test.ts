@@ -2,9 +2,9 @@
 // at the sandbox, and each of its failure modes landing in the right state with the raw response kept.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type PgBoss from 'pg-boss';
-import { startSandbox, type FailureMode, type Sandbox } from '../../lib/providers/sandbox/index.ts';
-import '../../lib/providers/sandbox/register.ts';
-import { ProviderRegistry } from '../../lib/providers/registry.ts';
+import { startSandbox, type FailureMode, type Sandbox } from '@/lib/providers/sandbox/index.ts';
+import '@/lib/providers/sandbox/register.ts';
+import { ProviderRegistry } from '@/lib/providers/registry.ts';
 import {
   getReplayProgress,
   getReplayReport,
@@ -14,7 +14,7 @@ import {
   startReplay,
   startReplayWorker,
   type ReplayWorker,
-} from '../../lib/replay/index.ts';
+} from '@/lib/replay/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { userActor } from '../helpers/factories.ts';
 import { makeCampaign, until } from './replay-fixtures.ts';

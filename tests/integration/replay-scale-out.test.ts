@@ -3,7 +3,7 @@
 // per target exactly one delivery counted at the sandbox and at the SMTP server, zero duplicates,
 // and the chunks were shared by the processes.
 import { describe, expect, it } from 'vitest';
-import { overlappingReplays } from '../../scripts/proof/parts/replay-faults.ts';
+import { overlappingReplays } from '@/scripts/proof/parts/replay-faults.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 const TARGETS_PER_RUN = Number(process.env.REPLAY_SCALE_TARGETS ?? 300);

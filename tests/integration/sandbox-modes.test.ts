@@ -1,13 +1,13 @@
 // The sandbox provider's failure modes, each through the SDK over the HTTP API (route handlers in
 // process, sandbox on a real socket), counting exactly what each recipient got.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLedger, httpTransport, type Ledger } from '../../lib/sdk/index.ts';
-import { SandboxProvider, startSandbox, type Sandbox } from '../../lib/providers/sandbox/index.ts';
+import { createLedger, httpTransport, type Ledger } from '@/lib/sdk/index.ts';
+import { SandboxProvider, startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool } from '../helpers/factories.ts';
 import { BASE, makeKey, routeFetch, useApiDb } from './api-support.ts';
-import { ProviderRegistry } from '../../lib/providers/registry.ts';
-import '../../lib/providers/sandbox/register.ts';
+import { ProviderRegistry } from '@/lib/providers/registry.ts';
+import '@/lib/providers/sandbox/register.ts';
 
 let t: TestDatabase;
 let sandbox: Sandbox;

@@ -1,9 +1,9 @@
 // The demo agent that seeds `npm start`: 100 recipients, one reject, one unknown, dies at recipient 40.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDemoTool, runDemoCampaign, seedDemoCampaign, DEMO_WORKFLOW } from '../../lib/demo/index.ts';
-import { startSandbox, type Sandbox } from '../../lib/providers/sandbox/index.ts';
-import { createLedger, httpTransport } from '../../lib/sdk/index.ts';
+import { ensureDemoTool, runDemoCampaign, seedDemoCampaign, DEMO_WORKFLOW } from '@/lib/demo/index.ts';
+import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
+import { createLedger, httpTransport } from '@/lib/sdk/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { userActor } from '../helpers/factories.ts';
 import { BASE, makeKey, routeFetch, useApiDb } from './api-support.ts';

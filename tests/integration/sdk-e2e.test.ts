@@ -9,10 +9,10 @@ import {
   defineTool,
   type Ledger,
   type Transport,
-} from '../../lib/sdk/index.ts';
-import { directTransport } from '../../lib/sdk/direct.ts';
-import { SandboxProvider, startSandbox, type Sandbox } from '../../lib/providers/sandbox/index.ts';
-import { markUnknown } from '../../lib/ledger/index.ts';
+} from '@/lib/sdk/index.ts';
+import { directTransport } from '@/lib/sdk/direct.ts';
+import { SandboxProvider, startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
+import { markUnknown } from '@/lib/ledger/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeTool, reconcilerActor, runtimeActor } from '../helpers/factories.ts';
 import { BASE, makeKey, routeFetch, useApiDb } from './api-support.ts';

@@ -1,7 +1,7 @@
 // The HTTP transport's retry path (Z5) and the live conformance check (K4).
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkConformance, createLedger, defineTool, httpTransport } from '../../lib/sdk/index.ts';
+import { checkConformance, createLedger, defineTool, httpTransport } from '@/lib/sdk/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeTool } from '../helpers/factories.ts';
 import { BASE, makeKey, routeFetch, useApiDb } from './api-support.ts';

@@ -11,8 +11,8 @@ import {
   startReplay,
   startReplayWorker,
   type ReplayWorker,
-} from '../../lib/replay/index.ts';
-import type { ProviderRegistry } from '../../lib/providers/registry.ts';
+} from '@/lib/replay/index.ts';
+import type { ProviderRegistry } from '@/lib/providers/registry.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { userActor } from '../helpers/factories.ts';
 import { startTestSmtpServer, type TestSmtpServer } from '../helpers/smtp-server.ts';

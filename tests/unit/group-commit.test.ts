@@ -3,7 +3,7 @@
 // runs on its own. The claim path's S1 guarantees on top of it are in tests/integration/claim-batch.test.ts.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '../../lib/db/group-commit.ts';
+import { GroupCommit } from '@/lib/db/group-commit.ts';
 
 function gate() {
   let open!: () => void;

@@ -1,6 +1,6 @@
 // K1, K2: what a key is built from, and that the canonical form is deterministic and collision-free.
 import { spawnSync } from 'node:child_process';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   claimEffect,
   claimEffectInput,
@@ -11,8 +11,8 @@ import {
   parseKey,
   type KeyInput,
   type TargetType,
-} from '../../lib/ledger/index.ts';
-import { parseInput } from '../../lib/ledger/validate.ts';
+} from '@/lib/ledger/index.ts';
+import { parseInput } from '@/lib/ledger/validate.ts';
 import { z } from 'zod';
 
 const base: KeyInput = {
@@ -30,7 +30,7 @@ function ledgerError(fn: () => unknown): LedgerError {
     fn();
   } catch (error) {
     if (error instanceof LedgerError) return error;
-    throw new Error(`expected a LedgerError, got ${String(error)}`);
+    throw new Error(`expected a LedgerError, got ${String(error)}`, { cause: error });
   }
   throw new Error('expected a LedgerError, nothing was thrown');
 }

@@ -8,14 +8,14 @@ import {
   normalizeTarget,
   normalizeUrl,
   type TargetType,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 
 function refusal(fn: () => unknown): LedgerError {
   try {
     fn();
   } catch (error) {
     if (error instanceof LedgerError) return error;
-    throw new Error(`expected a LedgerError, got ${String(error)}`);
+    throw new Error(`expected a LedgerError, got ${String(error)}`, { cause: error });
   }
   throw new Error('expected a LedgerError, nothing was thrown');
 }

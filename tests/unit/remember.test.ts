@@ -2,7 +2,7 @@
 // page's verification): concurrent views share one computation, and an expired figure is served
 // while one refresh runs, so a million-item run is scanned once per period, not once per view.
 import { describe, expect, it } from 'vitest';
-import { remember } from '../../lib/read-models/common.ts';
+import { remember } from '@/lib/read-models/common.ts';
 
 function gate<T>() {
   let open!: (value: T) => void;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { classifyHttp } from '../../lib/sdk/index.ts';
-import { SandboxProvider } from '../../lib/providers/sandbox/client.ts';
-import { canonicalJson, requestHash } from '../../lib/api/idempotency.ts';
-import { successorId, uuidV5 } from '../../lib/ledger/commands/revoke-by-deletion.ts';
-import { statusForCode } from '../../lib/api/errors.ts';
+import { classifyHttp } from '@/lib/sdk/index.ts';
+import { SandboxProvider } from '@/lib/providers/sandbox/client.ts';
+import { canonicalJson, requestHash } from '@/lib/api/idempotency.ts';
+import { successorId, uuidV5 } from '@/lib/ledger/commands/revoke-by-deletion.ts';
+import { statusForCode } from '@/lib/api/errors.ts';
 
 const raw = (status: number, body: unknown) => ({
   status,

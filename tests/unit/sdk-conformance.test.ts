@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkConformance, defineTool } from '../../lib/sdk/index.ts';
+import { checkConformance, defineTool } from '@/lib/sdk/index.ts';
 
 interface Args extends Record<string, unknown> {
   customerId: string;

@@ -9,7 +9,7 @@ import {
   type EffectState,
   type Move,
   type Party,
-} from '../../lib/ledger/index.ts';
+} from '@/lib/ledger/index.ts';
 
 const FROM: (EffectState | 'none')[] = ['none', 'pending', 'done', 'failed', 'unknown', 'revoked', 'stuck'];
 const MOVES: Move[] = ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck', 'new_epoch'];

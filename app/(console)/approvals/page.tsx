@@ -1,13 +1,13 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '../../../lib/auth/page.ts';
-import { can } from '../../../lib/auth/permissions.ts';
-import { db } from '../../../lib/db/client.ts';
-import { approvalsPage } from '../../../lib/read-models/admin.ts';
-import { ApprovalActions } from '../../../components/approval-actions.tsx';
-import { Badge } from '../../../components/ui/badge.tsx';
-import { Card, EmptyState, PageHeader } from '../../../components/ui/card.tsx';
-import { Time } from '../../../components/time.tsx';
+import { requireUser } from '@/lib/auth/page.ts';
+import { can } from '@/lib/auth/permissions.ts';
+import { db } from '@/lib/db/client.ts';
+import { approvalsPage } from '@/lib/read-models/admin.ts';
+import { ApprovalActions } from '@/components/approval-actions.tsx';
+import { Badge } from '@/components/ui/badge.tsx';
+import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
 
 export const metadata: Metadata = { title: 'Four-eyes approvals' };
 

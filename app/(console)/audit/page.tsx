@@ -1,18 +1,18 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { headers } from 'next/headers';
-import { appendAudit } from '../../../lib/audit/append.ts';
-import { userActor } from '../../../lib/auth/guard.ts';
-import { requestInfoFromHeaders } from '../../../lib/auth/request.ts';
-import { requireUser } from '../../../lib/auth/page.ts';
-import { can } from '../../../lib/auth/permissions.ts';
-import { db } from '../../../lib/db/client.ts';
-import { auditFilterFrom, auditPage, pageVerification } from '../../../lib/read-models/audit.ts';
-import { Badge } from '../../../components/ui/badge.tsx';
-import { linkButton } from '../../../components/ui/button.tsx';
-import { Card, EmptyState, PageHeader, inputClass } from '../../../components/ui/card.tsx';
-import { Time } from '../../../components/time.tsx';
-import { one, withParams, type SP } from '../../../components/search-params.ts';
+import { appendAudit } from '@/lib/audit/append.ts';
+import { userActor } from '@/lib/auth/guard.ts';
+import { requestInfoFromHeaders } from '@/lib/auth/request.ts';
+import { requireUser } from '@/lib/auth/page.ts';
+import { can } from '@/lib/auth/permissions.ts';
+import { db } from '@/lib/db/client.ts';
+import { auditFilterFrom, auditPage, pageVerification } from '@/lib/read-models/audit.ts';
+import { Badge } from '@/components/ui/badge.tsx';
+import { linkButton } from '@/components/ui/button.tsx';
+import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
+import { one, withParams, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Audit trail' };
 

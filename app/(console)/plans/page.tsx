@@ -1,10 +1,10 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '../../../lib/auth/page.ts';
-import { db } from '../../../lib/db/client.ts';
-import { submittedPlans } from '../../../lib/read-models/admin.ts';
-import { Card, EmptyState, PageHeader } from '../../../components/ui/card.tsx';
-import { Time } from '../../../components/time.tsx';
+import { requireUser } from '@/lib/auth/page.ts';
+import { db } from '@/lib/db/client.ts';
+import { submittedPlans } from '@/lib/read-models/admin.ts';
+import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
 
 export const metadata: Metadata = { title: 'Plans to approve' };
 

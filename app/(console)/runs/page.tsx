@@ -1,14 +1,14 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '../../../lib/auth/page.ts';
-import { db } from '../../../lib/db/client.ts';
-import { listRuns } from '../../../lib/read-models/runs.ts';
-import { Badge } from '../../../components/ui/badge.tsx';
-import { linkButton } from '../../../components/ui/button.tsx';
-import { Card, EmptyState, PageHeader, inputClass } from '../../../components/ui/card.tsx';
-import { ExactlyOnce, StateBar } from '../../../components/state-bar.tsx';
-import { Time } from '../../../components/time.tsx';
-import { one, withParams, type SP } from '../../../components/search-params.ts';
+import { requireUser } from '@/lib/auth/page.ts';
+import { db } from '@/lib/db/client.ts';
+import { listRuns } from '@/lib/read-models/runs.ts';
+import { Badge } from '@/components/ui/badge.tsx';
+import { linkButton } from '@/components/ui/button.tsx';
+import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
+import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
+import { Time } from '@/components/time.tsx';
+import { one, withParams, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Runs' };
 

@@ -1,14 +1,14 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '../../../lib/auth/page.ts';
-import { can } from '../../../lib/auth/permissions.ts';
-import { db } from '../../../lib/db/client.ts';
-import { supportQueue } from '../../../lib/read-models/support.ts';
-import { EffectActions } from '../../../components/effect-actions.tsx';
-import { linkButton } from '../../../components/ui/button.tsx';
-import { Card, EmptyState, PageHeader } from '../../../components/ui/card.tsx';
-import { Time } from '../../../components/time.tsx';
-import { one, type SP } from '../../../components/search-params.ts';
+import { requireUser } from '@/lib/auth/page.ts';
+import { can } from '@/lib/auth/permissions.ts';
+import { db } from '@/lib/db/client.ts';
+import { supportQueue } from '@/lib/read-models/support.ts';
+import { EffectActions } from '@/components/effect-actions.tsx';
+import { linkButton } from '@/components/ui/button.tsx';
+import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
+import { one, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Support queue' };
 

@@ -1,14 +1,14 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '../../../lib/auth/page.ts';
-import { can } from '../../../lib/auth/permissions.ts';
-import { db } from '../../../lib/db/client.ts';
-import { targetDetail } from '../../../lib/read-models/target.ts';
-import { EffectActions } from '../../../components/effect-actions.tsx';
-import { StateBadge } from '../../../components/ui/badge.tsx';
-import { Card, EmptyState, PageHeader } from '../../../components/ui/card.tsx';
-import { Time } from '../../../components/time.tsx';
-import { one, type SP } from '../../../components/search-params.ts';
+import { requireUser } from '@/lib/auth/page.ts';
+import { can } from '@/lib/auth/permissions.ts';
+import { db } from '@/lib/db/client.ts';
+import { targetDetail } from '@/lib/read-models/target.ts';
+import { EffectActions } from '@/components/effect-actions.tsx';
+import { StateBadge } from '@/components/ui/badge.tsx';
+import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
+import { one, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Target' };
 

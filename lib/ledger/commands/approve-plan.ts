@@ -2,7 +2,7 @@
 // and when; where a tool asks for it, the approver must not be the author (P2). The approver
 // confirms the hash of the set they reviewed, so a plan changed under them is not approved.
 import { z } from 'zod';
-import { appendAudit, auditRefusal } from '../../audit/append.ts';
+import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
 import { conflict, forbidden, LedgerError, notFound } from '../errors.ts';
 import { parseInput } from '../validate.ts';
 import { itemsHash } from './submit-plan.ts';

@@ -1,8 +1,8 @@
 // Epoch bump (E1-E3): supersede a done, revoked or stuck epoch with a new pending one. Only a human
 // operator or a registered policy may bump, and never on the strength of model-generated input.
 import { z } from 'zod';
-import type { EffectState } from '../../db/generated/enums.ts';
-import { auditRefusal } from '../../audit/append.ts';
+import type { EffectState } from '@/lib/db/generated/enums.ts';
+import { auditRefusal } from '@/lib/audit/append.ts';
 import { actorRole, partyOf, requestJson } from '../actor.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { getEpochPolicy, modelInfluence } from '../policies.ts';

@@ -3,8 +3,8 @@
 // with every target's state: the human console is the way forward. Otherwise it lists what may
 // proceed (never claimed, failed, or pending awaiting its claim) and what is skipped. Nothing is
 // claimed here: the runtime still claims each target through the one claim path (S1, F3).
-import { auditRefusal, appendAudit } from '../../audit/append.ts';
-import type { EffectState } from '../../db/generated/enums.ts';
+import { auditRefusal, appendAudit } from '@/lib/audit/append.ts';
+import type { EffectState } from '@/lib/db/generated/enums.ts';
 import type { CommandContext } from './common.ts';
 import { readRun, type RunTarget } from './read-run.ts';
 

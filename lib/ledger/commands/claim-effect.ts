@@ -2,15 +2,15 @@
 // to ledger_claim, which commits the pending row before any provider call. Losers skip.
 // Claims made at the same moment share one commit (../claim-batcher.ts).
 import { z } from 'zod';
-import type { EffectState } from '../../db/generated/enums.ts';
-import { auditRefusal } from '../../audit/append.ts';
+import type { EffectState } from '@/lib/db/generated/enums.ts';
+import { auditRefusal } from '@/lib/audit/append.ts';
 import { partyOf, requestJson, type Actor, type RequestMeta } from '../actor.ts';
 import { getRun, getTool } from '../catalog.ts';
 import { forbidden, invalid } from '../errors.ts';
 import { deriveKey } from '../keys.ts';
 import { checkTransition } from '../transitions.ts';
 import { parseInput } from '../validate.ts';
-import { sqlPool, type DbOrTx } from '../../db/client.ts';
+import { sqlPool, type DbOrTx } from '@/lib/db/client.ts';
 import { CLAIM_SQL, claimBatcher, claimParams, type ClaimCall, type ClaimRow } from '../claim-batcher.ts';
 
 export const claimEffectInput = z.strictObject({

@@ -1,6 +1,6 @@
 // Shared input pieces of the effect commands.
 import { z } from 'zod';
-import type { DbOrTx } from '../../db/client.ts';
+import type { DbOrTx } from '@/lib/db/client.ts';
 import type { Actor, RequestMeta } from '../actor.ts';
 
 export interface CommandContext {

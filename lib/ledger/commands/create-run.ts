@@ -1,6 +1,6 @@
 // A run of a workflow for one trigger occurrence. The event row is the stable root of every key.
 import { z } from 'zod';
-import { appendAudit, auditRefusal } from '../../audit/append.ts';
+import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
 import { forbidden } from '../errors.ts';
 import { parseInput } from '../validate.ts';
 import type { CommandContext } from './common.ts';

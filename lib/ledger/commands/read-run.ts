@@ -2,10 +2,10 @@
 // changed it last and when, plus keys of the same trigger that are not in the plan ("sent but not in
 // the plan"). Keys are looked up by trigger, so a retried run of the same event sees what is done.
 import { z } from 'zod';
-import type { EffectState } from '../../db/generated/enums.ts';
+import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { getRun } from '../catalog.ts';
 import { parseInput } from '../validate.ts';
-import type { DbOrTx } from '../../db/client.ts';
+import type { DbOrTx } from '@/lib/db/client.ts';
 
 export const readRunInput = z.strictObject({ runId: z.uuid() });
 

@@ -2,7 +2,7 @@
 // items are reported one by one and nothing is written for a plan with any invalid item.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { appendAudit, auditRefusal } from '../../audit/append.ts';
+import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
 import { getRun, getTool, type ToolInfo } from '../catalog.ts';
 import { conflict, forbidden, invalid, LedgerError } from '../errors.ts';
 import { deriveKey } from '../keys.ts';

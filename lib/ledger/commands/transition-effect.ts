@@ -1,9 +1,9 @@
 // The one path every state change after a claim takes: check the table (S7) for this party, then
 // ledger_transition locks the row, re-checks the state and writes change + transition + audit in
 // one transaction. Refusals change nothing and are audited (A4).
-import type { EffectState } from '../../db/generated/enums.ts';
-import type { DbOrTx } from '../../db/client.ts';
-import { auditRefusal } from '../../audit/append.ts';
+import type { EffectState } from '@/lib/db/generated/enums.ts';
+import type { DbOrTx } from '@/lib/db/client.ts';
+import { auditRefusal } from '@/lib/audit/append.ts';
 import { actorRole, partyOf, requestJson, type Actor, type RequestMeta } from '../actor.ts';
 import { forbidden, invalid, LedgerError, notFound } from '../errors.ts';
 import { allowedSources, TRANSITIONS, type Requirement } from '../transitions.ts';

@@ -4,7 +4,7 @@
 // same id and receivers dedupe it. Only hosts configured for the tool are ever contacted: any other
 // target is refused before a socket is opened.
 import { createHmac } from 'node:crypto';
-import { parseKey } from '../../ledger/keys.ts';
+import { parseKey } from '@/lib/ledger/keys.ts';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
 import { callFailure, type ProviderSettingsBase } from '../registry.ts';
 

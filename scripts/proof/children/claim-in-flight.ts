@@ -4,10 +4,10 @@
 // effect. The parent holds a lock that makes the claim statement wait inside PostgreSQL, kills this
 // process with SIGKILL while the statement is in flight (not committed), and releases the lock.
 // No hook here: the point is observed in pg_stat_activity by the parent.
-import { createDb } from '../../../lib/db/client.ts';
-import { createLedger } from '../../../lib/sdk/client.ts';
-import { directTransport } from '../../../lib/sdk/direct.ts';
-import { SandboxProvider } from '../../../lib/providers/sandbox/client.ts';
+import { createDb } from '@/lib/db/client.ts';
+import { createLedger } from '@/lib/sdk/client.ts';
+import { directTransport } from '@/lib/sdk/direct.ts';
+import { SandboxProvider } from '@/lib/providers/sandbox/client.ts';
 import type { ChildMessage, InFlightOrder } from '../support/faults-crash-protocol.ts';
 
 const tell = (m: ChildMessage) => process.send?.(m);

@@ -5,9 +5,9 @@
 // alone (a wrapped fetch and a wrapped provider call), never branches inside lib/: when the effect
 // reaches the requested point the child tells the parent and waits forever; the parent kills it with
 // SIGKILL. Nothing here ever reaches the point twice or continues after it.
-import { createLedger } from '../../../lib/sdk/client.ts';
-import { httpTransport } from '../../../lib/sdk/http.ts';
-import { SandboxProvider } from '../../../lib/providers/sandbox/client.ts';
+import { createLedger } from '@/lib/sdk/client.ts';
+import { httpTransport } from '@/lib/sdk/http.ts';
+import { SandboxProvider } from '@/lib/providers/sandbox/client.ts';
 
 import type { ChildMessage, CrashOrder, CrashPoint } from '../support/faults-crash-protocol.ts';
 

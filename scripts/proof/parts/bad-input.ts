@@ -7,21 +7,21 @@
 // the payloads must come out escaped.
 import '../support/abuse-als.ts';
 import { randomUUID } from 'node:crypto';
-import * as schemas from '../../../lib/api/schemas.ts';
-import { runParams } from '../../../lib/api/params.ts';
-import { approvePlanInput, resolveUnknownInput } from '../../../lib/ledger/index.ts';
-import { decideInput, requestBumpInput } from '../../../lib/approvals/bump.ts';
-import { createUserInput, updateUserInput } from '../../../lib/auth/users.ts';
-import { createRuntimeKeyInput, revokeRuntimeKeyInput, saveToolInput } from '../../../lib/auth/admin-commands.ts';
+import * as schemas from '@/lib/api/schemas.ts';
+import { runParams } from '@/lib/api/params.ts';
+import { approvePlanInput, resolveUnknownInput } from '@/lib/ledger/index.ts';
+import { decideInput, requestBumpInput } from '@/lib/approvals/bump.ts';
+import { createUserInput, updateUserInput } from '@/lib/auth/users.ts';
+import { createRuntimeKeyInput, revokeRuntimeKeyInput, saveToolInput } from '@/lib/auth/admin-commands.ts';
 import {
   approveReplayInput,
   cancelReplayInput,
   rejectReplayInput,
   replayControlInput,
   requestReplayInput,
-} from '../../../lib/replay/index.ts';
-import { makeKey, post, routeFetch, BASE } from '../../../tests/integration/api-support.ts';
-import { makeRun } from '../../../tests/helpers/factories.ts';
+} from '@/lib/replay/index.ts';
+import { makeKey, post, routeFetch, BASE } from '@/tests/integration/api-support.ts';
+import { makeRun } from '@/tests/helpers/factories.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
 import { changedTables, HOST, openAbuseEnv, pooled, rng, type AbuseEnv, type Who } from '../support/abuse-env.ts';
 import { Fixtures } from '../support/abuse-fixtures.ts';
@@ -511,19 +511,19 @@ function refusedAll(schema: z.ZodType, values: unknown[]): boolean {
 
 async function actions() {
   return {
-    ledger: await import('../../../app/actions/ledger.ts'),
-    admin: await import('../../../app/actions/admin.ts'),
-    replay: await import('../../../app/actions/replay.ts'),
+    ledger: await import('@/app/actions/ledger.ts'),
+    admin: await import('@/app/actions/admin.ts'),
+    replay: await import('@/app/actions/replay.ts'),
   };
 }
 
 async function routes() {
   return {
-    progress: (await import('../../../app/api/console/replays/[replayId]/progress/route.ts')).GET as unknown as (
+    progress: (await import('@/app/api/console/replays/[replayId]/progress/route.ts')).GET as unknown as (
       req: Request,
       ctx: never,
     ) => Promise<Response>,
-    exportRoute: (await import('../../../app/api/console/audit/export/route.ts')).GET as unknown as (
+    exportRoute: (await import('@/app/api/console/audit/export/route.ts')).GET as unknown as (
       req: Request,
       ctx: never,
     ) => Promise<Response>,
@@ -685,7 +685,7 @@ export async function runBadInput(ctx: ProofContext): Promise<ProofSection> {
  * are recorded by design (rate limit and audit), so this runs outside the row fingerprint.
  */
 async function signInCases(env: AbuseEnv, full: boolean): Promise<ProofRow> {
-  const { authOptions } = await import('../../../lib/auth/options.ts');
+  const { authOptions } = await import('@/lib/auth/options.ts');
   const provider = authOptions().providers[0] as unknown as {
     options: { authorize: (c: Record<string, unknown>, req: unknown) => Promise<unknown> };
   };

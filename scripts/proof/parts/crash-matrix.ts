@@ -14,14 +14,14 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { mkdirSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { createLedger } from '../../../lib/sdk/client.ts';
-import { httpTransport } from '../../../lib/sdk/http.ts';
-import { SandboxProvider, startSandbox, type Sandbox } from '../../../lib/providers/sandbox/index.ts';
-import { ProviderRegistry } from '../../../lib/providers/registry.ts';
-import '../../../lib/providers/sandbox/register.ts';
-import { reconcileOnce, type ReconcileResult } from '../../../lib/replay/reconcile.ts';
-import { makeKey } from '../../../tests/integration/api-support.ts';
-import { makeRun, makeTool } from '../../../tests/helpers/factories.ts';
+import { createLedger } from '@/lib/sdk/client.ts';
+import { httpTransport } from '@/lib/sdk/http.ts';
+import { SandboxProvider, startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
+import { ProviderRegistry } from '@/lib/providers/registry.ts';
+import '@/lib/providers/sandbox/register.ts';
+import { reconcileOnce, type ReconcileResult } from '@/lib/replay/reconcile.ts';
+import { makeKey } from '@/tests/integration/api-support.ts';
+import { makeRun, makeTool } from '@/tests/helpers/factories.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
 import {
   CRASH_POINTS,
@@ -160,7 +160,7 @@ function next(c: ReadyChild, match: (m: ChildMessage) => boolean, timeoutMs: num
       }
       c.waiters.push(check);
     };
-    c.exited.then(({ code, signal }) => {
+    void c.exited.then(({ code, signal }) => {
       clearTimeout(timer);
       reject(new Error(`child ${c.child.pid} exited (${code ?? signal}) before the expected message`));
     });

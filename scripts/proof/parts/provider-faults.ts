@@ -5,19 +5,19 @@
 // states, whether the raw response was kept (R1), no done without a receipt of a delivered message
 // (S2), and no duplicate (S4: unknowns are never resent; a restarted runtime skips them).
 import pg from 'pg';
-import { createDb, sqlPool, type Db } from '../../../lib/db/client.ts';
-import { createLedger, type EffectResult, type EffectSpec, type Ledger } from '../../../lib/sdk/client.ts';
-import { httpTransport } from '../../../lib/sdk/http.ts';
-import { directTransport } from '../../../lib/sdk/direct.ts';
-import { LedgerApiError } from '../../../lib/sdk/types.ts';
-import { SandboxProvider, startSandbox, type Sandbox } from '../../../lib/providers/sandbox/index.ts';
-import { ProviderRegistry } from '../../../lib/providers/registry.ts';
-import '../../../lib/providers/sandbox/register.ts';
-import { reconcileOnce } from '../../../lib/replay/reconcile.ts';
-import { BASE, makeKey, routeFetch } from '../../../tests/integration/api-support.ts';
-import { makeRun, makeTool, runtimeActor } from '../../../tests/helpers/factories.ts';
-import { startTestSmtpServer, type TestSmtpServer } from '../../../tests/helpers/smtp-server.ts';
-import { smtpRegistry } from '../../../tests/integration/replay-fixtures.ts';
+import { createDb, sqlPool, type Db } from '@/lib/db/client.ts';
+import { createLedger, type EffectResult, type EffectSpec, type Ledger } from '@/lib/sdk/client.ts';
+import { httpTransport } from '@/lib/sdk/http.ts';
+import { directTransport } from '@/lib/sdk/direct.ts';
+import { LedgerApiError } from '@/lib/sdk/types.ts';
+import { SandboxProvider, startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
+import { ProviderRegistry } from '@/lib/providers/registry.ts';
+import '@/lib/providers/sandbox/register.ts';
+import { reconcileOnce } from '@/lib/replay/reconcile.ts';
+import { BASE, makeKey, routeFetch } from '@/tests/integration/api-support.ts';
+import { makeRun, makeTool, runtimeActor } from '@/tests/helpers/factories.ts';
+import { startTestSmtpServer, type TestSmtpServer } from '@/tests/helpers/smtp-server.ts';
+import { smtpRegistry } from '@/tests/integration/replay-fixtures.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
 import {
   countBy,

@@ -14,22 +14,21 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import type PgBoss from 'pg-boss';
-import { createDb, sqlPool, type Db } from '../../../lib/db/client.ts';
-import { freePort, startEmbeddedPostgres, type EmbeddedServer } from '../../../lib/db/embedded.ts';
-import { ensureAppLogin, withCredentials } from '../../../lib/db/roles.ts';
-import { applyMigrations } from '../../../lib/db/schema-engine.ts';
-import { startSandbox, type Sandbox } from '../../../lib/providers/sandbox/index.ts';
+import { createDb, sqlPool, type Db } from '@/lib/db/client.ts';
+import { freePort, startEmbeddedPostgres, type EmbeddedServer } from '@/lib/db/embedded.ts';
+import { ensureAppLogin, withCredentials } from '@/lib/db/roles.ts';
+import { applyMigrations } from '@/lib/db/schema-engine.ts';
+import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
 import {
   getReplayProgress,
   installJobEngine,
   requestReplay,
   startBoss,
   startReplay,
-} from '../../../lib/replay/index.ts';
-import { userActor } from '../../../tests/helpers/factories.ts';
-import { startTestSmtpServer, type TestSmtpServer } from '../../../tests/helpers/smtp-server.ts';
-import { makeCampaign, until } from '../../../tests/integration/replay-fixtures.ts';
+} from '@/lib/replay/index.ts';
+import { userActor } from '@/tests/helpers/factories.ts';
+import { startTestSmtpServer, type TestSmtpServer } from '@/tests/helpers/smtp-server.ts';
+import { makeCampaign, until } from '@/tests/integration/replay-fixtures.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
 
 const root = path.resolve(import.meta.dirname, '../../..');

@@ -8,19 +8,19 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
-import { can, type Permission } from '../../../lib/auth/permissions.ts';
-import { updateUser } from '../../../lib/auth/users.ts';
-import { verifyAuditTrail } from '../../../lib/audit/verify.ts';
-import { createRuntimeKey, revokeRuntimeKey } from '../../../lib/runtime-keys/index.ts';
-import { decideBump } from '../../../lib/approvals/bump.ts';
-import { approveReplay } from '../../../lib/replay/index.ts';
-import { approvePlan } from '../../../lib/ledger/index.ts';
-import { providerRegistryFromEnv } from '../../../lib/providers/registry.ts';
-import { createLedger } from '../../../lib/sdk/index.ts';
-import { directTransport } from '../../../lib/sdk/direct.ts';
-import { resetEnvCache } from '../../../lib/env.ts';
-import { makeRun, makeTool, suffix } from '../../../tests/helpers/factories.ts';
-import { post, routeFetch, BASE } from '../../../tests/integration/api-support.ts';
+import { can, type Permission } from '@/lib/auth/permissions.ts';
+import { updateUser } from '@/lib/auth/users.ts';
+import { verifyAuditTrail } from '@/lib/audit/verify.ts';
+import { createRuntimeKey, revokeRuntimeKey } from '@/lib/runtime-keys/index.ts';
+import { decideBump } from '@/lib/approvals/bump.ts';
+import { approveReplay } from '@/lib/replay/index.ts';
+import { approvePlan } from '@/lib/ledger/index.ts';
+import { providerRegistryFromEnv } from '@/lib/providers/registry.ts';
+import { createLedger } from '@/lib/sdk/index.ts';
+import { directTransport } from '@/lib/sdk/direct.ts';
+import { resetEnvCache } from '@/lib/env.ts';
+import { makeRun, makeTool, suffix } from '@/tests/helpers/factories.ts';
+import { post, routeFetch, BASE } from '@/tests/integration/api-support.ts';
 import type { ProofContext, ProofPart, ProofRow, ProofSection } from '../section.ts';
 import {
   HOST,
@@ -34,7 +34,7 @@ import {
 } from '../support/abuse-env.ts';
 import { Fixtures, operatorActor } from '../support/abuse-fixtures.ts';
 import { renderPage } from '../support/abuse-render.tsx';
-import type { Role } from '../../../lib/db/generated/enums.ts';
+import type { Role } from '@/lib/db/generated/enums.ts';
 
 type ActionResult = { ok: boolean; code?: string; error?: string };
 interface MatrixEntry {
@@ -65,9 +65,9 @@ async function refusedFor(env: AbuseEnv, requestId: string): Promise<number> {
 
 async function matrixEntries(fx: Fixtures, env: AbuseEnv): Promise<MatrixEntry[]> {
   const a = {
-    ...(await import('../../../app/actions/ledger.ts')),
-    ...(await import('../../../app/actions/admin.ts')),
-    ...(await import('../../../app/actions/replay.ts')),
+    ...(await import('@/app/actions/ledger.ts')),
+    ...(await import('@/app/actions/admin.ts')),
+    ...(await import('@/app/actions/replay.ts')),
   };
   // The same calls as tests/integration/console-authz.test.ts, each on fresh objects.
   return [
@@ -311,8 +311,8 @@ async function authorizationMatrix(env: AbuseEnv, fx: Fixtures, rounds: number, 
 
 /** 1b. The console route handlers (reads) as each role and condition, with real Requests. */
 async function routeMatrix(env: AbuseEnv, fx: Fixtures, rounds: number) {
-  const { GET: exportGet } = await import('../../../app/api/console/audit/export/route.ts');
-  const { GET: progressGet } = await import('../../../app/api/console/replays/[replayId]/progress/route.ts');
+  const { GET: exportGet } = await import('@/app/api/console/audit/export/route.ts');
+  const { GET: progressGet } = await import('@/app/api/console/replays/[replayId]/progress/route.ts');
   const replay = await fx.replay('awaiting_approval');
   const routes: { name: string; permission: Permission; call: (h: Headers) => Promise<Response> }[] = [
     {
@@ -532,7 +532,7 @@ async function fourEyes(env: AbuseEnv, fx: Fixtures, n: number) {
     const requestId = randomUUID();
     trials++;
     kinds.set(label, (kinds.get(label) ?? 0) + 1);
-    let result: unknown = null;
+    let result: unknown;
     try {
       result = await fn({ requestId });
     } catch {
@@ -618,7 +618,7 @@ async function fourEyes(env: AbuseEnv, fx: Fixtures, n: number) {
 
 /** 4. Brute force on the credentials sign-in. */
 async function bruteForce(env: AbuseEnv, accounts: number, addresses: number) {
-  const { authOptions } = await import('../../../lib/auth/options.ts');
+  const { authOptions } = await import('@/lib/auth/options.ts');
   const provider = authOptions().providers[0] as unknown as {
     options: { authorize: (c: Record<string, string>, req: unknown) => Promise<unknown> };
   };
@@ -627,7 +627,7 @@ async function bruteForce(env: AbuseEnv, accounts: number, addresses: number) {
       () => true,
       () => false,
     );
-  const { MAX_PER_ACCOUNT, MAX_PER_ADDRESS } = await import('../../../lib/auth/rate-limit.ts');
+  const { MAX_PER_ACCOUNT, MAX_PER_ADDRESS } = await import('@/lib/auth/rate-limit.ts');
   let trials = 0,
     breaches = 0,
     unaudited = 0;
@@ -781,8 +781,8 @@ async function auditChecks(env: AbuseEnv, fx: Fixtures, tampers: number, reads: 
     await ownerClient.end();
   }
   // Reads and exports of the trail: each must leave an entry naming who read it.
-  const { GET: exportGet } = await import('../../../app/api/console/audit/export/route.ts');
-  const auditPageModule = await import('../../../app/(console)/audit/page.tsx');
+  const { GET: exportGet } = await import('@/app/api/console/audit/export/route.ts');
+  const auditPageModule = await import('@/app/(console)/audit/page.tsx');
   let readTrials = 0,
     unauditedReads = 0;
   const count = async (action: string, actorId: string) =>

@@ -5,15 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { encode } from 'next-auth/jwt';
-import { createDb, type Db } from '../../../lib/db/client.ts';
-import { setDb } from '../../../lib/api/db.ts';
-import { resetEnvCache } from '../../../lib/env.ts';
-import { runWithRequest, type RequestInfo } from '../../../lib/auth/request.ts';
-import { mintSessionToken } from '../../../lib/auth/session.ts';
-import { authSecret } from '../../../lib/auth/secret.ts';
-import { insertUser } from '../../../lib/auth/users.ts';
-import type { Actor } from '../../../lib/ledger/actor.ts';
-import type { Role } from '../../../lib/db/generated/enums.ts';
+import { createDb, type Db } from '@/lib/db/client.ts';
+import { setDb } from '@/lib/api/db.ts';
+import { resetEnvCache } from '@/lib/env.ts';
+import { runWithRequest, type RequestInfo } from '@/lib/auth/request.ts';
+import { mintSessionToken } from '@/lib/auth/session.ts';
+import { authSecret } from '@/lib/auth/secret.ts';
+import { insertUser } from '@/lib/auth/users.ts';
+import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Role } from '@/lib/db/generated/enums.ts';
 import type { ProofContext } from '../section.ts';
 
 export const SYSTEM: Actor = { kind: 'system', id: 'proof', label: 'proof setup' };

@@ -2,11 +2,11 @@
 // authorization matrix in tests/integration/console-authz.test.ts builds): a submitted plan, a done or
 // unknown key, an open four-eyes bump request, a forced replay in a given status.
 import { randomUUID } from 'node:crypto';
-import { makeRun, makeTool, suffix } from '../../../tests/helpers/factories.ts';
-import { approvePlan, claimEffect, completeEffect, markUnknown, submitPlan } from '../../../lib/ledger/index.ts';
-import { requestBump } from '../../../lib/approvals/bump.ts';
-import { requestReplay, startReplay, pauseReplay } from '../../../lib/replay/index.ts';
-import type { Actor } from '../../../lib/ledger/actor.ts';
+import { makeRun, makeTool, suffix } from '@/tests/helpers/factories.ts';
+import { approvePlan, claimEffect, completeEffect, markUnknown, submitPlan } from '@/lib/ledger/index.ts';
+import { requestBump } from '@/lib/approvals/bump.ts';
+import { requestReplay, startReplay, pauseReplay } from '@/lib/replay/index.ts';
+import type { Actor } from '@/lib/ledger/actor.ts';
 import { SYSTEM, type AbuseEnv, type ProofUser } from './abuse-env.ts';
 
 export const NO_JOBS = { insert: async () => undefined };

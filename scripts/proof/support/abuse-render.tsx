@@ -16,9 +16,9 @@ import {
   recordResponse,
   revokeEffect,
   submitPlan,
-} from '../../../lib/ledger/index.ts';
-import { createRuntimeKey } from '../../../lib/runtime-keys/index.ts';
-import { insertUser } from '../../../lib/auth/users.ts';
+} from '@/lib/ledger/index.ts';
+import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
+import { insertUser } from '@/lib/auth/users.ts';
 import type { ProofRow } from '../section.ts';
 import { HOST, SYSTEM, type AbuseEnv } from './abuse-env.ts';
 import { operatorActor, type Fixtures } from './abuse-fixtures.ts';
@@ -190,37 +190,37 @@ export async function renderEscapingCheck(
   }
   const cookie = await env.cookieFor(env.users.admin);
   const pages: [string, () => Promise<PageModule>, Record<string, string>, SP][] = [
-    ['/runs', () => import('../../../app/(console)/runs/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/runs', () => import('@/app/(console)/runs/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     [
       '/runs/[runId]',
-      () => import('../../../app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>,
       { runId: run.runId },
       {},
     ],
     [
       '/runs/[runId]/plan',
-      () => import('../../../app/(console)/runs/[runId]/plan/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/runs/[runId]/plan/page.tsx') as unknown as Promise<PageModule>,
       { runId: run.runId },
       {},
     ],
-    ['/plans', () => import('../../../app/(console)/plans/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ['/support', () => import('../../../app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ['/audit', () => import('../../../app/(console)/audit/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/plans', () => import('@/app/(console)/plans/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/support', () => import('@/app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/audit', () => import('@/app/(console)/audit/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     [
       '/admin/users',
-      () => import('../../../app/(console)/admin/users/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/admin/users/page.tsx') as unknown as Promise<PageModule>,
       {},
       {},
     ],
     [
       '/admin/keys',
-      () => import('../../../app/(console)/admin/keys/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/admin/keys/page.tsx') as unknown as Promise<PageModule>,
       {},
       {},
     ],
     [
       '/admin/tools',
-      () => import('../../../app/(console)/admin/tools/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/admin/tools/page.tsx') as unknown as Promise<PageModule>,
       {},
       {},
     ],
@@ -230,7 +230,7 @@ export async function renderEscapingCheck(
         (k) =>
           [
             '/target',
-            () => import('../../../app/(console)/target/page.tsx') as unknown as Promise<PageModule>,
+            () => import('@/app/(console)/target/page.tsx') as unknown as Promise<PageModule>,
             {},
             { key: k },
           ] as [string, () => Promise<PageModule>, Record<string, string>, SP],
@@ -259,7 +259,7 @@ export async function renderEscapingCheck(
     // React escapes < > " ' & inside attribute values, so a tag ends at the first '>' and its attribute
     // names can be read off: an event-handler attribute (on...) would be injected markup.
     for (const tag of html.match(/<[a-zA-Z][^>]*>/g) ?? []) {
-      for (const m of tag.matchAll(/\s([^\s="'>\/]+)(?:="[^"]*")?/g))
+      for (const m of tag.matchAll(/\s([^\s="'>/]+)(?:="[^"]*")?/g))
         if (/^on/i.test(m[1]!)) raw.push(`${route}: attribute ${m[1]} in ${tag.slice(0, 80)}`);
     }
     if (/href="javascript:/i.test(html)) raw.push(`${route}: a javascript: link`);
@@ -307,26 +307,26 @@ export async function renderMalformedPages(env: AbuseEnv, runId: string, o: { fu
   const pages: [string, () => Promise<PageModule>, Record<string, string>, string[]][] = [
     [
       '/runs',
-      () => import('../../../app/(console)/runs/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/runs/page.tsx') as unknown as Promise<PageModule>,
       {},
       ['workflow', 'status', 'from', 'to', 'q', 'cursor'],
     ],
     [
       '/runs/[runId]',
-      () => import('../../../app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>,
       { runId },
       ['view', 'state', 'q', 'sort', 'cursor'],
     ],
     [
       '/audit',
-      () => import('../../../app/(console)/audit/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/audit/page.tsx') as unknown as Promise<PageModule>,
       {},
       ['actor', 'action', 'run', 'target', 'from', 'to', 'outcome', 'cursor'],
     ],
-    ['/target', () => import('../../../app/(console)/target/page.tsx') as unknown as Promise<PageModule>, {}, ['key']],
+    ['/target', () => import('@/app/(console)/target/page.tsx') as unknown as Promise<PageModule>, {}, ['key']],
     [
       '/support',
-      () => import('../../../app/(console)/support/page.tsx') as unknown as Promise<PageModule>,
+      () => import('@/app/(console)/support/page.tsx') as unknown as Promise<PageModule>,
       {},
       ['cursor'],
     ],

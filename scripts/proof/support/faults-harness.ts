@@ -4,9 +4,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { createDb, type Db } from '../../../lib/db/client.ts';
-import { setDb } from '../../../lib/api/db.ts';
-import { BASE, routeFetch } from '../../../tests/integration/api-support.ts';
+import { createDb, type Db } from '@/lib/db/client.ts';
+import { setDb } from '@/lib/api/db.ts';
+import { BASE, routeFetch } from '@/tests/integration/api-support.ts';
 import type { ProofContext } from '../section.ts';
 
 export interface FaultDb {
@@ -132,7 +132,7 @@ export const fmtCounts = (c: Record<string, number>) =>
     .join(', ') || 'none';
 
 /** Polls a condition with a deadline (the replay tests' helper). */
-export { until } from '../../../tests/integration/replay-fixtures.ts';
+export { until } from '@/tests/integration/replay-fixtures.ts';
 
 /** Moves every held pending claim's lease into the past (the reconciler's clock, injected: no waiting). */
 export async function expireLeases(owner: pg.Pool, runId: string): Promise<number> {

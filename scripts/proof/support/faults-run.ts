@@ -2,7 +2,7 @@
 //   node --import tsx scripts/proof/support/faults-run.ts crash-matrix|provider-faults [full|reduced]
 // Starts a throwaway embedded PostgreSQL, migrated once; each newDatabase() is a copy of it.
 import pg from 'pg';
-import { startThrowawayDatabase } from '../../../lib/db/scratch.ts';
+import { startThrowawayDatabase } from '@/lib/db/scratch.ts';
 import type { ProofPart } from '../section.ts';
 
 const [name = 'crash-matrix', scale = 'reduced'] = process.argv.slice(2);

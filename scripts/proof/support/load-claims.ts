@@ -4,8 +4,8 @@
 // winner, every loser told it skipped (claimed: false, state pending), no exception; afterwards the
 // database is counted as the owner: one effect row and one attempt per trial key.
 import pg from 'pg';
-import { createDb, sqlPool } from '../../../lib/db/client.ts';
-import { claimEffect, createRun, type Actor, type ClaimEffectResult } from '../../../lib/ledger/index.ts';
+import { createDb, sqlPool } from '@/lib/db/client.ts';
+import { claimEffect, createRun, type Actor, type ClaimEffectResult } from '@/lib/ledger/index.ts';
 import type { ProofDatabase, ProofRow } from '../section.ts';
 
 export interface ClaimRaceResult {

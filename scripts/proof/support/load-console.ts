@@ -14,11 +14,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { insertUser } from '../../../lib/auth/users.ts';
-import { createDb } from '../../../lib/db/client.ts';
-import { freePort } from '../../../lib/db/embedded.ts';
-import { approvePlan, createRun, submitPlan, type Actor } from '../../../lib/ledger/index.ts';
-import { startSandbox } from '../../../lib/providers/sandbox/server.ts';
+import { insertUser } from '@/lib/auth/users.ts';
+import { createDb } from '@/lib/db/client.ts';
+import { freePort } from '@/lib/db/embedded.ts';
+import { approvePlan, createRun, submitPlan, type Actor } from '@/lib/ledger/index.ts';
+import { startSandbox } from '@/lib/providers/sandbox/server.ts';
 import {
   cancelReplay,
   getReplayProgress,
@@ -26,12 +26,12 @@ import {
   requestReplay,
   startBoss,
   startReplay,
-} from '../../../lib/replay/index.ts';
-import { encodeCursor } from '../../../lib/read-models/common.ts';
-import { loadMillionItemRun } from '../../bench/console.ts';
+} from '@/lib/replay/index.ts';
+import { encodeCursor } from '@/lib/read-models/common.ts';
+import { loadMillionItemRun } from '@/scripts/bench/console.ts';
 import type { ProofContext, ProofRow } from '../section.ts';
 import { browse, describeBrowse, fetchSession, signInOverHttp, type PageKind, type Session } from './load-browse.ts';
-import { nextBuildIsFresh } from '../../support/next-build.ts';
+import { nextBuildIsFresh } from '@/scripts/support/next-build.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 export interface ConsoleLoadOptions {
@@ -376,7 +376,7 @@ export async function consoleUnderLoad(
       'Mapping: a page request counts in lost when it was not served correctly (network error, any status other than 200 including a redirect to /sign-in, or 200 without its page marker, e.g. an error boundary); ' +
         'a target the ledger holds done without a delivery at the sandbox counts in lost too. duplicated = deliveries beyond one per target at the sandbox. ' +
         'unauthorized = anonymous probes (the same page without a cookie, every 25th request of a session) that were served a page instead of a redirect to /sign-in.',
-      `The ${ITEMS.toLocaleString('en-US')}-item run is bulk-loaded with the console benchmark\'s set-based loader (its keys are not the ledger\'s derived keys), so the forced replay runs on a second run of ${REPLAY_ITEMS.toLocaleString('en-US')} targets whose plan went through submit, approve and freeze; it is cancelled when the browsing ends.`,
+      `The ${ITEMS.toLocaleString('en-US')}-item run is bulk-loaded with the console benchmark's set-based loader (its keys are not the ledger's derived keys), so the forced replay runs on a second run of ${REPLAY_ITEMS.toLocaleString('en-US')} targets whose plan went through submit, approve and freeze; it is cancelled when the browsing ends.`,
     ];
     if (pageFailures)
       notes.push(

@@ -1,17 +1,17 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { requireUser } from '../../../../lib/auth/page.ts';
-import { can } from '../../../../lib/auth/permissions.ts';
-import { db } from '../../../../lib/db/client.ts';
-import { runHeader, runTable } from '../../../../lib/read-models/run-detail.ts';
-import { RunTable } from '../../../../components/run-table.tsx';
-import { ExactlyOnce, StateBar } from '../../../../components/state-bar.tsx';
-import { Badge } from '../../../../components/ui/badge.tsx';
-import { linkButton } from '../../../../components/ui/button.tsx';
-import { Card, EmptyState, PageHeader, Stat } from '../../../../components/ui/card.tsx';
-import { Time } from '../../../../components/time.tsx';
-import { one, type SP } from '../../../../components/search-params.ts';
+import { requireUser } from '@/lib/auth/page.ts';
+import { can } from '@/lib/auth/permissions.ts';
+import { db } from '@/lib/db/client.ts';
+import { runHeader, runTable } from '@/lib/read-models/run-detail.ts';
+import { RunTable } from '@/components/run-table.tsx';
+import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
+import { Badge } from '@/components/ui/badge.tsx';
+import { linkButton } from '@/components/ui/button.tsx';
+import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
+import { one, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Run' };
 

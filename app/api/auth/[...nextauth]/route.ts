@@ -1,5 +1,5 @@
 import NextAuth from 'next-auth';
-import { authOptions } from '../../../../lib/auth/options.ts';
+import { authOptions } from '@/lib/auth/options.ts';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,4 +1,4 @@
-import { docsHtml } from '../../../../lib/api/docs-page.ts';
+import { docsHtml } from '@/lib/api/docs-page.ts';
 
 export const dynamic = 'force-static';
 

@@ -1,4 +1,4 @@
-import { openApiDocument } from '../../../../lib/api/openapi.ts';
+import { openApiDocument } from '@/lib/api/openapi.ts';
 
 export const dynamic = 'force-static';
 

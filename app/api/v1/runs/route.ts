@@ -1,6 +1,6 @@
-import { apiRoute } from '../../../../lib/api/handler.ts';
-import { opCreateRun } from '../../../../lib/api/operations.ts';
-import { createRunBody, createRunResponse } from '../../../../lib/api/schemas.ts';
+import { apiRoute } from '@/lib/api/handler.ts';
+import { opCreateRun } from '@/lib/api/operations.ts';
+import { createRunBody, createRunResponse } from '@/lib/api/schemas.ts';
 
 export const dynamic = 'force-dynamic';
 

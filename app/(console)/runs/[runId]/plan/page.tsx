@@ -1,15 +1,15 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { approvePlanAction } from '../../../../actions/ledger.ts';
-import { requireUser } from '../../../../../lib/auth/page.ts';
-import { can } from '../../../../../lib/auth/permissions.ts';
-import { db } from '../../../../../lib/db/client.ts';
-import { planReview } from '../../../../../lib/read-models/admin.ts';
-import { ActionDialog } from '../../../../../components/action-dialog.tsx';
-import { Badge } from '../../../../../components/ui/badge.tsx';
-import { Card, PageHeader } from '../../../../../components/ui/card.tsx';
-import { Time } from '../../../../../components/time.tsx';
+import { approvePlanAction } from '@/app/actions/ledger.ts';
+import { requireUser } from '@/lib/auth/page.ts';
+import { can } from '@/lib/auth/permissions.ts';
+import { db } from '@/lib/db/client.ts';
+import { planReview } from '@/lib/read-models/admin.ts';
+import { ActionDialog } from '@/components/action-dialog.tsx';
+import { Badge } from '@/components/ui/badge.tsx';
+import { Card, PageHeader } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
 
 export const metadata: Metadata = { title: 'Plan approval' };
 

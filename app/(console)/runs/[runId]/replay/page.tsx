@@ -1,10 +1,10 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { requireUser } from '../../../../../lib/auth/page.ts';
-import { can } from '../../../../../lib/auth/permissions.ts';
-import { db } from '../../../../../lib/db/client.ts';
-import { LedgerError } from '../../../../../lib/ledger/index.ts';
+import { requireUser } from '@/lib/auth/page.ts';
+import { can } from '@/lib/auth/permissions.ts';
+import { db } from '@/lib/db/client.ts';
+import { LedgerError } from '@/lib/ledger/index.ts';
 import {
   getReplayReport,
   listReplays,
@@ -12,13 +12,13 @@ import {
   VIEW_STATES,
   type ReplayProgress,
   type ReplayReport,
-} from '../../../../../lib/replay/index.ts';
-import { RequestReplayForm } from '../../../../../components/replay/request-form.tsx';
-import { ReplayPanel, type ProgressView } from '../../../../../components/replay/replay-panel.tsx';
-import { Badge } from '../../../../../components/ui/badge.tsx';
-import { Card, EmptyState, PageHeader, Stat } from '../../../../../components/ui/card.tsx';
-import { Time } from '../../../../../components/time.tsx';
-import { one, type SP } from '../../../../../components/search-params.ts';
+} from '@/lib/replay/index.ts';
+import { RequestReplayForm } from '@/components/replay/request-form.tsx';
+import { ReplayPanel, type ProgressView } from '@/components/replay/replay-panel.tsx';
+import { Badge } from '@/components/ui/badge.tsx';
+import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
+import { one, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Force replay' };
 export const dynamic = 'force-dynamic';

@@ -2,15 +2,15 @@
 // the database a thousand rows at a time so any size streams in constant memory. The filter is checked
 // before anything streams (a bad one is a 422 naming the parameter, not a 200 that breaks mid-stream or
 // silently exports more than asked), and every export is itself written to the audit trail.
-import { appendAudit } from '../../../../../lib/audit/append.ts';
-import { consoleRoute } from '../../../../../lib/auth/guard.ts';
+import { appendAudit } from '@/lib/audit/append.ts';
+import { consoleRoute } from '@/lib/auth/guard.ts';
 import {
   auditStream,
   CSV_COLUMNS,
   csvLine,
   exportRequestFrom,
   jsonLine,
-} from '../../../../../lib/read-models/audit.ts';
+} from '@/lib/read-models/audit.ts';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,6 +1,6 @@
-import { apiRoute } from '../../../../../lib/api/handler.ts';
-import { opClaim } from '../../../../../lib/api/operations.ts';
-import { claimBody, claimLost, claimWon } from '../../../../../lib/api/schemas.ts';
+import { apiRoute } from '@/lib/api/handler.ts';
+import { opClaim } from '@/lib/api/operations.ts';
+import { claimBody, claimLost, claimWon } from '@/lib/api/schemas.ts';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,6 +1,6 @@
-import { apiRoute } from '../../../../../lib/api/handler.ts';
-import { opOutcome } from '../../../../../lib/api/operations.ts';
-import { effectStateResponse, outcomeBody } from '../../../../../lib/api/schemas.ts';
+import { apiRoute } from '@/lib/api/handler.ts';
+import { opOutcome } from '@/lib/api/operations.ts';
+import { effectStateResponse, outcomeBody } from '@/lib/api/schemas.ts';
 
 export const dynamic = 'force-dynamic';
 

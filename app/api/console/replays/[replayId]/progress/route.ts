@@ -1,7 +1,7 @@
 // Live progress of one forced replay (F5) for the console's progress bar, polled about once a second.
 // Read-only: any signed-in console role may look.
-import { consoleRoute } from '../../../../../../lib/auth/guard.ts';
-import { getReplayProgress } from '../../../../../../lib/replay/index.ts';
+import { consoleRoute } from '@/lib/auth/guard.ts';
+import { getReplayProgress } from '@/lib/replay/index.ts';
 
 export const dynamic = 'force-dynamic';
 

@@ -1,7 +1,7 @@
-import { apiRoute } from '../../../../../../lib/api/handler.ts';
-import { opAttemptResponse } from '../../../../../../lib/api/operations.ts';
-import { attemptParams } from '../../../../../../lib/api/params.ts';
-import { attemptRecorded, attemptResponseBody } from '../../../../../../lib/api/schemas.ts';
+import { apiRoute } from '@/lib/api/handler.ts';
+import { opAttemptResponse } from '@/lib/api/operations.ts';
+import { attemptParams } from '@/lib/api/params.ts';
+import { attemptRecorded, attemptResponseBody } from '@/lib/api/schemas.ts';
 
 export const dynamic = 'force-dynamic';
 

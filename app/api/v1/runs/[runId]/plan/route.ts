@@ -1,7 +1,7 @@
-import { apiRoute } from '../../../../../../lib/api/handler.ts';
-import { opSubmitPlan } from '../../../../../../lib/api/operations.ts';
-import { runParams } from '../../../../../../lib/api/params.ts';
-import { submitPlanBody, submitPlanResponse } from '../../../../../../lib/api/schemas.ts';
+import { apiRoute } from '@/lib/api/handler.ts';
+import { opSubmitPlan } from '@/lib/api/operations.ts';
+import { runParams } from '@/lib/api/params.ts';
+import { submitPlanBody, submitPlanResponse } from '@/lib/api/schemas.ts';
 
 export const dynamic = 'force-dynamic';
 

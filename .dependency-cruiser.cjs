@@ -1,0 +1,67 @@
+// The architecture, as rules `npm run lint` enforces (and `npm run deps:graph` draws).
+// Data flows one way: pages and routes -> lib commands and read models -> database.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import cycle ties modules into one knot that can only be understood (and changed) together.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'lib-is-below-the-ui',
+      severity: 'error',
+      comment: 'lib/ holds the domain: it never imports pages, routes, server actions or React components.',
+      from: { path: '^lib/' },
+      to: { path: '^(app|components)/' },
+    },
+    {
+      name: 'lib-does-not-import-scripts-or-tests',
+      severity: 'error',
+      comment: 'Scripts and tests use lib/, never the reverse.',
+      from: { path: '^lib/' },
+      to: { path: '^(scripts|tests)/' },
+    },
+    {
+      name: 'components-do-not-import-app',
+      severity: 'error',
+      comment: 'Components are UI parts; pages hand them the server actions they call (as props).',
+      from: { path: '^components/' },
+      to: { path: '^app/' },
+    },
+    {
+      name: 'app-and-components-do-not-import-scripts-or-tests',
+      severity: 'error',
+      from: { path: '^(app|components)/' },
+      to: { path: '^(scripts|tests)/' },
+    },
+    {
+      name: 'ui-does-not-touch-the-database',
+      severity: 'error',
+      comment: 'Pages, routes and components read through lib/read-models and change state through lib commands.',
+      from: { path: '^(app|components)/' },
+      to: { path: '^lib/db/(generated|embedded|provision|schema-engine|scratch)' },
+    },
+    {
+      name: 'sdk-is-standalone',
+      severity: 'error',
+      comment:
+        'lib/sdk is published as its own package: it imports only its own files (and Node built-ins), ' +
+        'never the server (database, Next.js, Prisma, pg).',
+      from: { path: '^lib/sdk/' },
+      to: { pathNot: ['^lib/sdk/', '^node:'], dependencyTypesNot: ['core'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|\\.next|\\.data|lib/db/generated)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+};
