@@ -120,15 +120,13 @@ describe('reconciliation (C1-C3)', () => {
   it('C3: a provider error during reconciliation changes nothing; the next pass decides', async () => {
     const c = await makeCampaign(t.db, { not_sent: 1 });
     const a = await claim(c, 0);
-    await providers
-      .get('smtp')
-      .send({
-        key: a.key,
-        epoch: a.epoch,
-        idempotencyKey: a.idempotencyKey,
-        target: a.target,
-        payload: { subject: 's', text: 't' },
-      });
+    await providers.get('smtp').send({
+      key: a.key,
+      epoch: a.epoch,
+      idempotencyKey: a.idempotencyKey,
+      target: a.target,
+      payload: { subject: 's', text: 't' },
+    });
     await expireLease(a.key);
     await ageAttempt(a.key); // even past the settle window, an error is no miss
     smtp.lookupFails = true;
@@ -146,15 +144,13 @@ describe('reconciliation (C1-C3)', () => {
   it('C2: without a receipt lookup the reconciler cannot confirm: after the settle window the key becomes unknown and says why', async () => {
     const c = await makeCampaign(t.db, { not_sent: 1 }, { settleWindowSeconds: 120 });
     const a = await claim(c, 0);
-    await noLookup
-      .get('smtp')
-      .send({
-        key: a.key,
-        epoch: a.epoch,
-        idempotencyKey: a.idempotencyKey,
-        target: a.target,
-        payload: { subject: 's', text: 't' },
-      });
+    await noLookup.get('smtp').send({
+      key: a.key,
+      epoch: a.epoch,
+      idempotencyKey: a.idempotencyKey,
+      target: a.target,
+      payload: { subject: 's', text: 't' },
+    });
     await expireLease(a.key);
     expect(await reconcileOnce({ db: t.db, providers: noLookup })).toMatchObject({ waiting: 1 });
     await ageAttempt(a.key);

@@ -19,13 +19,7 @@ import { freePort, startEmbeddedPostgres, type EmbeddedServer } from '@/lib/db/e
 import { ensureAppLogin, withCredentials } from '@/lib/db/roles.ts';
 import { applyMigrations } from '@/lib/db/schema-engine.ts';
 import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
-import {
-  getReplayProgress,
-  installJobEngine,
-  requestReplay,
-  startBoss,
-  startReplay,
-} from '@/lib/replay/index.ts';
+import { getReplayProgress, installJobEngine, requestReplay, startBoss, startReplay } from '@/lib/replay/index.ts';
 import { userActor } from '@/tests/helpers/factories.ts';
 import { startTestSmtpServer, type TestSmtpServer } from '@/tests/helpers/smtp-server.ts';
 import { makeCampaign, until } from '@/tests/integration/replay-fixtures.ts';

@@ -206,24 +206,9 @@ export async function renderEscapingCheck(
     ['/plans', () => import('@/app/(console)/plans/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     ['/support', () => import('@/app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     ['/audit', () => import('@/app/(console)/audit/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    [
-      '/admin/users',
-      () => import('@/app/(console)/admin/users/page.tsx') as unknown as Promise<PageModule>,
-      {},
-      {},
-    ],
-    [
-      '/admin/keys',
-      () => import('@/app/(console)/admin/keys/page.tsx') as unknown as Promise<PageModule>,
-      {},
-      {},
-    ],
-    [
-      '/admin/tools',
-      () => import('@/app/(console)/admin/tools/page.tsx') as unknown as Promise<PageModule>,
-      {},
-      {},
-    ],
+    ['/admin/users', () => import('@/app/(console)/admin/users/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/admin/keys', () => import('@/app/(console)/admin/keys/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    ['/admin/tools', () => import('@/app/(console)/admin/tools/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     ...keys
       .slice(0, o.full ? keys.length : 4)
       .map(
@@ -324,12 +309,7 @@ export async function renderMalformedPages(env: AbuseEnv, runId: string, o: { fu
       ['actor', 'action', 'run', 'target', 'from', 'to', 'outcome', 'cursor'],
     ],
     ['/target', () => import('@/app/(console)/target/page.tsx') as unknown as Promise<PageModule>, {}, ['key']],
-    [
-      '/support',
-      () => import('@/app/(console)/support/page.tsx') as unknown as Promise<PageModule>,
-      {},
-      ['cursor'],
-    ],
+    ['/support', () => import('@/app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, ['cursor']],
   ];
   const cases: {
     route: string;

@@ -4,13 +4,7 @@
 // silently exports more than asked), and every export is itself written to the audit trail.
 import { appendAudit } from '@/lib/audit/append.ts';
 import { consoleRoute } from '@/lib/auth/guard.ts';
-import {
-  auditStream,
-  CSV_COLUMNS,
-  csvLine,
-  exportRequestFrom,
-  jsonLine,
-} from '@/lib/read-models/audit.ts';
+import { auditStream, CSV_COLUMNS, csvLine, exportRequestFrom, jsonLine } from '@/lib/read-models/audit.ts';
 
 export const dynamic = 'force-dynamic';
 
