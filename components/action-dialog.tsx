@@ -4,6 +4,7 @@
 // Escape to close; errors come back from the server naming the field.
 import { useRouter } from 'next/navigation';
 import { useId, useRef, useState, type ReactNode } from 'react';
+import type { ActionResult } from '@/lib/auth/guard.ts';
 import { Button } from './ui/button.tsx';
 import { Field, inputClass } from './ui/card.tsx';
 
@@ -18,9 +19,7 @@ export interface FieldSpec {
   placeholder?: string;
 }
 
-type Result = { ok: true; data: unknown } | { ok: false; error: string; field?: string; code: string };
-
-export function ActionDialog({
+export function ActionDialog<T>({
   trigger,
   triggerVariant = 'secondary',
   triggerSize = 'sm',
@@ -49,9 +48,10 @@ export function ActionDialog({
   submitVariant?: 'primary' | 'danger';
   /** For big sets: the person types this number to confirm. */
   confirmCount?: number;
-  action: (input: unknown) => Promise<Result>;
+  /** A server action: its result type flows to `success`. */
+  action: (input: Record<string, unknown>) => Promise<ActionResult<T>>;
   baseInput: Record<string, unknown>;
-  success?: (data: unknown) => string;
+  success?: (data: T) => string;
   /** For server components, which cannot pass a function. */
   successMessage?: string;
   disabled?: boolean;

@@ -5,38 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { env } from '../env.ts';
-import type { Provider } from './types.ts';
+import type { Provider, ProviderSettingsBase } from './types.ts';
 import { SmtpProvider, type SmtpSettings } from './smtp/index.ts';
 import { WebhookProvider, type WebhookSettings } from './webhook/index.ts';
-
-export interface ProviderSettingsBase {
-  /** Sends per second across this process (the replay executor waits for a token). */
-  rateLimitPerSecond?: number;
-  /** Overrides the tool's settle window (C2) for keys sent through this provider. */
-  settleWindowSeconds?: number;
-  /** The executor aborts a send after this long (default 30): an ambiguous outcome (S4). */
-  sendTimeoutSeconds?: number;
-}
-
-/** Whether anything may have left this process when a call failed without a response. */
-export type SentState = 'no' | 'maybe';
-export interface CallFailure extends Error {
-  providerSent: SentState;
-  detail: Record<string, unknown>;
-}
-
-/** A provider call that ended with no response. 'no': provably nothing was sent (refused connection,
- *  host not allowed), the key may be freed (S3). 'maybe': ambiguous (timeout mid-call), S4. */
-export function callFailure(sent: SentState, message: string, detail: Record<string, unknown> = {}): CallFailure {
-  return Object.assign(new Error(message), { providerSent: sent, detail });
-}
-
-export function isCallFailure(error: unknown): error is CallFailure {
-  return (
-    error instanceof Error &&
-    ((error as CallFailure).providerSent === 'no' || (error as CallFailure).providerSent === 'maybe')
-  );
-}
 
 /** Providers may know a receipt before the call (SMTP: the Message-ID from the idempotency key). */
 export interface ReceiptHinting {

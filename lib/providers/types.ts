@@ -45,3 +45,32 @@ export interface Provider {
   /** R3: read the prior object an "already existed" reply points at. */
   followReference?(reference: string, signal?: AbortSignal): Promise<LookupResult>;
 }
+
+export interface ProviderSettingsBase {
+  /** Sends per second across this process (the replay executor waits for a token). */
+  rateLimitPerSecond?: number;
+  /** Overrides the tool's settle window (C2) for keys sent through this provider. */
+  settleWindowSeconds?: number;
+  /** The executor aborts a send after this long (default 30): an ambiguous outcome (S4). */
+  sendTimeoutSeconds?: number;
+}
+
+/** Whether anything may have left this process when a call failed without a response. */
+export type SentState = 'no' | 'maybe';
+export interface CallFailure extends Error {
+  providerSent: SentState;
+  detail: Record<string, unknown>;
+}
+
+/** A provider call that ended with no response. 'no': provably nothing was sent (refused connection,
+ *  host not allowed), the key may be freed (S3). 'maybe': ambiguous (timeout mid-call), S4. */
+export function callFailure(sent: SentState, message: string, detail: Record<string, unknown> = {}): CallFailure {
+  return Object.assign(new Error(message), { providerSent: sent, detail });
+}
+
+export function isCallFailure(error: unknown): error is CallFailure {
+  return (
+    error instanceof Error &&
+    ((error as CallFailure).providerSent === 'no' || (error as CallFailure).providerSent === 'maybe')
+  );
+}

@@ -23,7 +23,8 @@ import {
   requestJson,
   type Actor,
 } from '../ledger/index.ts';
-import { isCallFailure, type ProviderRegistry, type RegisteredProvider } from '../providers/registry.ts';
+import type { ProviderRegistry, RegisteredProvider } from '../providers/registry.ts';
+import { isCallFailure } from '../providers/types.ts';
 import type { RawResponse } from '../providers/types.ts';
 import { type RateLimiter } from './rate-limit.ts';
 import { exactlyOnce, FINGERPRINT_SQL, type ViewState } from './set.ts';

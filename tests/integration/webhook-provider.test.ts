@@ -5,7 +5,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveKey, providerIdempotencyKey } from '@/lib/ledger/index.ts';
-import { isCallFailure, ProviderRegistry } from '@/lib/providers/registry.ts';
+import { ProviderRegistry } from '@/lib/providers/registry.ts';
+import { isCallFailure } from '@/lib/providers/types.ts';
 import type { WebhookProvider } from '@/lib/providers/webhook/index.ts';
 
 interface Received {

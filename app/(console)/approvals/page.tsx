@@ -4,7 +4,7 @@ import { requireUser } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { db } from '@/lib/db/client.ts';
 import { approvalsPage } from '@/lib/read-models/admin.ts';
-import { ApprovalActions } from '@/components/approval-actions.tsx';
+import { ApprovalActions } from '@/app/(console)/_components/approval-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';

@@ -4,7 +4,7 @@ import { requireUser } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { db } from '@/lib/db/client.ts';
 import { supportQueue } from '@/lib/read-models/support.ts';
-import { EffectActions } from '@/components/effect-actions.tsx';
+import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';

@@ -4,7 +4,7 @@ import { requireUser } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { db } from '@/lib/db/client.ts';
 import { targetDetail } from '@/lib/read-models/target.ts';
-import { EffectActions } from '@/components/effect-actions.tsx';
+import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { StateBadge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';

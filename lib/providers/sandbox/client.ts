@@ -3,7 +3,14 @@
 // follows "already existed" pointers (R3).
 import http from 'node:http';
 import https from 'node:https';
-import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
+import {
+  callFailure,
+  type Classification,
+  type LookupResult,
+  type Provider,
+  type RawResponse,
+  type SendRequest,
+} from '../types.ts';
 
 // Sends go over node:http with a keep-alive agent: a replay sends thousands of small requests, and
 // fetch (undici, web streams, a new abort signal plumbing per call) cost more CPU than the ledger's
@@ -62,12 +69,6 @@ const evidenceOf = (raw: RawResponse, body: unknown) => ({
   status: raw.status,
   body: body ?? new TextDecoder().decode(raw.body).slice(0, 2000),
 });
-
-/** A call that ended without a response: 'no' when provably nothing was sent (connection refused),
- *  'maybe' otherwise. Same shape as lib/providers/registry.ts callFailure, so executors treat it alike. */
-function callFailure(sent: 'no' | 'maybe', message: string, detail: Record<string, unknown>): Error {
-  return Object.assign(new Error(message), { providerSent: sent, detail });
-}
 
 export class SandboxProvider implements Provider {
   readonly supportsIdempotencyKey = true;

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
-import { callFailure, type ProviderSettingsBase } from '../registry.ts';
+import { callFailure, type ProviderSettingsBase } from '../types.ts';
 
 export interface SmtpSettings extends ProviderSettingsBase {
   type: 'smtp';

@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { parseKey } from '@/lib/ledger/keys.ts';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
-import { callFailure, type ProviderSettingsBase } from '../registry.ts';
+import { callFailure, type ProviderSettingsBase } from '../types.ts';
 
 export interface WebhookSettings extends ProviderSettingsBase {
   type: 'webhook';

@@ -3,7 +3,7 @@ import { requireUser } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { db } from '@/lib/db/client.ts';
 import { toolsPage } from '@/lib/read-models/admin.ts';
-import { SaveTool } from '@/components/admin-actions.tsx';
+import { SaveTool } from '@/app/(console)/_components/admin-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 

@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { requireUser } from '@/lib/auth/page.ts';
 import { db } from '@/lib/db/client.ts';
 import { usersPage } from '@/lib/read-models/admin.ts';
-import { CreateUser, EditUser } from '@/components/admin-actions.tsx';
+import { CreateUser, EditUser } from '@/app/(console)/_components/admin-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';

@@ -5,7 +5,7 @@ import { requireUser } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { db } from '@/lib/db/client.ts';
 import { runHeader, runTable } from '@/lib/read-models/run-detail.ts';
-import { RunTable } from '@/components/run-table.tsx';
+import { RunTable } from '@/app/(console)/_components/run-table.tsx';
 import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';

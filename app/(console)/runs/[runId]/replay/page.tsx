@@ -13,8 +13,8 @@ import {
   type ReplayProgress,
   type ReplayReport,
 } from '@/lib/replay/index.ts';
-import { RequestReplayForm } from '@/components/replay/request-form.tsx';
-import { ReplayPanel, type ProgressView } from '@/components/replay/replay-panel.tsx';
+import { RequestReplayForm } from '@/app/(console)/_components/replay/request-form.tsx';
+import { ReplayPanel, type ProgressView } from '@/app/(console)/_components/replay/replay-panel.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';

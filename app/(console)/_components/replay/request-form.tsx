@@ -5,8 +5,8 @@
 import { useRouter } from 'next/navigation';
 import { useId, useState } from 'react';
 import { requestReplayAction } from '@/app/actions/replay.ts';
-import { Button } from '../ui/button.tsx';
-import { Field, inputClass } from '../ui/card.tsx';
+import { Button } from '@/components/ui/button.tsx';
+import { Field, inputClass } from '@/components/ui/card.tsx';
 
 export function RequestReplayForm({
   runId,

@@ -1,6 +1,6 @@
 'use client';
-import { decideBumpAction } from '../app/actions/ledger.ts';
-import { ActionDialog } from './action-dialog.tsx';
+import { decideBumpAction } from '@/app/actions/ledger.ts';
+import { ActionDialog } from '@/components/action-dialog.tsx';
 
 export function ApprovalActions({
   requestId,
@@ -33,10 +33,11 @@ export function ApprovalActions({
           submitLabel="Approve and bump"
           action={decideBumpAction}
           baseInput={{ requestId, setHash, decision: 'approve' }}
-          success={(d) => {
-            const r = d as { bumped: number; failed: unknown[] };
-            return `${r.bumped} bumped${r.failed.length ? `, ${r.failed.length} skipped (state changed)` : ''}.`;
-          }}
+          success={(r) =>
+            r.decision === 'approve'
+              ? `${r.bumped} bumped${r.failed.length ? `, ${r.failed.length} skipped (state changed)` : ''}.`
+              : 'Rejected.'
+          }
         />
       )}
       <ActionDialog

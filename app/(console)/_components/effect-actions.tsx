@@ -1,9 +1,9 @@
 'use client';
 // The decisions one can take on a single key, shown to the roles that may take them (the server
 // checks again).
-import { requestBumpAction, resolveUnknownAction, revokeAction } from '../app/actions/ledger.ts';
-import { ActionDialog } from './action-dialog.tsx';
-import { StateBadge } from './ui/badge.tsx';
+import { requestBumpAction, resolveUnknownAction, revokeAction } from '@/app/actions/ledger.ts';
+import { ActionDialog } from '@/components/action-dialog.tsx';
+import { StateBadge } from '@/components/ui/badge.tsx';
 
 export function EffectActions({
   effectKey,
@@ -98,9 +98,7 @@ export function EffectActions({
           action={requestBumpAction}
           baseInput={{ keys: [effectKey] }}
           success={(d) =>
-            (d as { mode: string }).mode === 'requested'
-              ? 'Requested: it awaits another operator on the Four-eyes page.'
-              : 'Bumped.'
+            d.mode === 'requested' ? 'Requested: it awaits another operator on the Four-eyes page.' : 'Bumped.'
           }
         />
       )}

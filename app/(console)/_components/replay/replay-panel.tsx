@@ -13,9 +13,9 @@ import {
   resumeReplayAction,
   startReplayAction,
 } from '@/app/actions/replay.ts';
-import { ActionDialog } from '../action-dialog.tsx';
-import { Badge } from '../ui/badge.tsx';
-import { Button } from '../ui/button.tsx';
+import { ActionDialog } from '@/components/action-dialog.tsx';
+import { Badge } from '@/components/ui/badge.tsx';
+import { Button } from '@/components/ui/button.tsx';
 import type { ReplayProgress } from '@/lib/replay/progress.ts';
 import type { Wire } from '@/lib/wire.ts';
 

@@ -13,14 +13,14 @@ import {
   type RowSelectionState,
   type SortingState,
 } from '@tanstack/react-table';
-import { requestBumpAction, revokeAction } from '../app/actions/ledger.ts';
-import { ActionDialog } from './action-dialog.tsx';
-import { StateBadge, STATE_STYLE } from './ui/badge.tsx';
-import { linkButton } from './ui/button.tsx';
-import { EmptyState, inputClass } from './ui/card.tsx';
-import { cn } from './ui/cn.ts';
-import type { RunTableRow } from '../lib/read-models/run-detail.ts';
-import type { Wire } from '../lib/wire.ts';
+import { requestBumpAction, revokeAction } from '@/app/actions/ledger.ts';
+import { ActionDialog } from '@/components/action-dialog.tsx';
+import { StateBadge, STATE_STYLE } from '@/components/ui/badge.tsx';
+import { linkButton } from '@/components/ui/button.tsx';
+import { EmptyState, inputClass } from '@/components/ui/card.tsx';
+import { cn } from '@/components/ui/cn.ts';
+import type { RunTableRow } from '@/lib/read-models/run-detail.ts';
+import type { Wire } from '@/lib/wire.ts';
 
 export type Row = Wire<RunTableRow>;
 
@@ -252,10 +252,9 @@ export function RunTable({
               submitVariant="danger"
               action={revokeAction}
               baseInput={{ keys: revocable.map((r) => r.key) }}
-              success={(d) => {
-                const r = d as { revoked: number; failed: unknown[] };
-                return `${r.revoked} revoked${r.failed.length ? `, ${r.failed.length} refused (state changed)` : ''}.`;
-              }}
+              success={(r) =>
+                `${r.revoked} revoked${r.failed.length ? `, ${r.failed.length} refused (state changed)` : ''}.`
+              }
             />
           )}
           {canBump && (
@@ -270,12 +269,11 @@ export function RunTable({
               submitLabel="Request bump"
               action={requestBumpAction}
               baseInput={{ keys: bumpable.map((r) => r.key) }}
-              success={(d) => {
-                const r = d as { mode: string; count?: number; bumped?: number };
-                return r.mode === 'requested'
+              success={(r) =>
+                r.mode === 'requested'
                   ? `Requested: ${r.count} key(s) await another operator's approval on the Four-eyes page.`
-                  : `${r.bumped} bumped.`;
-              }}
+                  : `${r.bumped} bumped.`
+              }
             />
           )}
         </div>

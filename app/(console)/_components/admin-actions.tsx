@@ -6,8 +6,8 @@ import {
   revokeRuntimeKeyAction,
   saveToolAction,
   updateUserAction,
-} from '../app/actions/admin.ts';
-import { ActionDialog } from './action-dialog.tsx';
+} from '@/app/actions/admin.ts';
+import { ActionDialog } from '@/components/action-dialog.tsx';
 
 const ROLE_OPTIONS = ['operator', 'support', 'auditor', 'admin'].map((r) => ({ value: r, label: r }));
 
@@ -35,7 +35,7 @@ export function CreateUser() {
       submitLabel="Create user"
       action={createUserAction}
       baseInput={{}}
-      success={(d) => `Created ${(d as { email: string }).email}.`}
+      success={(d) => `Created ${d.email}.`}
     />
   );
 }
@@ -102,8 +102,7 @@ export function CreateKey() {
         submitLabel="Create key"
         action={createRuntimeKeyAction}
         baseInput={{}}
-        success={(d) => {
-          const k = d as { secret: string };
+        success={(k) => {
           setSecret(k.secret);
           return 'Created. Copy the secret below now: it is shown only once.';
         }}
