@@ -2,6 +2,7 @@
 // 401, and the refusal is audited (A4) with where the request came from.
 import { randomUUID } from 'node:crypto';
 import { auditRefusal } from '../audit/append.ts';
+import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { LedgerError } from '../ledger/errors.ts';
@@ -21,7 +22,7 @@ export async function authenticate(
   db: Db,
   request: Request,
   meta: RequestMeta,
-  action: string,
+  action: ApiDoorAction,
 ): Promise<Extract<Actor, { kind: 'runtime' }>> {
   const header = request.headers.get('authorization');
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;

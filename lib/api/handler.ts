@@ -3,6 +3,7 @@
 // record), Idempotency-Key on POST (Z5), errors mapped to HTTP in one place, responses parsed to
 // their documented shape before they leave.
 import type { z } from 'zod';
+import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { invalid, LedgerError } from '../ledger/errors.ts';
@@ -27,7 +28,7 @@ export interface HandlerContext<B, P> {
 
 export interface RouteSpec<S extends z.ZodType | undefined> {
   /** Audit action name for refusals at the door. */
-  action: string;
+  action: ApiDoorAction;
   /** Request body schema (POST). */
   body?: S;
   /** Response schemas by status: the body is parsed (stripped) to this shape before it leaves. */

@@ -1,10 +1,8 @@
 // What a runtime may do, in one place for both doors: the HTTP route handlers and the SDK's direct
-// (in-process) transport call these. Each authorizes the runtime for the workflow of the run or
-// effect it names (Z6; refusals audited, A4), then delegates to the ledger commands.
-import { auditRefusal } from '../audit/append.ts';
+// (in-process) transport call these. Each parses its input and delegates to a ledger command, which
+// authorizes the runtime for the workflow of the run or effect it names (Z6; refusals audited, A4).
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { getRun, type RunInfo } from '../ledger/catalog.ts';
 import {
   checkReplay,
   claimEffect,
@@ -18,7 +16,7 @@ import {
   revokeByDeletion,
   submitPlan,
 } from '../ledger/index.ts';
-import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
+import { LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import type { z } from 'zod';
 import { attemptParams, runParams } from './params.ts';
@@ -44,63 +42,8 @@ export interface OpResult<T = unknown> {
   body: T;
 }
 
-function inScope(actor: Actor, workflow: string): boolean {
-  if (actor.kind !== 'runtime') return true;
-  return actor.workflows.includes('*') || actor.workflows.includes(workflow);
-}
-
-async function refuseScope(
-  ctx: OpContext,
-  action: string,
-  chain: string,
-  subjectType: string,
-  subjectId: string,
-  workflow: string,
-  runId: string | null,
-): Promise<never> {
-  const why = `runtime key "${ctx.actor.label}" is not scoped to workflow "${workflow}"`;
-  await auditRefusal(ctx.db, {
-    chain,
-    actor: ctx.actor,
-    action,
-    subjectType,
-    subjectId,
-    runId,
-    why,
-    request: ctx.request,
-  });
-  throw forbidden(why, { workflow });
-}
-
-export async function authorizeRun(ctx: OpContext, runId: string, action: string): Promise<RunInfo> {
-  parseInput(runParams, { runId });
-  const run = await getRun(ctx.db, runId);
-  if (!inScope(ctx.actor, run.workflow))
-    await refuseScope(ctx, action, `run:${run.id}`, 'run', run.id, run.workflow, run.id);
-  return run;
-}
-
-export async function authorizeEffect(ctx: OpContext, key: string, action: string): Promise<void> {
-  const rows = await ctx.db.$queryRaw<{ workflow: string; run_id: string }[]>`
-    SELECT ev.workflow, k.run_id FROM effect_key k JOIN event ev ON ev.trigger_id = k.trigger_id WHERE k.key = ${key}`;
-  const row = rows[0];
-  if (!row) throw notFound(`no effect ${key}`, { field: 'key' });
-  if (!inScope(ctx.actor, row.workflow))
-    await refuseScope(ctx, action, `effect:${key}`, 'effect', key, row.workflow, row.run_id);
-}
-
 export async function opCreateRun(ctx: OpContext, body: z.input<typeof createRunBody>): Promise<OpResult> {
   const input = parseInput(createRunBody, body);
-  if (!inScope(ctx.actor, input.workflow))
-    await refuseScope(
-      ctx,
-      'run.create',
-      `workflow:${input.workflow}`,
-      'workflow',
-      input.workflow,
-      input.workflow,
-      null,
-    );
   return { status: 201, body: await createRun(ctx, input) };
 }
 
@@ -110,18 +53,18 @@ export async function opSubmitPlan(
   body: z.input<typeof submitPlanBody>,
 ): Promise<OpResult> {
   const input = parseInput(submitPlanBody, body);
-  await authorizeRun(ctx, runId, 'plan.submit');
+  parseInput(runParams, { runId });
   return { status: 201, body: await submitPlan(ctx, { runId, items: input.items }) };
 }
 
 export async function opReadRun(ctx: OpContext, runId: string): Promise<OpResult> {
-  await authorizeRun(ctx, runId, 'run.read');
+  parseInput(runParams, { runId });
   return { status: 200, body: await readRun(ctx, { runId }) };
 }
 
 export async function opReplay(ctx: OpContext, runId: string, body: unknown = {}): Promise<OpResult> {
   parseInput(replayBody, body ?? {});
-  await authorizeRun(ctx, runId, 'run.replay_request');
+  parseInput(runParams, { runId });
   const check = await checkReplay(ctx, { runId });
   if (check.blocked) {
     return {
@@ -137,7 +80,6 @@ export async function opReplay(ctx: OpContext, runId: string, body: unknown = {}
 
 export async function opClaim(ctx: OpContext, body: z.input<typeof claimBody>): Promise<OpResult> {
   const input = parseInput(claimBody, body);
-  await authorizeRun(ctx, input.runId, 'effect.claim');
   const result = await claimEffect(ctx, input);
   if (result.claimed) {
     const { key, epoch, attemptId, idempotencyKey } = result;
@@ -149,7 +91,6 @@ export async function opClaim(ctx: OpContext, body: z.input<typeof claimBody>): 
 
 export async function opOutcome(ctx: OpContext, body: z.input<typeof outcomeBody>): Promise<OpResult> {
   const input = parseInput(outcomeBody, body);
-  await authorizeEffect(ctx, input.key, `effect.${input.outcome}`);
   const { outcome, ...rest } = input;
   let result;
   switch (outcome) {
@@ -174,7 +115,6 @@ export async function opOutcome(ctx: OpContext, body: z.input<typeof outcomeBody
 
 export async function opDeletion(ctx: OpContext, body: z.input<typeof deletionBody>): Promise<OpResult> {
   const input = parseInput(deletionBody, body);
-  await authorizeEffect(ctx, input.key, 'effect.revoke_deletion');
   return { status: 200, body: await revokeByDeletion(ctx, input) };
 }
 
@@ -185,9 +125,6 @@ export async function opAttemptResponse(
 ): Promise<OpResult> {
   const input = parseInput(attemptResponseBody, body);
   parseInput(attemptParams, { attemptId });
-  const attempt = await ctx.db.attempt.findUnique({ where: { id: attemptId }, select: { runId: true } });
-  if (!attempt) throw notFound(`attempt ${attemptId} does not exist`, { field: 'attemptId' });
-  await authorizeRun(ctx, attempt.runId, 'attempt.record_response');
   const bytes = Buffer.from(input.bodyBase64, 'base64');
   if (bytes.toString('base64').replace(/=+$/, '') !== input.bodyBase64.replace(/=+$/, '')) {
     throw new LedgerError('validation', 'bodyBase64: not canonical base64', { field: 'bodyBase64' });

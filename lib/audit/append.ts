@@ -3,13 +3,15 @@
 import type { DbOrTx } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { actorRole, type Actor, type RequestMeta } from '../ledger/actor.ts';
+import type { AuditAction, AuditSubjectOf } from './actions.ts';
 
-export interface AuditInput {
+export interface AuditInput<A extends AuditAction = AuditAction> {
   /** Chain this entry extends: one per subject, e.g. `run:<id>`, `user:<id>`, `effect:<key>`. */
   chain: string;
   actor: Actor;
-  action: string;
-  subjectType: string;
+  /** From the catalogue (./actions.ts), with a subject type it allows. */
+  action: A;
+  subjectType: AuditSubjectOf<A>;
   subjectId: string;
   runId?: string | null;
   before?: string | null;
@@ -20,7 +22,7 @@ export interface AuditInput {
   request?: RequestMeta;
 }
 
-export async function appendAudit(db: DbOrTx, input: AuditInput): Promise<void> {
+export async function appendAudit<A extends AuditAction>(db: DbOrTx, input: AuditInput<A>): Promise<void> {
   const outcome = input.outcome ?? 'ok';
   await db.auditEntry.create({
     data: {
@@ -50,7 +52,10 @@ export async function appendAudit(db: DbOrTx, input: AuditInput): Promise<void> 
 }
 
 /** Records a refused attempt (A4) outside the refused transaction, on the subject's "refused:" chain. */
-export async function auditRefusal(db: DbOrTx, input: Omit<AuditInput, 'outcome'> & { why: string }): Promise<void> {
+export async function auditRefusal<A extends AuditAction>(
+  db: DbOrTx,
+  input: Omit<AuditInput<A>, 'outcome'> & { why: string },
+): Promise<void> {
   const { why, ...rest } = input;
   await appendAudit(db, { ...rest, outcome: 'refused', detail: { ...(rest.detail ?? {}), why } });
 }

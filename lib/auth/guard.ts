@@ -3,6 +3,7 @@
 // permission table (Z1), refuse cross-site requests, and audit every refusal (A4).
 import type { z } from 'zod';
 import { auditRefusal } from '../audit/append.ts';
+import type { AuditSubjectOf } from '../audit/actions.ts';
 import { db, type Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { LedgerError } from '../ledger/errors.ts';
@@ -19,7 +20,8 @@ export interface Guarded {
 }
 
 export interface Subject {
-  type: string;
+  /** Refusals are recorded under the missing permission, which the audit catalogue lists too. */
+  type: AuditSubjectOf<Permission>;
   id: string;
   runId?: string | null;
 }

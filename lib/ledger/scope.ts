@@ -1,9 +1,65 @@
-// Runtime keys are scoped to workflows (Z6); a runtime may touch only runs of those workflows.
-import type { Actor } from './actor.ts';
+// Workflow scope (Z6): a runtime key names the workflows it may touch, and a runtime may act only on
+// runs and effects of those workflows. The HTTP operations check it at the door and the commands check
+// it again where an id comes from the caller; both ask here, so the rule and its message live once.
+import { auditRefusal } from '@/lib/audit/append.ts';
+import type { AuditAction, AuditSubjectOf } from '@/lib/audit/actions.ts';
+import type { DbOrTx } from '@/lib/db/client.ts';
+import type { Actor, RequestMeta } from './actor.ts';
 import { forbidden } from './errors.ts';
 
-export function assertWorkflowInScope(actor: Actor, workflow: string): void {
-  if (actor.kind !== 'runtime') return;
-  if (actor.workflows.includes('*') || actor.workflows.includes(workflow)) return;
-  throw forbidden(`runtime key "${actor.label}" is not scoped to workflow "${workflow}"`, { workflow });
+/** Whether the actor may act on runs of this workflow. People and the product's own machinery may. */
+export function inWorkflowScope(actor: Actor, workflow: string): boolean {
+  if (actor.kind !== 'runtime') return true;
+  return actor.workflows.includes('*') || actor.workflows.includes(workflow);
+}
+
+export function outOfScopeMessage(actor: Actor, workflow: string): string {
+  return `runtime key "${actor.label}" is not scoped to workflow "${workflow}"`;
+}
+
+export interface ScopeRefusal<A extends AuditAction> {
+  action: A;
+  /** The chain the refusal lands on (its "refused:" twin); defaults to `<subjectType>:<subjectId>`. */
+  chain?: string;
+  subjectType: AuditSubjectOf<A>;
+  subjectId: string;
+  runId?: string | null;
+  after?: string | null;
+  reason?: string | null;
+  detail?: Record<string, unknown>;
+}
+
+/** Throws `forbidden` (naming the workflow) after auditing the refusal (A4) when out of scope. */
+export async function requireWorkflowScope<A extends AuditAction>(
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  workflow: string,
+  refusal: ScopeRefusal<A>,
+): Promise<void> {
+  if (inWorkflowScope(ctx.actor, workflow)) return;
+  const why = outOfScopeMessage(ctx.actor, workflow);
+  await auditRefusal(ctx.db, {
+    ...refusal,
+    chain: refusal.chain ?? `${refusal.subjectType}:${refusal.subjectId}`,
+    actor: ctx.actor,
+    why,
+    request: ctx.request,
+  });
+  throw forbidden(why, { workflow });
+}
+
+/**
+ * The workflow check for an effect named by its key: a runtime may touch only effects whose trigger
+ * belongs to one of its workflows. Keys that do not exist pass here; the command reports them.
+ */
+export async function requireEffectScope<A extends AuditAction>(
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  key: string,
+  refusal: Omit<ScopeRefusal<A>, 'subjectId' | 'runId'>,
+): Promise<void> {
+  const { actor } = ctx;
+  if (actor.kind !== 'runtime' || actor.workflows.includes('*')) return;
+  const [owner] = await ctx.db.$queryRaw<{ workflow: string; run_id: string }[]>`
+    SELECT ev.workflow, k.run_id FROM effect_key k JOIN event ev ON ev.trigger_id = k.trigger_id WHERE k.key = ${key}`;
+  if (!owner) return;
+  await requireWorkflowScope(ctx, owner.workflow, { ...refusal, subjectId: key, runId: owner.run_id });
 }

@@ -8,7 +8,7 @@ import { env } from '../env.ts';
 import { conflict, notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { enqueueRemaining, sharedJobSender, type JobSender } from './jobs.ts';
-import { assertOperator, type ReplayCtx } from './request.ts';
+import { assertOperator, type ReplayControlAction, type ReplayCtx } from './request.ts';
 
 export const replayControlInput = z.strictObject({
   replayId: z.uuid(),
@@ -34,7 +34,7 @@ async function jobsOf(ctx: ControlCtx): Promise<JobSender> {
 async function move(
   ctx: ControlCtx,
   replayId: string,
-  action: string,
+  action: ReplayControlAction,
   from: ReplayStatus[],
   to: ReplayStatus,
   reason: string | null,

@@ -8,6 +8,8 @@ import type { Db } from '../db/client.ts';
 import { env } from '../env.ts';
 import { conflict, forbidden, notFound, type Actor, type RequestMeta } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
+
+export type ReplayControlAction = 'replay.start' | 'replay.pause' | 'replay.resume' | 'replay.cancel';
 import { fourEyesFor } from './preview.ts';
 import { exactlyOnce, FINGERPRINT_SQL, summarizeSet, targetsSql } from './set.ts';
 
@@ -40,7 +42,7 @@ export const rejectReplayInput = z.strictObject({ approvalRequestId: z.uuid(), r
 
 export async function assertOperator(
   ctx: ReplayCtx,
-  action: string,
+  action: 'replay.request' | 'replay.approve' | 'replay.reject' | ReplayControlAction,
   subjectId: string,
   runId: string | null,
 ): Promise<void> {

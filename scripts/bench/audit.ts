@@ -181,8 +181,8 @@ export async function benchAudit(opts: {
       appendAudit(db, {
         chain,
         actor,
-        action: 'bench.append',
-        subjectType: 'bench',
+        action: 'effect.report',
+        subjectType: 'effect',
         subjectId: chain,
         before: 'a',
         after: 'b',

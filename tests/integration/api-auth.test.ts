@@ -126,7 +126,7 @@ describe('runtime-key authentication (Z6, A4)', () => {
       [
         'attempt.record_response',
         'effect.claim',
-        'effect.done',
+        'effect.complete',
         'effect.revoke_deletion',
         'plan.submit',
         'run.create',

@@ -64,7 +64,7 @@ async function attempt(actor: Actor, key: string, move: Move): Promise<unknown> 
   return transitionEffect(ctx, {
     key,
     to: move as EffectState,
-    action: `effect.to_${move}`,
+    action: 'effect.report',
     reason: 'a reason',
     receipt: 'rcpt-1',
     evidence: { status: 500 },

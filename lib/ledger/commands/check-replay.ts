@@ -56,7 +56,7 @@ const view = (t: RunTarget): ReplayTarget => ({
 });
 
 export async function checkReplay(ctx: CommandContext, raw: unknown): Promise<ReplayCheck> {
-  const run = await readRun(ctx, raw);
+  const run = await readRun(ctx, raw, { action: 'run.replay_request' });
   const runId = run.run.id;
   const blocking = run.targets.filter((t) => replayDisposition(t) === 'block');
   const audit = {
@@ -67,7 +67,7 @@ export async function checkReplay(ctx: CommandContext, raw: unknown): Promise<Re
     subjectId: runId,
     runId,
     request: ctx.request,
-  };
+  } as const;
   if (blocking.length > 0 || !run.run.toolHistoryComplete) {
     const reason = blocking.length
       ? `${blocking.length} target(s) of run ${runId} are pending past their lease, unknown or stuck: resolve them in the console before replaying`

@@ -8,6 +8,7 @@ import { partyOf, requestJson, type Actor, type RequestMeta } from '../actor.ts'
 import { getRun, getTool } from '../catalog.ts';
 import { forbidden, invalid } from '../errors.ts';
 import { deriveKey } from '../keys.ts';
+import { requireWorkflowScope } from '../scope.ts';
 import { checkTransition } from '../transitions.ts';
 import { parseInput } from '../validate.ts';
 import { sqlPool, type DbOrTx } from '@/lib/db/client.ts';
@@ -54,20 +55,12 @@ export async function claimEffect(
     throw forbidden(permitted.why);
   }
   const [tool, run] = await Promise.all([getTool(db, input.tool), getRun(db, input.runId)]);
-  if (actor.kind === 'runtime' && !actor.workflows.includes('*') && !actor.workflows.includes(run.workflow)) {
-    const why = `runtime key "${actor.label}" is not scoped to workflow "${run.workflow}"`;
-    await auditRefusal(db, {
-      chain: `run:${run.id}`,
-      actor,
-      action: 'effect.claim',
-      subjectType: 'run',
-      subjectId: run.id,
-      runId: run.id,
-      why,
-      request: ctx.request,
-    });
-    throw forbidden(why, { workflow: run.workflow });
-  }
+  await requireWorkflowScope(ctx, run.workflow, {
+    action: 'effect.claim',
+    subjectType: 'run',
+    subjectId: run.id,
+    runId: run.id,
+  });
   if (!tool.actions.includes(input.action)) {
     throw invalid(
       'action',

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
 import { forbidden } from '../errors.ts';
+import { requireWorkflowScope } from '../scope.ts';
 import { parseInput } from '../validate.ts';
 import type { CommandContext } from './common.ts';
 
@@ -14,26 +15,19 @@ export const createRunInput = z.strictObject({
 export async function createRun(ctx: CommandContext, raw: unknown) {
   const input = parseInput(createRunInput, raw);
   const { actor } = ctx;
-  const refusal =
-    actor.kind !== 'runtime' && actor.kind !== 'system'
-      ? 'runs are created by agent runtimes'
-      : actor.kind === 'runtime' && !actor.workflows.includes('*') && !actor.workflows.includes(input.workflow)
-        ? `runtime key "${actor.label}" is not scoped to workflow "${input.workflow}"`
-        : null;
-  if (refusal) {
-    // A4: the refused attempt is recorded on the workflow's refused chain (there is no run yet).
-    await auditRefusal(ctx.db, {
-      chain: `workflow:${input.workflow}`,
-      actor,
-      action: 'run.create',
-      subjectType: 'workflow',
-      subjectId: input.workflow,
-      why: refusal,
-      detail: { triggerId: input.triggerId },
-      request: ctx.request,
-    });
-    throw forbidden(refusal, { workflow: input.workflow });
+  // A4: a refused attempt is recorded on the workflow's refused chain (there is no run yet).
+  const refusal = {
+    action: 'run.create',
+    subjectType: 'workflow',
+    subjectId: input.workflow,
+    detail: { triggerId: input.triggerId },
+  } as const;
+  if (actor.kind !== 'runtime' && actor.kind !== 'system') {
+    const why = 'runs are created by agent runtimes';
+    await auditRefusal(ctx.db, { ...refusal, chain: `workflow:${input.workflow}`, actor, why, request: ctx.request });
+    throw forbidden(why, { workflow: input.workflow });
   }
+  await requireWorkflowScope(ctx, input.workflow, refusal);
   const run = await ctx.db.$transaction(async (tx) => {
     const event = await tx.event.upsert({
       where: { triggerId: input.triggerId },

@@ -4,8 +4,9 @@
 import { z } from 'zod';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { getRun } from '../catalog.ts';
+import { requireWorkflowScope } from '../scope.ts';
 import { parseInput } from '../validate.ts';
-import type { DbOrTx } from '@/lib/db/client.ts';
+import type { CommandContext } from './common.ts';
 
 export const readRunInput = z.strictObject({ runId: z.uuid() });
 
@@ -74,10 +75,20 @@ interface Row {
   lease_expired: boolean | null;
 }
 
-export async function readRun(ctx: { db: DbOrTx }, raw: unknown, options: { limit?: number } = {}): Promise<RunView> {
+export async function readRun(
+  ctx: CommandContext,
+  raw: unknown,
+  options: { limit?: number; action?: 'run.read' | 'run.replay_request' } = {},
+): Promise<RunView> {
   const input = parseInput(readRunInput, raw);
   const { db } = ctx;
   const info = await getRun(db, input.runId);
+  await requireWorkflowScope(ctx, info.workflow, {
+    action: options.action ?? 'run.read',
+    subjectType: 'run',
+    subjectId: info.id,
+    runId: info.id,
+  });
   const run = await db.run.findUniqueOrThrow({ where: { id: info.id } });
   // This run's approved plan, else its latest plan, else (a retried run of the same event that did
   // not submit its own) the event's latest approved plan.

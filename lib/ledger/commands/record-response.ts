@@ -1,7 +1,7 @@
 // Stores the provider's full raw response with the attempt (R1) before anything parses it:
 // status, header pairs in order, and the body bytes as received. Written once per attempt.
 import { z } from 'zod';
-import { assertWorkflowInScope } from '../scope.ts';
+import { requireWorkflowScope } from '../scope.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { getRun } from '../catalog.ts';
 import { parseInput } from '../validate.ts';
@@ -21,7 +21,12 @@ export async function recordResponse(ctx: CommandContext, raw: unknown): Promise
     throw forbidden('only the runtime or replay executor that made the call records its response');
   const attempt = await db.attempt.findUnique({ where: { id: input.attemptId }, select: { runId: true } });
   if (!attempt) throw notFound(`attempt ${input.attemptId} does not exist`, { field: 'attemptId' });
-  assertWorkflowInScope(actor, (await getRun(db, attempt.runId)).workflow);
+  await requireWorkflowScope(ctx, (await getRun(db, attempt.runId)).workflow, {
+    action: 'attempt.record_response',
+    subjectType: 'run',
+    subjectId: attempt.runId,
+    runId: attempt.runId,
+  });
   const updated = await db.attempt.updateMany({
     where: { id: input.attemptId, respondedAt: null },
     data: {

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { parseInput } from '../validate.ts';
 import { effectRef, type CommandContext } from './common.ts';
+import { requireEffectScope } from '../scope.ts';
 import { transitionEffect } from './transition-effect.ts';
 
 /** Namespace of successor ids (a fixed random UUID: changing it would change every successor). */
@@ -50,6 +51,8 @@ export interface DeletionResult {
 
 export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promise<DeletionResult> {
   const input = parseInput(revokeByDeletionInput, raw);
+  // Z6 before anything about the key is read: a key of another workflow reveals nothing.
+  await requireEffectScope(ctx, input.key, { action: 'effect.revoke_deletion', subjectType: 'effect' });
   const prior = await ctx.db.$queryRaw<
     {
       epoch: number;

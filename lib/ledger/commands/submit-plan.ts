@@ -6,6 +6,7 @@ import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
 import { getRun, getTool, type ToolInfo } from '../catalog.ts';
 import { conflict, forbidden, invalid, LedgerError } from '../errors.ts';
 import { deriveKey } from '../keys.ts';
+import { requireWorkflowScope } from '../scope.ts';
 import { parseInput } from '../validate.ts';
 import type { CommandContext } from './common.ts';
 
@@ -39,7 +40,7 @@ export function itemsHash(keys: readonly string[]): string {
 export async function submitPlan(ctx: CommandContext, raw: unknown) {
   const input = parseInput(submitPlanInput, raw);
   const { db, actor } = ctx;
-  const refuse = async (why: string, workflow?: string) => {
+  const refuse = async (why: string) => {
     await auditRefusal(db, {
       chain: `run:${input.runId}`,
       actor,
@@ -51,15 +52,19 @@ export async function submitPlan(ctx: CommandContext, raw: unknown) {
       detail: { items: input.items.length },
       request: ctx.request,
     });
-    return forbidden(why, workflow ? { workflow } : {});
+    return forbidden(why);
   };
   if (actor.kind !== 'runtime' && !(actor.kind === 'user' && actor.role === 'operator') && actor.kind !== 'system') {
     throw await refuse('plans are submitted by agent runtimes or operators');
   }
   const run = await getRun(db, input.runId);
-  if (actor.kind === 'runtime' && !actor.workflows.includes('*') && !actor.workflows.includes(run.workflow)) {
-    throw await refuse(`runtime key "${actor.label}" is not scoped to workflow "${run.workflow}"`, run.workflow);
-  }
+  await requireWorkflowScope(ctx, run.workflow, {
+    action: 'plan.submit',
+    subjectType: 'run',
+    subjectId: input.runId,
+    runId: input.runId,
+    detail: { items: input.items.length },
+  });
 
   const tools = new Map<string, ToolInfo | null>();
   const problems: PlanItemProblem[] = [];

@@ -6,7 +6,12 @@ import type { DbOrTx } from '@/lib/db/client.ts';
 import { auditRefusal } from '@/lib/audit/append.ts';
 import { actorRole, partyOf, requestJson, type Actor, type RequestMeta } from '../actor.ts';
 import { forbidden, invalid, LedgerError, notFound } from '../errors.ts';
+import { requireEffectScope } from '../scope.ts';
 import { allowedSources, TRANSITIONS, type Requirement } from '../transitions.ts';
+import type { AuditAction, AuditSubjectOf } from '@/lib/audit/actions.ts';
+
+/** The audit actions whose subject is an effect. */
+export type EffectAuditAction = { [A in AuditAction]: 'effect' extends AuditSubjectOf<A> ? A : never }[AuditAction];
 
 export interface TransitionRequest {
   key: string;
@@ -14,7 +19,7 @@ export interface TransitionRequest {
   epoch?: number;
   to: EffectState;
   /** Audit action name, e.g. effect.complete. */
-  action: string;
+  action: EffectAuditAction;
   reason?: string | null;
   receipt?: string | null;
   evidence?: Record<string, unknown> | null;
@@ -72,27 +77,14 @@ export async function transitionEffect(
     });
     throw forbidden(why);
   }
-  if (actor.kind === 'runtime' && !actor.workflows.includes('*')) {
-    // Z6: a runtime key reports only effects of its own workflows (the claim checks the run; here
-    // the key names the trigger, whose event belongs to exactly one workflow).
-    const [owner] = await db.$queryRaw<{ workflow: string }[]>`
-      SELECT ev.workflow FROM effect_key k JOIN event ev ON ev.trigger_id = k.trigger_id WHERE k.key = ${req.key}`;
-    if (owner && !actor.workflows.includes(owner.workflow)) {
-      const why = `runtime key "${actor.label}" is not scoped to workflow "${owner.workflow}"`;
-      await auditRefusal(db, {
-        chain: `effect:${req.key}`,
-        actor,
-        action: req.action,
-        subjectType: 'effect',
-        subjectId: req.key,
-        after: req.to,
-        reason: req.reason,
-        why,
-        request: ctx.request,
-      });
-      throw forbidden(why, { workflow: owner.workflow });
-    }
-  }
+  // Z6: a runtime key reports only effects of its own workflows.
+  await requireEffectScope(ctx, req.key, {
+    action: req.action,
+    subjectType: 'effect',
+    chain: `effect:${req.key}`,
+    after: req.to,
+    reason: req.reason,
+  });
   const needs = requirements(req.to, party);
   const reason = req.reason?.trim() || null;
   const receipt = req.receipt?.trim() || null;

@@ -1,0 +1,131 @@
+// The catalogue of audit actions: every action the trail can hold, the kind of subject it is about and
+// who may perform it. appendAudit accepts only these names (a typo is a type error), the audit page
+// offers them as its action filter, and a unit test holds `by` against the transition table and the
+// permission table, so the three cannot drift apart.
+import type { Party } from '@/lib/ledger/actor.ts';
+
+export type AuditSubjectType =
+  | 'effect'
+  | 'attempt'
+  | 'run'
+  | 'workflow'
+  | 'plan'
+  | 'replay'
+  | 'approval'
+  | 'user'
+  | 'tool'
+  | 'runtime_key'
+  | 'audit'
+  | 'api'
+  | 'console';
+
+export interface AuditActionSpec {
+  /** The subject types an entry of this action may name. */
+  subject: readonly AuditSubjectType[];
+  /** Who may perform it (refusals of anyone else are recorded under the same action, A4). */
+  by: readonly Party[];
+  /** What it records, for people reading the trail. */
+  what: string;
+}
+
+const EFFECT_WRITERS = ['runtime', 'executor'] as const satisfies readonly Party[];
+const ADMIN = ['admin', 'system'] as const satisfies readonly Party[];
+
+export const AUDIT_ACTIONS = {
+  // Effects (S, E, V)
+  'effect.claim': {
+    subject: ['effect', 'run', 'api'],
+    by: EFFECT_WRITERS,
+    what: 'claimed a key before the provider call',
+  },
+  'effect.complete': {
+    subject: ['effect'],
+    by: [...EFFECT_WRITERS, 'reconciler'],
+    what: 'done with a provider receipt',
+  },
+  'effect.fail': { subject: ['effect'], by: EFFECT_WRITERS, what: 'failed: a definitive rejection, the key is free' },
+  'effect.mark_unknown': {
+    subject: ['effect'],
+    by: ['runtime', 'reconciler'],
+    what: 'unknown: the outcome is ambiguous, support decides',
+  },
+  'effect.report': {
+    subject: ['effect', 'api'],
+    by: [...EFFECT_WRITERS, 'reconciler'],
+    what: "a runtime reported an effect's outcome",
+  },
+  'effect.mark_stuck': { subject: ['effect'], by: EFFECT_WRITERS, what: 'stuck: issued but never completable' },
+  'effect.resolve_sent': { subject: ['effect'], by: ['support'], what: 'support resolved an unknown as sent' },
+  'effect.resolve_not_sent': { subject: ['effect'], by: ['support'], what: 'support resolved an unknown as not sent' },
+  'effect.revoke': { subject: ['effect', 'console'], by: ['operator'], what: 'revoked by a person, with a reason' },
+  'effect.revoke_deletion': {
+    subject: ['effect', 'api'],
+    by: ['runtime'],
+    what: 'revoked by a deletion through the API',
+  },
+  'effect.bump': { subject: ['effect'], by: ['operator', 'policy'], what: 'a new epoch superseded the current one' },
+  'attempt.record_response': {
+    subject: ['attempt', 'run', 'api'],
+    by: EFFECT_WRITERS,
+    what: 'stored a raw provider response',
+  },
+  // Runs and plans (P)
+  'run.create': { subject: ['run', 'workflow', 'api'], by: ['runtime', 'system'], what: 'an agent run started' },
+  'run.read': { subject: ['run', 'api'], by: ['runtime'], what: 'a runtime read a run' },
+  'run.replay_request': { subject: ['run', 'api'], by: ['runtime'], what: 'a runtime asked to replay a run' },
+  'run.crashed': { subject: ['run'], by: ['system'], what: 'a run stopped half-way' },
+  'plan.submit': {
+    subject: ['plan', 'run', 'api'],
+    by: ['runtime', 'operator', 'system'],
+    what: 'a plan was submitted',
+  },
+  'plan.approve': { subject: ['plan', 'console'], by: ['operator'], what: 'a plan was approved and frozen' },
+  // Forced replays (F) and four-eyes approvals (Z3)
+  'replay.request': { subject: ['replay', 'run', 'console'], by: ['operator'], what: 'a forced replay was requested' },
+  'replay.approve': {
+    subject: ['replay', 'approval', 'console'],
+    by: ['operator'],
+    what: 'a second operator approved a replay',
+  },
+  'replay.reject': { subject: ['replay'], by: ['operator'], what: 'a second operator rejected a replay' },
+  'replay.start': { subject: ['replay'], by: ['operator'], what: 'a replay started' },
+  'replay.pause': { subject: ['replay'], by: ['operator'], what: 'a replay was paused' },
+  'replay.resume': { subject: ['replay'], by: ['operator'], what: 'a replay was resumed' },
+  'replay.cancel': { subject: ['replay'], by: ['operator'], what: 'a replay was cancelled' },
+  'replay.complete': { subject: ['replay'], by: ['executor'], what: 'a replay finished' },
+  'approval.request': { subject: ['approval'], by: ['operator'], what: 'an epoch bump awaits a second operator' },
+  'approval.approve': { subject: ['approval'], by: ['operator'], what: 'a second operator approved the bumps' },
+  'approval.reject': { subject: ['approval'], by: ['operator'], what: 'a second operator rejected the bumps' },
+  // People, tools, keys (Z)
+  'auth.sign_in': { subject: ['user'], by: ['admin', 'operator', 'support', 'auditor'], what: 'a sign-in' },
+  'user.create': { subject: ['user'], by: ADMIN, what: 'a user was added' },
+  'user.role': { subject: ['user'], by: ['admin'], what: "a user's role changed" },
+  'user.disable': { subject: ['user'], by: ['admin'], what: 'a user was disabled' },
+  'user.enable': { subject: ['user'], by: ['admin'], what: 'a user was enabled again' },
+  'tool.register': { subject: ['tool'], by: ['system'], what: 'a tool was registered' },
+  'tool.create': { subject: ['tool'], by: ['admin'], what: 'a tool was registered' },
+  'tool.update': { subject: ['tool'], by: ['admin'], what: "a tool's definition changed" },
+  'runtime_key.create': { subject: ['runtime_key'], by: ['admin'], what: 'a runtime key was created' },
+  'runtime_key.revoke': { subject: ['runtime_key'], by: ['admin'], what: 'a runtime key was revoked' },
+  'audit.read': { subject: ['audit'], by: ['admin', 'operator', 'support', 'auditor'], what: 'the trail was read' },
+  'audit.export': { subject: ['audit', 'console'], by: ['admin', 'auditor'], what: 'the trail was exported' },
+  // Refusals at the console's door are recorded under the permission that was missing (Z2, A4).
+  'console.read': { subject: ['console'], by: ['admin', 'operator', 'support', 'auditor'], what: 'console access' },
+  'effect.bump.request': { subject: ['effect', 'console'], by: ['operator'], what: 'asked for an epoch bump' },
+  'effect.bump.approve': { subject: ['approval', 'console'], by: ['operator'], what: 'decided on an epoch bump' },
+  'effect.resolve': { subject: ['effect', 'console'], by: ['support'], what: 'resolved an unknown' },
+  'users.manage': { subject: ['user', 'console'], by: ['admin'], what: 'user administration' },
+  'runtime_keys.manage': { subject: ['runtime_key', 'console'], by: ['admin'], what: 'runtime key administration' },
+  'tools.manage': { subject: ['tool', 'console'], by: ['admin'], what: 'tool administration' },
+  'replay.control': { subject: ['replay', 'console'], by: ['operator'], what: 'replay start, pause, resume, cancel' },
+} as const satisfies Record<string, AuditActionSpec>;
+
+export type AuditAction = keyof typeof AUDIT_ACTIONS;
+export type AuditSubjectOf<A extends AuditAction> = (typeof AUDIT_ACTIONS)[A]['subject'][number];
+
+/** The actions a request to the agent API may be refused under at its door (401, A4). */
+export type ApiDoorAction = { [A in AuditAction]: 'api' extends AuditSubjectOf<A> ? A : never }[AuditAction];
+
+export function isAuditAction(name: string): name is AuditAction {
+  return Object.hasOwn(AUDIT_ACTIONS, name);
+}
