@@ -42,7 +42,7 @@ module.exports = {
       severity: 'error',
       comment: 'Pages, routes and components read through lib/read-models and change state through lib commands.',
       from: { path: '^(app|components)/' },
-      to: { path: '^lib/db/(generated|embedded|provision|schema-engine|scratch)' },
+      to: { path: '^lib/db/(generated|embedded|provision|schema-engine|scratch|sql-functions|migration-draft)' },
     },
     {
       name: 'sdk-is-standalone',
