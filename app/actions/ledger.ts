@@ -13,9 +13,7 @@ import {
   resolveUnknownInput,
   revokeEffect,
 } from '@/lib/ledger/index.ts';
-
-const reason = z.string().trim().min(1, 'a reason is required').max(2000);
-const keys = z.array(z.string().min(1).max(4096)).min(1, 'pick at least one target').max(10_000);
+import { effectKeysField, reasonField } from '@/lib/ledger/fields.ts';
 
 export async function approvePlanAction(input: unknown) {
   return consoleAction(
@@ -27,7 +25,7 @@ export async function approvePlanAction(input: unknown) {
   );
 }
 
-const revokeManyInput = z.strictObject({ keys, reason });
+const revokeManyInput = z.strictObject({ keys: effectKeysField, reason: reasonField });
 
 export async function revokeAction(input: unknown) {
   return consoleAction(

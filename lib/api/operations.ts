@@ -11,12 +11,12 @@ import {
   failEffect,
   markStuck,
   markUnknown,
-  readRun,
   recordResponse,
   revokeByDeletion,
   submitPlan,
 } from '../ledger/index.ts';
 import { LedgerError } from '../ledger/errors.ts';
+import { readRun } from '../read-models/run-view.ts';
 import { parseInput } from '../ledger/validate.ts';
 import type { z } from 'zod';
 import { attemptParams, runParams } from './params.ts';

@@ -2,6 +2,7 @@
 // (stripped to the documented shape) before they leave, and the OpenAPI document is generated
 // from them (lib/api/openapi.ts).
 import { z } from 'zod';
+import { EffectState } from '../ledger/transitions.ts';
 import { claimEffectInput } from '../ledger/commands/claim-effect.ts';
 import { completeEffectInput } from '../ledger/commands/complete-effect.ts';
 import { createRunInput } from '../ledger/commands/create-run.ts';
@@ -18,7 +19,7 @@ function named<T extends z.ZodType>(schema: T, id: string, description?: string)
   return schema;
 }
 
-const stateEnum = z.enum(['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck']);
+const stateEnum = z.enum(EffectState);
 const datetime = z.iso.datetime({ offset: true });
 
 export const errorSchema = named(

@@ -20,6 +20,8 @@ import {
   type RequestMeta,
 } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
+import { fourEyesRefusal } from './four-eyes.ts';
+import { effectKeysField, optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
 
 export const APPROVAL_TTL_HOURS = 24;
 export const MAX_BULK = 10_000;
@@ -41,11 +43,9 @@ export function setHash(items: readonly BumpItem[]): string {
   return h.digest('hex');
 }
 
-const reason = z.string().trim().min(1, 'a reason is required').max(2000);
-
 export const requestBumpInput = z.strictObject({
-  keys: z.array(z.string().min(1).max(4096)).min(1, 'pick at least one key').max(MAX_BULK),
-  reason,
+  keys: effectKeysField,
+  reason: reasonField,
 });
 
 export interface BumpPreview {
@@ -191,7 +191,7 @@ export const decideInput = z.strictObject({
   /** The hash of the set the approver reviewed: binds the approval to exactly that set. */
   setHash: z.string().regex(/^[0-9a-f]{64}$/, 'the hash of the reviewed set'),
   decision: z.enum(['approve', 'reject']),
-  reason: z.string().trim().max(2000).optional(),
+  reason: optionalReasonField,
 });
 
 export async function decideBump(ctx: Ctx, raw: unknown) {
@@ -217,8 +217,8 @@ export async function decideBump(ctx: Ctx, raw: unknown) {
   };
   const permitted = checkTransition('done', 'new_epoch', partyOf(actor));
   if (!permitted.allowed) throw await refuse(permitted.why);
-  if (input.decision === 'approve' && request.requestedById === actor.id)
-    throw await refuse('four-eyes: the requester cannot approve their own request (Z3)');
+  const fourEyes = fourEyesRefusal(request.requestedById, actor, input.decision);
+  if (fourEyes) throw await refuse(fourEyes);
   // Conflicts are refusals of a four-eyes decision too: audited (A4) with the same answer as before.
   const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
     await auditRefusal(db, {

@@ -7,6 +7,7 @@ import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import * as keys from '../runtime-keys/index.ts';
 import { forgetTool } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
+import { reasonField } from '@/lib/ledger/fields.ts';
 
 interface Ctx {
   db: Db;
@@ -34,7 +35,7 @@ export async function createRuntimeKey(ctx: Ctx, raw: unknown) {
 
 export const revokeRuntimeKeyInput = z.strictObject({
   keyId: z.uuid(),
-  reason: z.string().trim().min(1, 'a reason is required').max(2000),
+  reason: reasonField,
 });
 
 export async function revokeRuntimeKey(ctx: Ctx, raw: unknown) {

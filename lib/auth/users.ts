@@ -9,6 +9,7 @@ import { conflict, invalid, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { hashPassword } from './password.ts';
 import { ROLES } from './permissions.ts';
+import { reasonField } from '@/lib/ledger/fields.ts';
 
 interface Ctx {
   db: Db;
@@ -53,7 +54,7 @@ export const updateUserInput = z.strictObject({
   userId: z.uuid(),
   role: z.enum(ROLES).optional(),
   disabled: z.boolean().optional(),
-  reason: z.string().trim().min(1, 'a reason is required').max(2000),
+  reason: reasonField,
 });
 
 export async function updateUser(ctx: Ctx, raw: unknown) {

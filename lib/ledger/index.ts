@@ -21,5 +21,6 @@ export * from './commands/submit-plan.ts';
 export * from './commands/approve-plan.ts';
 export type { CommandContext } from './commands/common.ts';
 export * from './commands/revoke-by-deletion.ts';
-export * from './commands/read-run.ts';
 export * from './commands/check-replay.ts';
+export * from './fields.ts';
+export * from './scope.ts';

@@ -1,9 +1,12 @@
 // The transition table of RULES.md (S7) as data. Anything not listed is refused with a clear error
 // and changes nothing. The database re-checks the state pairs (effect_guard_transition).
-import type { EffectState } from '../db/generated/enums.ts';
+import { EffectState } from '../db/generated/enums.ts';
 import type { Party } from './actor.ts';
 
-export type { EffectState };
+export { EffectState };
+
+/** Every state a key can be in at one epoch, in the order pages list them. */
+export const EFFECT_STATES = Object.values(EffectState) as readonly EffectState[];
 
 /** What a transition moves to: a state, or a new epoch (E1-E3). */
 export type Move = EffectState | 'new_epoch';
@@ -77,6 +80,10 @@ export function allowedSources(to: Move, party: Party): EffectState[] {
   const states = TRANSITIONS.filter((t) => t.to === to && t.by.includes(party)).flatMap((t) => t.from);
   return [...new Set(states.filter((s): s is EffectState => s !== 'none'))];
 }
+
+/** What an operator may revoke (S5) and supersede with a new epoch (E2): read from the table. */
+export const REVOCABLE_STATES: readonly EffectState[] = allowedSources('revoked', 'operator');
+export const BUMPABLE_STATES: readonly EffectState[] = allowedSources('new_epoch', 'operator');
 
 export function requirementsFor(to: Move, party: Party, from: EffectState | 'none'): readonly Requirement[] {
   const check = checkTransition(from, to, party);

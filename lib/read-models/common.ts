@@ -1,8 +1,8 @@
 // Shared pieces of the page read models: keyset cursors and a short memo for figures that are
 // expensive on very large runs.
-export const STATES = ['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck'] as const;
-export type StateName = (typeof STATES)[number];
-export type StateCounts = Record<StateName, number>;
+import type { EffectState } from '@/lib/ledger/transitions.ts';
+
+export type StateCounts = Record<EffectState, number>;
 
 export function emptyCounts(): StateCounts {
   return { pending: 0, done: 0, failed: 0, unknown: 0, revoked: 0, stuck: 0 };

@@ -4,7 +4,8 @@
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { exactlyOnce, stateCountsFor } from './runs.ts';
-import { decodeCursor, emptyCounts, encodeCursor, STATES, type StateCounts } from './common.ts';
+import { decodeCursor, emptyCounts, encodeCursor, type StateCounts } from './common.ts';
+import { EFFECT_STATES } from '@/lib/ledger/transitions.ts';
 
 export const VIEWS = ['plan', 'never_sent', 'not_in_plan'] as const;
 export type RunView = (typeof VIEWS)[number];
@@ -118,7 +119,7 @@ export async function runTable(
   const view: RunView = (VIEWS as readonly string[]).includes(query.view ?? '') ? (query.view as RunView) : 'plan';
   const desc = query.sort === '-target';
   const cursor = decodeCursor(query.cursor, isCursor);
-  const state = (STATES as readonly string[]).includes(query.state ?? '') ? query.state! : null;
+  const state = (EFFECT_STATES as readonly string[]).includes(query.state ?? '') ? query.state! : null;
   const q = query.q?.trim() ?? '';
   let raw: Raw[];
   if (view === 'not_in_plan') {

@@ -2,15 +2,9 @@
 // exactly-once figure P4 of its approved plan.
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
-import {
-  decodeCursor,
-  emptyCounts,
-  encodeCursor,
-  remember,
-  STATES,
-  type StateCounts,
-  type StateName,
-} from './common.ts';
+import { decodeCursor, emptyCounts, encodeCursor, remember, type StateCounts } from './common.ts';
+import { EFFECT_STATES, type EffectState } from '@/lib/ledger/transitions.ts';
+import { exactlyOnceOfPlan } from './exactly-once.ts';
 
 export interface RunsFilter {
   workflow?: string;
@@ -113,7 +107,7 @@ const largeRuns = new Set<string>();
 export async function countRun(db: Db, runId: string): Promise<StateCounts> {
   const counts = emptyCounts();
   await Promise.all(
-    STATES.map(async (state) => {
+    EFFECT_STATES.map(async (state) => {
       const [row] = await db.$queryRaw<
         { n: bigint }[]
       >`SELECT count(*) AS n FROM effect_key WHERE run_id = ${runId}::uuid AND state = ${state}::"EffectState"`;
@@ -138,11 +132,11 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
     const counts = largeRuns.has(runId)
       ? (await remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId))).value
       : await countRun(db, runId);
-    if (STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) largeRuns.add(runId);
+    if (EFFECT_STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) largeRuns.add(runId);
     map.set(runId, counts);
     return map;
   }
-  const rows = await db.$queryRaw<{ run_id: string; state: StateName; n: bigint }[]>`
+  const rows = await db.$queryRaw<{ run_id: string; state: EffectState; n: bigint }[]>`
     SELECT run_id, state::text AS state, count(*) AS n FROM effect_key WHERE run_id = ANY(${runIds}::uuid[]) GROUP BY run_id, state`;
   for (const r of rows) {
     const c = map.get(r.run_id) ?? emptyCounts();
@@ -153,24 +147,15 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
 }
 
 /**
- * P4: approved targets with exactly one done effect (over all epochs) / approved targets. Exact on
- * every request for plans up to 50,000 items; for larger ones it is recomputed at most once a
- * minute and the page says "as of".
+ * P4 of a plan, exact on every request for plans up to 50,000 items; for larger ones it is recomputed
+ * at most once a minute and the page says "as of".
  */
-export async function exactlyOnceNumerator(db: Db, planId: string): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: bigint }[]>`
-    SELECT count(*) AS n FROM (
-      SELECT pi.key FROM plan_item pi JOIN effect e ON e.key = pi.key AND e.state = 'done'
-      WHERE pi.plan_id = ${planId}::uuid GROUP BY pi.key HAVING count(*) = 1) x`;
-  return Number(row?.n ?? 0);
-}
-
 export async function exactlyOnce(
   db: Db,
   planId: string,
   items: number,
 ): Promise<{ numerator: number; denominator: number; asOf: Date | null }> {
-  const compute = () => exactlyOnceNumerator(db, planId);
+  const compute = async () => (await exactlyOnceOfPlan(db, planId, items)).numerator;
   if (items <= LARGE_PLAN) return { numerator: await compute(), denominator: items, asOf: null };
   const { value, at } = await remember(`p4:${planId}`, 60_000, compute);
   return { numerator: value, denominator: items, asOf: at };

@@ -9,14 +9,15 @@ import { conflict, notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { enqueueRemaining, sharedJobSender, type JobSender } from './jobs.ts';
 import { assertOperator, type ReplayControlAction, type ReplayCtx } from './request.ts';
+import { optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
 
 export const replayControlInput = z.strictObject({
   replayId: z.uuid(),
-  reason: z.string().trim().max(2000).optional(),
+  reason: optionalReasonField,
 });
 export const cancelReplayInput = z.strictObject({
   replayId: z.uuid(),
-  reason: z.string().trim().min(1, 'a reason is required').max(2000),
+  reason: reasonField,
 });
 
 export type ReplayStatus =

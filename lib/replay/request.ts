@@ -7,11 +7,13 @@ import { appendAudit, auditRefusal } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
 import { env } from '../env.ts';
 import { conflict, forbidden, notFound, type Actor, type RequestMeta } from '../ledger/index.ts';
+import { fourEyesRefusal } from '@/lib/approvals/four-eyes.ts';
 import { parseInput } from '../ledger/validate.ts';
 
 export type ReplayControlAction = 'replay.start' | 'replay.pause' | 'replay.resume' | 'replay.cancel';
 import { fourEyesFor } from './preview.ts';
 import { exactlyOnce, FINGERPRINT_SQL, summarizeSet, targetsSql } from './set.ts';
+import { reasonField, optionalReasonField } from '@/lib/ledger/fields.ts';
 
 export interface ReplayCtx {
   db: Db;
@@ -20,7 +22,6 @@ export interface ReplayCtx {
 }
 
 const hash = z.string().regex(/^[0-9a-f]{64}$/, 'the set hash shown in the preview');
-const reason = z.string().trim().min(1, 'a reason is required').max(2000);
 
 export const requestReplayInput = z.strictObject({
   runId: z.uuid(),
@@ -28,17 +29,17 @@ export const requestReplayInput = z.strictObject({
   confirmCount: z.number().int().positive(),
   /** The preview's setHash: refuses if the set changed since the operator looked. */
   setHash: hash.optional(),
-  reason,
+  reason: reasonField,
 });
 
 export const approveReplayInput = z.strictObject({
   approvalRequestId: z.uuid(),
   /** The hash the approver saw; must equal the frozen set's (Z3). */
   setHash: hash,
-  reason: z.string().trim().max(2000).optional(),
+  reason: optionalReasonField,
 });
 
-export const rejectReplayInput = z.strictObject({ approvalRequestId: z.uuid(), reason });
+export const rejectReplayInput = z.strictObject({ approvalRequestId: z.uuid(), reason: reasonField });
 
 export async function assertOperator(
   ctx: ReplayCtx,
@@ -210,7 +211,8 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
     });
     return forbidden(why);
   };
-  if (req.requestedById === actor.id) throw await refuse('the requester of a replay cannot approve it (Z3: four eyes)');
+  const fourEyes = fourEyesRefusal(req.requestedById, actor, 'approve');
+  if (fourEyes) throw await refuse(fourEyes);
   const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
     await auditRefusal(db, {
       chain: `run:${req.runId}`,

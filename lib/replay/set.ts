@@ -2,6 +2,7 @@
 // current state. Eligible (F2): targets with no effect yet, failed ones (S3: they hold no key) and
 // pending ones awaiting a claim (a bump's new epoch, or an unknown support resolved as "not sent").
 // Everything stays in SQL, so a 100,000-target run never passes through the app's memory.
+import { exactlyOnceOfRun } from '@/lib/read-models/exactly-once.ts';
 import { Prisma } from '../db/client.ts';
 import type { DbOrTx } from '../db/client.ts';
 
@@ -81,18 +82,11 @@ export async function summarizeSet(db: DbOrTx, runId: string): Promise<SetSummar
   return { total, counts, eligible: counts.not_sent + counts.awaiting_claim + counts.failed, setHash: hash!.h };
 }
 
-/** The run's headline figure (P4): approved targets with exactly one done effect / approved targets. */
+/** The run's headline figure (P4), in the shape replay reports keep (stored with the request). */
 export async function exactlyOnce(
   db: DbOrTx,
   runId: string,
 ): Promise<{ exactlyOnce: number; approved: number; ratio: number }> {
-  const [row] = await db.$queryRaw<{ ok: bigint; total: bigint }[]>`
-    SELECT count(*) FILTER (WHERE d.n = 1) AS ok, count(*) AS total
-      FROM plan_item pi
-      JOIN plan p ON p.id = pi.plan_id AND p.status = 'approved'
-      LEFT JOIN LATERAL (SELECT count(*) AS n FROM effect e WHERE e.key = pi.key AND e.state = 'done') d ON true
-     WHERE pi.run_id = ${runId}::uuid`;
-  const ok = Number(row?.ok ?? 0);
-  const total = Number(row?.total ?? 0);
-  return { exactlyOnce: ok, approved: total, ratio: total ? ok / total : 0 };
+  const { numerator, denominator, ratio } = await exactlyOnceOfRun(db, runId);
+  return { exactlyOnce: numerator, approved: denominator, ratio };
 }

@@ -7,7 +7,8 @@
 import pg from 'pg';
 import { createDb } from '@/lib/db/client.ts';
 import { runTable } from '@/lib/read-models/run-detail.ts';
-import { countRun, exactlyOnceNumerator, listRuns } from '@/lib/read-models/runs.ts';
+import { exactlyOnceOfPlan } from '@/lib/read-models/exactly-once.ts';
+import { countRun, listRuns } from '@/lib/read-models/runs.ts';
 import { encodeCursor } from '@/lib/read-models/common.ts';
 
 import { timeRepeat as time } from './harness.ts';
@@ -124,7 +125,7 @@ async function benchConsoleSize(
     const counts = await time(repeat, () => countRun(db, runId));
     // P4 over a big run is recomputed at most once a minute (the page says "as of"); the runs list
     // then serves the memoized figure.
-    const p4 = await time(3, () => exactlyOnceNumerator(db, planId));
+    const p4 = await time(3, () => exactlyOnceOfPlan(db, planId, 0));
     const runsList = await time(repeat, () => listRuns(db, { workflow: 'bench_console' }));
     const [rows] = await db.$queryRaw<{ plan_items: bigint; effects: bigint }[]>`
       SELECT (SELECT count(*) FROM plan_item WHERE run_id = ${runId}::uuid) AS plan_items,

@@ -3,6 +3,7 @@
 // checks again).
 import { requestBumpAction, resolveUnknownAction, revokeAction } from '@/app/actions/ledger.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
+import { BUMPABLE_STATES, REVOCABLE_STATES } from '@/lib/ledger/transitions.ts';
 import { StateBadge } from '@/components/ui/badge.tsx';
 
 export function EffectActions({
@@ -33,8 +34,8 @@ export function EffectActions({
       <div className="text-xs text-zinc-500">last changed by {changedBy}</div>
     </div>
   );
-  const revocable = ['pending', 'done', 'unknown', 'stuck'].includes(state);
-  const bumpable = ['done', 'revoked', 'stuck'].includes(state);
+  const revocable = (REVOCABLE_STATES as readonly string[]).includes(state);
+  const bumpable = (BUMPABLE_STATES as readonly string[]).includes(state);
   return (
     <div className="flex flex-wrap gap-2">
       {canResolve && state === 'unknown' && (

@@ -21,6 +21,7 @@ import { EmptyState, inputClass } from '@/components/ui/card.tsx';
 import { cn } from '@/components/ui/cn.ts';
 import type { RunTableRow } from '@/lib/read-models/run-detail.ts';
 import type { Wire } from '@/lib/wire.ts';
+import { BUMPABLE_STATES, EFFECT_STATES, REVOCABLE_STATES } from '@/lib/ledger/transitions.ts';
 
 export type Row = Wire<RunTableRow>;
 
@@ -170,8 +171,8 @@ export function RunTable({
   const previewText = Object.entries(byState)
     .map(([s, n]) => `${n} ${STATE_STYLE[s]?.label ?? s}`)
     .join(', ');
-  const revocable = selected.filter((r) => ['pending', 'done', 'unknown', 'stuck'].includes(r.state ?? ''));
-  const bumpable = selected.filter((r) => ['done', 'revoked', 'stuck'].includes(r.state ?? ''));
+  const revocable = selected.filter((r) => (REVOCABLE_STATES as readonly string[]).includes(r.state ?? ''));
+  const bumpable = selected.filter((r) => (BUMPABLE_STATES as readonly string[]).includes(r.state ?? ''));
 
   return (
     <div>
@@ -218,7 +219,7 @@ export function RunTable({
             State
             <select name="state" defaultValue={params.get('state') ?? ''} className={`${inputClass} mt-1`}>
               <option value="">Any</option>
-              {['pending', 'done', 'failed', 'unknown', 'revoked', 'stuck'].map((s) => (
+              {EFFECT_STATES.map((s) => (
                 <option key={s} value={s}>
                   {STATE_STYLE[s]!.label}
                 </option>

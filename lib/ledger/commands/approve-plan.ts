@@ -9,11 +9,12 @@ import { itemsHash } from './submit-plan.ts';
 import { getRun } from '../catalog.ts';
 import { deriveKey } from '../keys.ts';
 import type { CommandContext } from './common.ts';
+import { optionalReasonField } from '../fields.ts';
 
 export const approvePlanInput = z.strictObject({
   planId: z.uuid(),
   itemsHash: z.string().regex(/^[0-9a-f]{64}$/, 'the hash of the reviewed set'),
-  reason: z.string().trim().max(2000).optional(),
+  reason: optionalReasonField,
 });
 
 export async function approvePlan(ctx: CommandContext, raw: unknown) {

@@ -8,7 +8,8 @@ import { conflict, forbidden, notFound } from '../errors.ts';
 import { getEpochPolicy, modelInfluence } from '../policies.ts';
 import { checkTransition } from '../transitions.ts';
 import { parseInput } from '../validate.ts';
-import { reasonField, type CommandContext } from './common.ts';
+import { effectKeyField, reasonField } from '../fields.ts';
+import type { CommandContext } from './common.ts';
 
 const inputValue = z.strictObject({
   value: z.union([z.string().max(1000), z.number(), z.boolean()]),
@@ -17,7 +18,7 @@ const inputValue = z.strictObject({
 
 // Strict: a request that carries anything else (a subject, a body, free text) is refused (422).
 export const bumpEpochInput = z.strictObject({
-  key: z.string().min(1).max(4096),
+  key: effectKeyField,
   expectedEpoch: z.number().int().positive().optional(),
   reason: reasonField,
   /** For policy bumps: every input the decision used, with where it came from. */

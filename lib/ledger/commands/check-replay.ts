@@ -6,7 +6,7 @@
 import { auditRefusal, appendAudit } from '@/lib/audit/append.ts';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import type { CommandContext } from './common.ts';
-import { readRun, type RunTarget } from './read-run.ts';
+import { readRun, type RunTarget } from '@/lib/read-models/run-view.ts';
 
 export interface ReplayTarget {
   target: string;

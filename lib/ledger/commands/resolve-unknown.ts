@@ -2,7 +2,8 @@
 // reference) or "not sent" (unknown -> pending, awaiting the next forced replay's claim).
 import { z } from 'zod';
 import { parseInput } from '../validate.ts';
-import { effectRef, reasonField, type CommandContext } from './common.ts';
+import { reasonField } from '../fields.ts';
+import { effectRef, type CommandContext } from './common.ts';
 import { transitionEffect } from './transition-effect.ts';
 
 export const resolveUnknownInput = z.discriminatedUnion('outcome', [

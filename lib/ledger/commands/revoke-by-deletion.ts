@@ -9,6 +9,7 @@ import { parseInput } from '../validate.ts';
 import { effectRef, type CommandContext } from './common.ts';
 import { requireEffectScope } from '../scope.ts';
 import { transitionEffect } from './transition-effect.ts';
+import { optionalReasonField } from '../fields.ts';
 
 /** Namespace of successor ids (a fixed random UUID: changing it would change every successor). */
 export const SUCCESSOR_NAMESPACE = '6f1c0a52-4a5e-4d0b-9a61-3c7e2b8f9d14';
@@ -19,7 +20,7 @@ export const revokeByDeletionInput = z.strictObject({
   objectId: z.string().trim().min(1).max(256),
   /** When it was deleted (ISO 8601). Omitted: now. Part of the successor id. */
   deletedAt: z.iso.datetime({ offset: true }).optional(),
-  reason: z.string().trim().max(2000).optional(),
+  reason: optionalReasonField,
 });
 
 /** RFC 4122 version 5 (SHA-1, name based). */

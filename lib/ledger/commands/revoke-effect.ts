@@ -3,7 +3,8 @@
 // Absence is never revocation: nothing here is ever called because a lookup came back empty.
 import { z } from 'zod';
 import { parseInput } from '../validate.ts';
-import { effectRef, reasonField, type CommandContext } from './common.ts';
+import { reasonField } from '../fields.ts';
+import { effectRef, type CommandContext } from './common.ts';
 import { transitionEffect } from './transition-effect.ts';
 
 export const revokeEffectInput = z.strictObject({

@@ -3,10 +3,11 @@
 // the plan"). Keys are looked up by trigger, so a retried run of the same event sees what is done.
 import { z } from 'zod';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
-import { getRun } from '../catalog.ts';
-import { requireWorkflowScope } from '../scope.ts';
-import { parseInput } from '../validate.ts';
-import type { CommandContext } from './common.ts';
+import { getRun } from '@/lib/ledger/catalog.ts';
+import { requireWorkflowScope } from '@/lib/ledger/scope.ts';
+import { parseInput } from '@/lib/ledger/validate.ts';
+import type { CommandContext } from '@/lib/ledger/commands/common.ts';
+import { exactlyOnceOfPlan } from './exactly-once.ts';
 
 export const readRunInput = z.strictObject({ runId: z.uuid() });
 
@@ -142,10 +143,10 @@ export async function readRun(
            count(*) FILTER (WHERE e.state IS NULL) AS not_started,
            count(*) FILTER (WHERE e.state = 'pending') AS pending, count(*) FILTER (WHERE e.state = 'done') AS done,
            count(*) FILTER (WHERE e.state = 'failed') AS failed, count(*) FILTER (WHERE e.state = 'unknown') AS unknown,
-           count(*) FILTER (WHERE e.state = 'revoked') AS revoked, count(*) FILTER (WHERE e.state = 'stuck') AS stuck,
-           count(*) FILTER (WHERE u.in_plan AND (SELECT count(*) FROM effect d WHERE d.key = u.key AND d.state = 'done') = 1) AS headline_done
+           count(*) FILTER (WHERE e.state = 'revoked') AS revoked, count(*) FILTER (WHERE e.state = 'stuck') AS stuck
       FROM u LEFT JOIN effect e ON e.key = u.key AND e.epoch = u.current_epoch`;
   const n = (k: string) => Number(c?.[k] ?? 0);
+  const headline = plan?.status === 'approved' ? await exactlyOnceOfPlan(db, plan.id, plan.itemCount) : null;
   return {
     run: {
       id: run.id,
@@ -178,14 +179,7 @@ export async function readRun(
       revoked: n('revoked'),
       stuck: n('stuck'),
     },
-    headline:
-      plan?.status === 'approved'
-        ? {
-            done: n('headline_done'),
-            approved: plan.itemCount,
-            ratio: plan.itemCount ? n('headline_done') / plan.itemCount : 0,
-          }
-        : null,
+    headline: headline && { done: headline.numerator, approved: headline.denominator, ratio: headline.ratio },
     targets,
     truncated,
   };
