@@ -1,5 +1,6 @@
 // A readable reference page rendered from the same OpenAPI document (no client-side script needed).
 import { openApiDocument } from './openapi.ts';
+import { PROBLEM_TYPES } from './problem.ts';
 
 const esc = (s: unknown) =>
   String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
@@ -33,7 +34,7 @@ export function docsHtml(): string {
       const responses = Object.entries(o.responses as Json)
         .map(
           ([status, r]) =>
-            `<li><strong>${esc(status)}</strong> ${esc((r as Json).description)} ${schemaBlock((r as Json).content?.['application/json']?.schema, components)}</li>`,
+            `<li><strong>${esc(status)}</strong> ${esc((r as Json).description)} ${schemaBlock(((r as Json).content?.['application/json'] ?? (r as Json).content?.['application/problem+json'])?.schema, components)}</li>`,
         )
         .join('');
       ops.push(`<section id="${esc(o.operationId)}"><h3><span class="m">${esc(method.toUpperCase())}</span> <code>/api/v1${esc(path)}</code></h3>
@@ -54,5 +55,14 @@ pre{background:#f5f5f5;padding:.5rem;overflow:auto;font-size:12px}code{font-size
       ),
     )
     .join('')}</ul></nav>
-${ops.join('\n')}</body></html>`;
+${ops.join('\n')}
+<section id="problems"><h2>Problem types</h2><p>Every error answer is an RFC 9457 problem document
+(<code>application/problem+json</code>); its <code>type</code> points at one of these.</p><dl>${Object.entries(
+    PROBLEM_TYPES,
+  )
+    .map(
+      ([code, p]) =>
+        `<dt id="problem-${esc(code)}"><code>${esc(code)}</code>: ${esc(p.status)} ${esc(p.title)}</dt><dd>${esc(p.when)}</dd>`,
+    )
+    .join('')}</dl></section></body></html>`;
 }

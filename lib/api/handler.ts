@@ -10,7 +10,9 @@ import { invalid, LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { authenticate, requestMeta } from './auth.ts';
 import { apiDb } from './db.ts';
-import { errorBody, jsonSafe, toApiError } from './errors.ts';
+import { isProblem, jsonSafe, problem, problemFrom, problemHeaders, type Problem } from './problem.ts';
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 import { parseIdempotencyKey, requestHash, withIdempotency } from './idempotency.ts';
 import type { OpResult } from './operations.ts';
 
@@ -39,17 +41,16 @@ export interface RouteSpec<S extends z.ZodType | undefined> {
 
 type RouteCtx<P> = { params: Promise<P> };
 
+/** Success bodies are JSON; every 4xx and 5xx body is a problem document (RFC 9457). */
 function json(status: number, body: unknown, meta: RequestMeta, extra: Record<string, string> = {}): Response {
+  const kind = status >= 400 && isProblem(body) ? problemHeaders(body) : JSON_HEADERS;
   return new Response(JSON.stringify(body), {
     status,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-request-id': meta.requestId ?? '',
-      ...extra,
-    },
+    headers: { ...kind, 'x-request-id': meta.requestId ?? '', ...extra },
   });
 }
+
+const answer = (p: Problem): OpResult => ({ status: p.status, body: p });
 
 async function readJson(request: Request): Promise<unknown> {
   const length = Number(request.headers.get('content-length') ?? '0');
@@ -85,7 +86,7 @@ function shape(spec: RouteSpec<z.ZodType | undefined>, result: OpResult): OpResu
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     console.error('[api] response does not match its schema', result.status, parsed.error.issues.slice(0, 3));
-    return { status: 500, body: errorBody('internal', 'internal error: response did not match its documented shape') };
+    return answer(problem('internal', 'internal error: response did not match its documented shape'));
   }
   return { status: result.status, body: parsed.data };
 }
@@ -112,7 +113,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
           try {
             return shape(spec, await fn({ db, actor, meta, request: meta, body: body as never, params }));
           } catch (error) {
-            return toApiError(error);
+            return answer(problemFrom(error));
           }
         };
         if (key === null) {
@@ -126,8 +127,8 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
       const r = shape(spec, await fn({ db, actor, meta, request: meta, body: undefined as never, params }));
       return json(r.status, r.body, meta);
     } catch (error) {
-      const { status, body } = toApiError(error);
-      return json(status, body, meta, status === 401 ? { 'www-authenticate': 'Bearer realm="effect-ledger"' } : {});
+      const p = problemFrom(error);
+      return json(p.status, p, meta, p.status === 401 ? { 'www-authenticate': 'Bearer realm="effect-ledger"' } : {});
     }
   };
 }

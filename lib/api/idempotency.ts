@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { sqlRows, type Db } from '../db/client.ts';
 import { conflict, invalid } from '../ledger/errors.ts';
-import { jsonSafe } from './errors.ts';
+import { jsonSafe } from './problem.ts';
 
 export const STALE_SECONDS = 120;
 const KEY = /^[\x21-\x7e]{1,255}$/;

@@ -28,8 +28,15 @@ const ERRORS: Record<number, string> = {
   403: 'The runtime key is not scoped to this workflow (the refusal is audited).',
   404: 'The run, effect or attempt does not exist.',
   409: 'State conflict: a concurrent request with the same Idempotency-Key is in progress, or the transition is not allowed.',
-  422: 'Invalid input, or an Idempotency-Key reused with a different body. `error.field` names the field.',
+  413: 'The body is over the size or nesting limit; nothing was written.',
+  422: 'Invalid input, or an Idempotency-Key reused with a different body. `field` names the field.',
+  429: 'Too many requests from this source; retry after the Retry-After seconds.',
+  500: 'A bug: the request may or may not have taken effect; retry with the same Idempotency-Key.',
+  503: 'The database cannot be reached now; nothing was changed; retry after the Retry-After seconds.',
 };
+
+/** Every operation can answer these, whatever it does. */
+const ALWAYS = [429, 500, 503];
 
 export const OPERATIONS: Op[] = [
   {
@@ -151,12 +158,17 @@ export function openApiDocument(): Json {
   for (const op of OPERATIONS) {
     const responses: Json = {};
     for (const [status, r] of Object.entries(op.responses))
-      responses[status] = { description: r.description, content: { 'application/json': { schema: ref(r.schema) } } };
-    for (const status of op.errors)
+      responses[status] = {
+        description: r.description,
+        content: {
+          [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: { schema: ref(r.schema) },
+        },
+      };
+    for (const status of [...op.errors, ...(op.body ? [413] : []), ...ALWAYS])
       if (!responses[status])
         responses[status] = {
           description: ERRORS[status],
-          content: { 'application/json': { schema: ref(s.errorSchema) } },
+          content: { 'application/problem+json': { schema: ref(s.problemSchema) } },
         };
     const parameters: Json[] = (op.params ?? []).map((name) => ({
       name,

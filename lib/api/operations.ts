@@ -16,6 +16,7 @@ import {
   submitPlan,
 } from '../ledger/index.ts';
 import { LedgerError } from '../ledger/errors.ts';
+import { problem } from './problem.ts';
 import { readRun } from '../read-models/run-view.ts';
 import { parseInput } from '../ledger/validate.ts';
 import type { z } from 'zod';
@@ -69,10 +70,7 @@ export async function opReplay(ctx: OpContext, runId: string, body: unknown = {}
   if (check.blocked) {
     return {
       status: 409,
-      body: {
-        error: { code: 'conflict', message: check.reason, details: { blocking: check.blocking } },
-        targets: check.targets,
-      },
+      body: problem('conflict', check.reason, { blocking: check.blocking, targets: check.targets }),
     };
   }
   return { status: 202, body: { runId: check.runId, proceed: check.proceed, skip: check.skip } };

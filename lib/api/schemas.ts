@@ -2,6 +2,7 @@
 // (stripped to the documented shape) before they leave, and the OpenAPI document is generated
 // from them (lib/api/openapi.ts).
 import { z } from 'zod';
+import { PROBLEM_TYPES, type ProblemCode } from './problem.ts';
 import { EffectState } from '../ledger/transitions.ts';
 import { claimEffectInput } from '../ledger/commands/claim-effect.ts';
 import { completeEffectInput } from '../ledger/commands/complete-effect.ts';
@@ -22,25 +23,19 @@ function named<T extends z.ZodType>(schema: T, id: string, description?: string)
 const stateEnum = z.enum(EffectState);
 const datetime = z.iso.datetime({ offset: true });
 
-export const errorSchema = named(
-  z.object({
-    error: z.object({
-      code: z.enum([
-        'validation',
-        'unauthenticated',
-        'forbidden',
-        'not_found',
-        'conflict',
-        'invalid_transition',
-        'internal',
-        'payload_too_large',
-      ]),
-      message: z.string(),
+export const problemSchema = named(
+  z
+    .object({
+      type: z.string().meta({ description: 'A URI reference naming the problem type (its section in /api/v1/docs).' }),
+      title: z.string(),
+      status: z.number().int(),
+      detail: z.string().meta({ description: 'What went wrong, in words a person can act on.' }),
+      code: z.enum(Object.keys(PROBLEM_TYPES) as [ProblemCode, ...ProblemCode[]]),
       field: z.string().optional().meta({ description: 'The input field at fault (dot path), for validation errors.' }),
-      details: z.record(z.string(), z.unknown()).optional(),
-    }),
-  }),
-  'Error',
+    })
+    .catchall(z.unknown()),
+  'Problem',
+  'An RFC 9457 problem document (application/problem+json). Extra members carry the details of the refusal.',
 );
 
 // --- runs ---
@@ -138,7 +133,7 @@ export const replayAccepted = named(
   'ReplayAccepted',
 );
 export const replayBlocked = named(
-  z.object({ error: errorSchema.shape.error, targets: z.array(replayTarget) }),
+  problemSchema.extend({ blocking: z.number().int(), targets: z.array(replayTarget) }),
   'ReplayBlocked',
 );
 

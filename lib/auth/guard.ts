@@ -2,6 +2,7 @@
 // every route handler through consoleRoute. Both resolve the user from the database (Z4), check the
 // permission table (Z1), refuse cross-site requests, and audit every refusal (A4).
 import type { z } from 'zod';
+import { problemFrom, problemResponse } from '../api/problem.ts';
 import { auditRefusal } from '../audit/append.ts';
 import type { AuditSubjectOf } from '../audit/actions.ts';
 import { db, type Db } from '../db/client.ts';
@@ -131,26 +132,6 @@ export async function consoleAction<S extends z.ZodType, T>(
   }
 }
 
-const STATUS: Record<string, number> = {
-  validation: 422,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  invalid_transition: 409,
-};
-
-export function errorResponse(error: unknown): Response {
-  if (error instanceof LedgerError) {
-    return Response.json(
-      { code: error.code, message: error.message, ...error.details },
-      { status: STATUS[error.code] ?? 400 },
-    );
-  }
-  console.error(error);
-  return Response.json({ code: 'internal', message: 'internal error' }, { status: 500 });
-}
-
 /** A console route handler: authorized, errors mapped to HTTP in one place. */
 export function consoleRoute<C = unknown>(
   permission: Permission,
@@ -162,7 +143,7 @@ export function consoleRoute<C = unknown>(
       const g = await authorize(requestInfoFromHeaders(req.headers), permission, options);
       return await handler(g, req, ctx);
     } catch (error) {
-      return errorResponse(error);
+      return problemResponse(problemFrom(error));
     }
   };
 }

@@ -4,7 +4,7 @@
 import type { z } from 'zod';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { jsonSafe, toApiError } from '../api/errors.ts';
+import { jsonSafe, problemFrom } from '../api/problem.ts';
 import * as ops from '../api/operations.ts';
 import * as s from '../api/schemas.ts';
 import { LedgerApiError, type Transport } from './types.ts';
@@ -29,8 +29,8 @@ export function directTransport(options: DirectTransportOptions): Transport {
     try {
       result = await fn();
     } catch (error) {
-      const { status, body } = toApiError(error);
-      throw new LedgerApiError(status, body.error.code, body.error.message, body.error.field, body.error.details);
+      const { status, code, detail, field, type: _type, title: _title, ...details } = problemFrom(error);
+      throw new LedgerApiError(status, code, detail, field, details);
     }
     const schema = schemas[result.status];
     const body = jsonSafe(result.body);

@@ -52,24 +52,29 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       } catch {
         json = null;
       }
-      const err = (
-        json as {
-          error?: { code?: string; message?: string; field?: string; details?: Record<string, unknown> };
-        } | null
-      )?.error;
+      // Error answers are RFC 9457 problem documents: { type, title, status, detail, code, field?, ... }.
+      const {
+        code,
+        detail,
+        field,
+        type: _type,
+        title: _title,
+        status: _status,
+        ...details
+      } = (response.ok ? {} : (json ?? {})) as Record<string, unknown>;
       // Our own earlier attempt is still running on the server (a lost answer, retried): wait for it.
-      if (response.status === 409 && err?.details?.idempotency === 'in_progress' && attempt < retries) {
-        lastError = new LedgerApiError(409, 'conflict', err.message ?? 'in progress', undefined, err.details);
+      if (response.status === 409 && details.idempotency === 'in_progress' && attempt < retries) {
+        lastError = new LedgerApiError(409, 'conflict', String(detail ?? 'in progress'), undefined, details);
         await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
         continue;
       }
       if (response.ok || accept.includes(response.status)) return { status: response.status, body: json as T };
       throw new LedgerApiError(
         response.status,
-        err?.code ?? 'http_error',
-        err?.message ?? `HTTP ${response.status}`,
-        err?.field,
-        err?.details,
+        typeof code === 'string' ? code : 'http_error',
+        typeof detail === 'string' ? detail : `HTTP ${response.status}`,
+        typeof field === 'string' ? field : undefined,
+        details,
       );
     }
     throw lastError;

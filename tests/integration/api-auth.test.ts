@@ -58,7 +58,7 @@ describe('runtime-key authentication (Z6, A4)', () => {
       for (const r of responses) {
         expect(r.status).toBe(401);
         expect(r.headers.get('www-authenticate')).toContain('Bearer');
-        expect((await r.json()).error.code).toBe('unauthenticated');
+        expect((await r.json()).code).toBe('unauthenticated');
       }
     }
     expect(await snapshot(t.db)).toEqual(before);
@@ -113,8 +113,8 @@ describe('runtime-key authentication (Z6, A4)', () => {
     for (const [name, r] of Object.entries(responses)) {
       expect(r.status, name).toBe(403);
       const body = await r.json();
-      expect(body.error.code).toBe('forbidden');
-      expect(body.error.message).toContain('wf_other');
+      expect(body.code).toBe('forbidden');
+      expect(body.detail).toContain('wf_other');
     }
     expect(await snapshot(t.db)).toEqual(before);
     const audits = [

@@ -55,7 +55,7 @@ describe('POST /api/v1/effects/claim', () => {
       { token },
     );
     expect(res.status).toBe(422);
-    expect((await res.json()).error).toMatchObject({ code: 'validation' });
+    expect(await res.json()).toMatchObject({ code: 'validation', status: 422 });
     expect(await snapshot(t.db)).toEqual(before);
   });
 
@@ -109,7 +109,7 @@ describe('POST /api/v1/effects/claim', () => {
       { token },
     );
     expect(again.status).toBe(409);
-    expect((await again.json()).error.code).toBe('invalid_transition');
+    expect((await again.json()).code).toBe('invalid_transition');
     const view = await (await get(`/runs/${run.runId}`, token)).json();
     expect(view.targets).toEqual([
       expect.objectContaining({ key: w.key, state: 'done', receipt: 'msg_1', inPlan: false }),

@@ -62,7 +62,7 @@ describe('Idempotency-Key on every POST (Z5)', () => {
       idempotencyKey: 'k-ben',
     });
     expect(other.status).toBe(422);
-    expect((await other.json()).error).toMatchObject({ code: 'validation', field: 'Idempotency-Key' });
+    expect(await other.json()).toMatchObject({ code: 'validation', field: 'Idempotency-Key' });
     const path = await post('/runs', { workflow: 'wf', triggerId: 'x' }, { token: key.token, idempotencyKey: 'k-ben' });
     expect(path.status).toBe(422);
     expect(await snapshot(t.db)).toEqual(before);
@@ -78,7 +78,7 @@ describe('Idempotency-Key on every POST (Z5)', () => {
     ]);
     const dup = await post('/effects/claim', b, { token: key.token, idempotencyKey: 'k-cleo' });
     expect(dup.status).toBe(409);
-    expect((await dup.json()).error.code).toBe('conflict');
+    expect((await dup.json()).code).toBe('conflict');
     expect(await attempts('cleo@example.com')).toBe(0);
     await t.owner(`UPDATE idempotency_record SET created_at = now() - make_interval(secs => $1) WHERE key = 'k-cleo'`, [
       STALE_SECONDS + 1,
@@ -118,6 +118,6 @@ describe('Idempotency-Key on every POST (Z5)', () => {
       idempotencyKey: 'has space',
     });
     expect(bad.status).toBe(422);
-    expect((await bad.json()).error.field).toBe('Idempotency-Key');
+    expect((await bad.json()).field).toBe('Idempotency-Key');
   });
 });

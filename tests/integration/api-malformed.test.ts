@@ -212,7 +212,7 @@ describe('malformed bodies', () => {
         batch.map(async (c, j) => {
           const res = await post(c.path, undefined, { token, raw: c.raw, idempotencyKey: `fuzz-${i + j}` });
           const text = await res.text();
-          let body: { error?: { code?: string; field?: string; message?: string } } | null;
+          let body: { code?: string; field?: string; detail?: string } | null;
           try {
             body = JSON.parse(text);
           } catch {
@@ -225,10 +225,10 @@ describe('malformed bodies', () => {
         const ok =
           status >= 400 &&
           status < 500 &&
-          typeof body?.error?.code === 'string' &&
-          typeof body.error.message === 'string' &&
-          typeof body.error.field === 'string' &&
-          body.error.field.length > 0;
+          typeof body?.code === 'string' &&
+          typeof body.detail === 'string' &&
+          typeof body.field === 'string' &&
+          body.field.length > 0;
         if (!ok) failures.push(`${c.path} [${c.label}] -> ${status} ${JSON.stringify(body)?.slice(0, 200)}`);
       }
     }

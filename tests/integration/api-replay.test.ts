@@ -31,7 +31,7 @@ const claim = async (runId: string, item: { tool: string; action: string; record
   (await post('/effects/claim', { runId, ...item }, { token })).json();
 
 describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
-  it('F6: a run with a target pending past its lease, one unknown and one stuck gets 409 with { error, targets: [{ target, key, epoch, state, changedBy, changedAt }] }, audited', async () => {
+  it('F6: a run with a target pending past its lease, one unknown and one stuck gets 409 with a problem document { code, detail, blocking, targets: [{ target, key, epoch, state, changedBy, changedAt }] }, audited', async () => {
     const { run, items } = await runWithPlan([
       'a@example.com',
       'b@example.com',
@@ -55,8 +55,8 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
     const res = await post(`/runs/${run.runId}/replay`, {}, { token, idempotencyKey: 'replay-1' });
     expect(res.status).toBe(409);
     const body = await res.json();
-    expect(Object.keys(body).sort()).toEqual(['error', 'targets']);
-    expect(body.error.code).toBe('conflict');
+    expect(Object.keys(body).sort()).toEqual(['blocking', 'code', 'detail', 'status', 'targets', 'title', 'type']);
+    expect(body.code).toBe('conflict');
     expect(body.targets).toHaveLength(5);
     for (const target of body.targets)
       expect(Object.keys(target).sort()).toEqual(['changedAt', 'changedBy', 'epoch', 'key', 'state', 'target']);
@@ -107,7 +107,7 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
     const res = await post(`/runs/${run.runId}/replay`, {}, { token });
     expect(res.status).toBe(409);
     const body = await res.json();
-    expect(body.error.message).toContain('incomplete');
+    expect(body.detail).toContain('incomplete');
     expect(body.targets).toEqual([expect.objectContaining({ target: 'j@example.com', state: 'not_started' })]);
   });
 
@@ -126,11 +126,8 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
     );
     expect(res.status).toBe(422);
     const body = await res.json();
-    expect(body.error.field).toBe('items.1.target');
-    expect(body.error.details.items.map((i: { field: string }) => i.field)).toEqual([
-      'items.1.target',
-      'items.2.action',
-    ]);
+    expect(body.field).toBe('items.1.target');
+    expect(body.items.map((i: { field: string }) => i.field)).toEqual(['items.1.target', 'items.2.action']);
     expect(await t.db.plan.count({ where: { runId: run.runId } })).toBe(0);
   });
 

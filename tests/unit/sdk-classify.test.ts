@@ -3,7 +3,8 @@ import { classifyHttp } from '@/lib/sdk/index.ts';
 import { SandboxProvider } from '@/lib/providers/sandbox/client.ts';
 import { canonicalJson, requestHash } from '@/lib/api/idempotency.ts';
 import { successorId, uuidV5 } from '@/lib/ledger/commands/revoke-by-deletion.ts';
-import { statusForCode } from '@/lib/api/errors.ts';
+import { problem, problemFrom, problemHeaders } from '@/lib/api/problem.ts';
+import { LedgerError } from '@/lib/ledger/errors.ts';
 
 const raw = (status: number, body: unknown) => ({
   status,
@@ -56,14 +57,33 @@ describe('API helpers', () => {
     expect(successorId(a, '2026-12-01T00:00:00Z')).toBe(b);
   });
 
-  it('errors map to HTTP in one place', () => {
-    expect([
-      statusForCode('validation'),
-      statusForCode('unauthenticated'),
-      statusForCode('forbidden'),
-      statusForCode('not_found'),
-      statusForCode('conflict'),
-      statusForCode('invalid_transition'),
-    ]).toEqual([422, 401, 403, 404, 409, 409]);
+  it('errors map to HTTP in one place, as RFC 9457 problem documents', () => {
+    const codes = [
+      'validation',
+      'unauthenticated',
+      'forbidden',
+      'not_found',
+      'conflict',
+      'invalid_transition',
+    ] as const;
+    expect(codes.map((c) => problemFrom(new LedgerError(c, 'x')).status)).toEqual([422, 401, 403, 404, 409, 409]);
+    const p = problemFrom(new LedgerError('validation', 'target: not an email', { field: 'target', index: 3 }));
+    expect(p).toEqual({
+      type: '/api/v1/docs#problem-validation',
+      title: 'Invalid input',
+      status: 422,
+      detail: 'target: not an email',
+      code: 'validation',
+      field: 'target',
+      index: 3,
+    });
+    // A lost database is 503 with Retry-After, never a 500; an unknown error shows no internals.
+    const down = problemFrom(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    expect(down).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(problemHeaders(down)).toMatchObject({ 'content-type': 'application/problem+json', 'retry-after': '2' });
+    const bug = problemFrom(new TypeError('secret internals'));
+    expect(bug).toMatchObject({ status: 500, code: 'internal' });
+    expect(JSON.stringify(bug)).not.toContain('secret internals');
+    expect(problem('rate_limited', 'slow down').status).toBe(429);
   });
 });

@@ -64,11 +64,11 @@ const uuidish = [
   '\u0000',
 ];
 
-function textAnswer(status: number, body: string, nested: boolean): Answer {
+// Every error answer, agent API or console route, is a problem document naming the field at its top.
+function textAnswer(status: number, body: string): Answer {
   let field: unknown;
   try {
-    const j = JSON.parse(body) as { error?: { field?: unknown }; field?: unknown };
-    field = nested ? j.error?.field : j.field;
+    field = (JSON.parse(body) as { field?: unknown }).field;
   } catch {
     field = undefined;
   }
@@ -111,7 +111,7 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
       const { status, text } = await readAll(
         await post(p, undefined, { token, raw, idempotencyKey: `bad-${randomUUID()}` }),
       );
-      return textAnswer(status, text, true);
+      return textAnswer(status, text);
     };
     return { group: 'agent API', name, cases, send };
   };
@@ -207,7 +207,7 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
           ? await routeFetch(`${BASE}/api/v1/runs/${id}`, { headers: { authorization: `Bearer ${token}` } })
           : await post(`/attempts/${id}/response`, { status: 200, headers: [], bodyBase64: '' }, { token });
       const { status, text } = await readAll(res);
-      return textAnswer(status, text, true);
+      return textAnswer(status, text);
     },
   };
   if (
@@ -237,7 +237,7 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
         body: JSON.stringify({ ...claimTemplate, recordId: `idem-${randomUUID()}` }),
       });
       const { status, text } = await readAll(res);
-      return textAnswer(status, text, true);
+      return textAnswer(status, text);
     },
   });
 
@@ -467,7 +467,7 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
           { params: Promise.resolve({ replayId: c.value }) },
         ),
       );
-      return textAnswer(status, text, false);
+      return textAnswer(status, text);
     },
   });
   const filterValues: [string, string][] = [
@@ -499,7 +499,7 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
       const { status, text } = await readAll(
         await consoleGet(`http://${HOST}/api/console/audit/export?${q}`, exportRoute, undefined),
       );
-      return textAnswer(status, text, false);
+      return textAnswer(status, text);
     },
   });
   return targets;
