@@ -2,7 +2,7 @@
 // anyone without a valid session is sent to sign in.
 import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
-import { db } from '../db/client.ts';
+import { db, type Db } from '../db/client.ts';
 import { can, type Permission } from './permissions.ts';
 import { sessionFromCookie, type SessionUser } from './session.ts';
 
@@ -12,6 +12,17 @@ export async function requireUser(permission: Permission = 'console.read'): Prom
   if (session.problem) redirect(`/sign-in?reason=${session.problem}`);
   if (!can(session.user.role, permission)) redirect('/forbidden');
   return session.user;
+}
+
+/** What a page reads with: the signed-in user and the database client the read models take. Pages
+ *  never open a client themselves, so every read a page makes starts from a checked session. */
+export interface Viewer {
+  user: SessionUser;
+  db: Db;
+}
+
+export async function requireViewer(permission: Permission = 'console.read'): Promise<Viewer> {
+  return { user: await requireUser(permission), db: db() };
 }
 
 export async function optionalUser(): Promise<SessionUser | null> {

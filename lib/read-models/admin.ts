@@ -51,6 +51,20 @@ export async function approvalsPage(db: Db) {
   });
 }
 
+/** Email of each user id, for pages that name who requested or decided something. */
+export async function userLabels(db: Db, ids: readonly string[]): Promise<Record<string, string>> {
+  if (ids.length === 0) return {};
+  const users = await db.user.findMany({ where: { id: { in: [...ids] } }, select: { id: true, email: true } });
+  return Object.fromEntries(users.map((u) => [u.id, u.email]));
+}
+
+/** The review of a run's latest submitted plan (the plan page shows the newest one). */
+export async function latestPlanReview(db: Db, runId: string, limit = 100) {
+  if (!/^[0-9a-f-]{36}$/i.test(runId)) return null;
+  const latest = await db.plan.findFirst({ where: { runId }, orderBy: { submittedAt: 'desc' }, select: { id: true } });
+  return latest ? planReview(db, latest.id, limit) : null;
+}
+
 export async function planReview(db: Db, planId: string, limit = 100) {
   if (!/^[0-9a-f-]{36}$/i.test(planId)) return null;
   const plan = await db.plan.findUnique({ where: { id: planId }, include: { run: { include: { event: true } } } });

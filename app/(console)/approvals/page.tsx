@@ -1,8 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth/page.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
-import { db } from '@/lib/db/client.ts';
 import { approvalsPage } from '@/lib/read-models/admin.ts';
 import { ApprovalActions } from '@/app/(console)/_components/approval-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
@@ -14,8 +13,8 @@ export const metadata: Metadata = { title: 'Four-eyes approvals' };
 const TONE = { open: 'amber', approved: 'green', rejected: 'red', expired: 'zinc' } as const;
 
 export default async function ApprovalsPage() {
-  const user = await requireUser();
-  const rows = await approvalsPage(db());
+  const { user, db } = await requireViewer();
+  const rows = await approvalsPage(db);
   const canDecide = can(user.role, 'effect.bump.approve');
   return (
     <>

@@ -1,12 +1,11 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { headers } from 'next/headers';
-import { appendAudit } from '@/lib/audit/append.ts';
+import { recordAuditRead } from '@/lib/audit/record-read.ts';
 import { userActor } from '@/lib/auth/guard.ts';
 import { requestInfoFromHeaders } from '@/lib/auth/request.ts';
-import { requireUser } from '@/lib/auth/page.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
-import { db } from '@/lib/db/client.ts';
 import { auditFilterFrom, auditPage, pageVerification } from '@/lib/read-models/audit.ts';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
@@ -17,28 +16,19 @@ import { one, withParams, type SP } from '@/components/search-params.ts';
 export const metadata: Metadata = { title: 'Audit trail' };
 
 export default async function AuditPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp, user] = await Promise.all([searchParams, requireUser()]);
+  const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
   const filter = auditFilterFrom(sp);
   const [page, { result: chain, checkedAt }] = await Promise.all([
-    auditPage(db(), filter, one(sp, 'cursor')),
-    pageVerification(db()),
+    auditPage(db, filter, one(sp, 'cursor')),
+    pageVerification(db),
   ]);
   // Reading the trail is itself on the trail (who looked, with which filter), written after the read so
   // the page shows the trail as it was when asked for.
   const info = requestInfoFromHeaders(await headers());
-  await appendAudit(db(), {
-    chain: 'audit:read',
+  await recordAuditRead(db, {
     actor: userActor(user),
-    action: 'audit.read',
-    subjectType: 'audit',
-    subjectId: 'page',
-    // jsonb refuses lone surrogates: the recorded filter keeps a replacement character instead.
-    detail: {
-      filter: Object.fromEntries(
-        Object.entries(filter).flatMap(([k, v]) => (v === undefined ? [] : [[k, wellFormed(v)]])),
-      ),
-      cursor: wellFormed(one(sp, 'cursor') ?? '') || null,
-    },
+    filter,
+    cursor: one(sp, 'cursor') ?? null,
     request: { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId },
   });
   const exportQuery = new URLSearchParams(
@@ -209,8 +199,4 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       </Card>
     </>
   );
-}
-
-function wellFormed(s: string): string {
-  return s.replace(/\p{Cs}/gu, '\uFFFD');
 }

@@ -1,7 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth/page.ts';
-import { db } from '@/lib/db/client.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { submittedPlans } from '@/lib/read-models/admin.ts';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
@@ -9,8 +8,8 @@ import { Time } from '@/components/time.tsx';
 export const metadata: Metadata = { title: 'Plans to approve' };
 
 export default async function PlansPage() {
-  await requireUser();
-  const plans = await submittedPlans(db());
+  const { db } = await requireViewer();
+  const plans = await submittedPlans(db);
   return (
     <>
       <PageHeader

@@ -1,7 +1,6 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth/page.ts';
-import { db } from '@/lib/db/client.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { listRuns } from '@/lib/read-models/runs.ts';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
@@ -15,7 +14,7 @@ export const metadata: Metadata = { title: 'Runs' };
 const STATUS_TONE = { running: 'blue', completed: 'green', crashed: 'red', replaying: 'amber' } as const;
 
 export default async function RunsPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp] = await Promise.all([searchParams, requireUser()]);
+  const [sp, { db }] = await Promise.all([searchParams, requireViewer()]);
   const filter = {
     workflow: one(sp, 'workflow'),
     status: one(sp, 'status'),
@@ -24,7 +23,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     q: one(sp, 'q'),
     cursor: one(sp, 'cursor'),
   };
-  const { rows, next, workflows } = await listRuns(db(), filter);
+  const { rows, next, workflows } = await listRuns(db, filter);
   const filtered = Boolean(filter.workflow || filter.status || filter.from || filter.to || filter.q);
   return (
     <>

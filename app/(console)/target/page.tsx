@@ -1,8 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { requireUser } from '@/lib/auth/page.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
-import { db } from '@/lib/db/client.ts';
 import { targetDetail } from '@/lib/read-models/target.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { StateBadge } from '@/components/ui/badge.tsx';
@@ -13,9 +12,9 @@ import { one, type SP } from '@/components/search-params.ts';
 export const metadata: Metadata = { title: 'Target' };
 
 export default async function TargetPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp, user] = await Promise.all([searchParams, requireUser()]);
+  const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
   const key = one(sp, 'key');
-  const detail = key ? await targetDetail(db(), key) : null;
+  const detail = key ? await targetDetail(db, key) : null;
   if (!detail) {
     return (
       <>

@@ -1,6 +1,5 @@
 import type { Metadata } from 'next';
-import { requireUser } from '@/lib/auth/page.ts';
-import { db } from '@/lib/db/client.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { runtimeKeysPage } from '@/lib/read-models/admin.ts';
 import { CreateKey, RevokeKey } from '@/app/(console)/_components/admin-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
@@ -10,8 +9,8 @@ import { Time } from '@/components/time.tsx';
 export const metadata: Metadata = { title: 'Runtime keys' };
 
 export default async function KeysPage() {
-  await requireUser('runtime_keys.manage');
-  const keys = await runtimeKeysPage(db());
+  const { db } = await requireViewer('runtime_keys.manage');
+  const keys = await runtimeKeysPage(db);
   return (
     <>
       <PageHeader

@@ -1,7 +1,6 @@
 import type { Metadata } from 'next';
-import { requireUser } from '@/lib/auth/page.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
-import { db } from '@/lib/db/client.ts';
 import { toolsPage } from '@/lib/read-models/admin.ts';
 import { SaveTool } from '@/app/(console)/_components/admin-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
@@ -10,8 +9,8 @@ import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 export const metadata: Metadata = { title: 'Tool definitions' };
 
 export default async function ToolsPage() {
-  const user = await requireUser();
-  const tools = await toolsPage(db());
+  const { user, db } = await requireViewer();
+  const tools = await toolsPage(db);
   const canEdit = can(user.role, 'tools.manage');
   return (
     <>

@@ -1,6 +1,5 @@
 import type { Metadata } from 'next';
-import { requireUser } from '@/lib/auth/page.ts';
-import { db } from '@/lib/db/client.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { usersPage } from '@/lib/read-models/admin.ts';
 import { CreateUser, EditUser } from '@/app/(console)/_components/admin-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
@@ -10,8 +9,8 @@ import { Time } from '@/components/time.tsx';
 export const metadata: Metadata = { title: 'Users & roles' };
 
 export default async function UsersPage() {
-  const me = await requireUser('users.manage');
-  const users = await usersPage(db());
+  const { user: me, db } = await requireViewer('users.manage');
+  const users = await usersPage(db);
   return (
     <>
       <PageHeader

@@ -1,9 +1,8 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { requireUser } from '@/lib/auth/page.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
-import { db } from '@/lib/db/client.ts';
 import { runHeader, runTable } from '@/lib/read-models/run-detail.ts';
 import { RunTable } from '@/app/(console)/_components/run-table.tsx';
 import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
@@ -22,12 +21,12 @@ export default async function RunPage({
   params: Promise<{ runId: string }>;
   searchParams: Promise<SP>;
 }) {
-  const [{ runId }, sp, user] = await Promise.all([params, searchParams, requireUser()]);
-  const header = await runHeader(db(), runId);
+  const [{ runId }, sp, { user, db }] = await Promise.all([params, searchParams, requireViewer()]);
+  const header = await runHeader(db, runId);
   if (!header) notFound();
   const plan = header.plan;
   const table = await runTable(
-    db(),
+    db,
     runId,
     plan?.status === 'approved' || plan?.status === 'submitted' ? plan.id : null,
     {

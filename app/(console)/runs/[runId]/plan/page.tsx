@@ -2,10 +2,9 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { approvePlanAction } from '@/app/actions/ledger.ts';
-import { requireUser } from '@/lib/auth/page.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
-import { db } from '@/lib/db/client.ts';
-import { planReview } from '@/lib/read-models/admin.ts';
+import { latestPlanReview } from '@/lib/read-models/admin.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, PageHeader } from '@/components/ui/card.tsx';
@@ -14,12 +13,8 @@ import { Time } from '@/components/time.tsx';
 export const metadata: Metadata = { title: 'Plan approval' };
 
 export default async function PlanPage({ params }: { params: Promise<{ runId: string }> }) {
-  const [{ runId }, user] = await Promise.all([params, requireUser()]);
-  const latest = /^[0-9a-f-]{36}$/i.test(runId)
-    ? await db().plan.findFirst({ where: { runId }, orderBy: { submittedAt: 'desc' } })
-    : null;
-  if (!latest) notFound();
-  const review = await planReview(db(), latest.id, 200);
+  const [{ runId }, { user, db }] = await Promise.all([params, requireViewer()]);
+  const review = await latestPlanReview(db, runId, 200);
   if (!review) notFound();
   const { plan } = review;
   const selfAuthored = plan.authorKind === 'user' && plan.authorId === user.id;

@@ -1,9 +1,9 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { requireUser } from '@/lib/auth/page.ts';
+import { requireViewer } from '@/lib/auth/page.ts';
+import { userLabels } from '@/lib/read-models/admin.ts';
 import { can } from '@/lib/auth/permissions.ts';
-import { db } from '@/lib/db/client.ts';
 import { LedgerError } from '@/lib/ledger/index.ts';
 import {
   getReplayReport,
@@ -76,7 +76,7 @@ export default async function ReplayPage({
   params: Promise<{ runId: string }>;
   searchParams: Promise<SP>;
 }) {
-  const [{ runId }, sp, user] = await Promise.all([params, searchParams, requireUser()]);
+  const [{ runId }, sp, { user, db }] = await Promise.all([params, searchParams, requireViewer()]);
   if (!/^[0-9a-f-]{36}$/i.test(runId)) notFound();
   const filterRaw = one(sp, 'filter') ?? 'all';
   const filter = (['all', 'will_send', 'skipped', ...VIEW_STATES] as string[]).includes(filterRaw) ? filterRaw : 'all';
@@ -84,17 +84,17 @@ export default async function ReplayPage({
   let preview;
   try {
     preview = await previewReplay(
-      { db: db() },
+      { db },
       { runId, filter, after: after && /^\d+$/.test(after) ? after : undefined, limit: 200 },
     );
   } catch (error) {
     if (error instanceof LedgerError && error.code === 'not_found') notFound();
     throw error;
   }
-  const replays = await listReplays({ db: db() }, { runId });
+  const replays = await listReplays({ db }, { runId });
   const reports = new Map<string, ReplayReport>();
   for (const r of replays.filter((x) => x.status === 'completed' || x.status === 'cancelled').slice(0, 3)) {
-    reports.set(r.replayId, await getReplayReport({ db: db() }, { replayId: r.replayId, limit: 500 }));
+    reports.set(r.replayId, await getReplayReport({ db }, { replayId: r.replayId, limit: 500 }));
   }
   const ids = [
     ...new Set(
@@ -103,12 +103,7 @@ export default async function ReplayPage({
       ),
     ),
   ];
-  const users = Object.fromEntries(
-    (await db().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } })).map((u) => [
-      u.id,
-      u.email,
-    ]),
-  );
+  const users = await userLabels(db, ids);
   const canRequest = can(user.role, 'replay.request');
   const canControl = can(user.role, 'replay.control') || can(user.role, 'replay.approve');
   const active = replays.find((r) => ACTIVE.includes(r.status));
