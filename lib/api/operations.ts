@@ -89,7 +89,8 @@ export async function opClaim(ctx: OpContext, body: z.input<typeof claimBody>): 
 
 export async function opOutcome(ctx: OpContext, body: z.input<typeof outcomeBody>): Promise<OpResult> {
   const input = parseInput(outcomeBody, body);
-  const { outcome, ...rest } = input;
+  const { outcome, response, ...fields } = input;
+  const rest = { ...fields, response: response && decodeRawResponse(response, 'response.bodyBase64') };
   let result;
   switch (outcome) {
     case 'done':
@@ -123,17 +124,17 @@ export async function opAttemptResponse(
 ): Promise<OpResult> {
   const input = parseInput(attemptResponseBody, body);
   parseInput(attemptParams, { attemptId });
-  const bytes = Buffer.from(input.bodyBase64, 'base64');
-  if (bytes.toString('base64').replace(/=+$/, '') !== input.bodyBase64.replace(/=+$/, '')) {
-    throw new LedgerError('validation', 'bodyBase64: not canonical base64', { field: 'bodyBase64' });
-  }
   return {
     status: 201,
-    body: await recordResponse(ctx, {
-      attemptId,
-      status: input.status,
-      headers: input.headers,
-      body: new Uint8Array(bytes),
-    }),
+    body: await recordResponse(ctx, { attemptId, ...decodeRawResponse(input) }),
   };
+}
+
+/** A raw response from the wire: the body arrives as canonical base64 and is stored as the bytes. */
+function decodeRawResponse(wire: z.output<typeof attemptResponseBody>, field = 'bodyBase64') {
+  const bytes = Buffer.from(wire.bodyBase64, 'base64');
+  if (bytes.toString('base64').replace(/=+$/, '') !== wire.bodyBase64.replace(/=+$/, '')) {
+    throw new LedgerError('validation', `${field}: not canonical base64`, { field });
+  }
+  return { status: wire.status, headers: wire.headers, body: new Uint8Array(bytes) };
 }

@@ -163,12 +163,28 @@ export const claimLost = named(
   'Someone else holds or settled the key: skip, do not call the provider.',
 );
 
+export const attemptResponseBody = named(
+  z.strictObject({
+    status: z.number().int().min(0).max(999),
+    headers: z.array(z.tuple([z.string().max(1024), z.string().max(16384)])).max(500),
+    /** The body bytes exactly as received, base64. */
+    bodyBase64: z
+      .string()
+      .max(14_000_000)
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
+  }),
+  'RawResponse',
+);
+
+const reportedResponse = attemptResponseBody
+  .optional()
+  .meta({ description: "The attempt's raw provider response (R1), stored with the outcome in one transaction." });
 export const outcomeBody = named(
   z.discriminatedUnion('outcome', [
-    completeEffectInput.extend({ outcome: z.literal('done') }),
-    failEffectInput.extend({ outcome: z.literal('failed') }),
-    markUnknownInput.extend({ outcome: z.literal('unknown') }),
-    markStuckInput.extend({ outcome: z.literal('stuck') }),
+    completeEffectInput.extend({ outcome: z.literal('done'), response: reportedResponse }),
+    failEffectInput.extend({ outcome: z.literal('failed'), response: reportedResponse }),
+    markUnknownInput.extend({ outcome: z.literal('unknown'), response: reportedResponse }),
+    markStuckInput.extend({ outcome: z.literal('stuck'), response: reportedResponse }),
   ]),
   'OutcomeRequest',
 );
@@ -200,16 +216,4 @@ export const deletionResponse = named(
   'Deletion',
 );
 
-export const attemptResponseBody = named(
-  z.strictObject({
-    status: z.number().int().min(0).max(999),
-    headers: z.array(z.tuple([z.string().max(1024), z.string().max(16384)])).max(500),
-    /** The body bytes exactly as received, base64. */
-    bodyBase64: z
-      .string()
-      .max(14_000_000)
-      .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
-  }),
-  'RawResponse',
-);
 export const attemptRecorded = named(z.object({ attemptId: z.uuid(), bytes: z.number().int() }), 'AttemptRecorded');

@@ -2,12 +2,15 @@
 import { z } from 'zod';
 import { parseInput } from '../validate.ts';
 import { effectRef, evidenceField, type CommandContext } from './common.ts';
+import { rawResponseInput } from './record-response.ts';
 import { transitionEffect } from './transition-effect.ts';
 
 export const completeEffectInput = z.strictObject({
   ...effectRef,
   receipt: z.string().trim().min(1, 'a receipt is required for done (S2)').max(1024),
   attemptId: z.uuid().optional(),
+  /** The attempt's raw response (R1), stored in the same transaction. */
+  response: rawResponseInput.optional(),
   evidence: evidenceField.optional(),
 });
 
@@ -20,6 +23,7 @@ export async function completeEffect(ctx: CommandContext, raw: unknown) {
     action: 'effect.complete',
     receipt: input.receipt,
     attemptId: input.attemptId,
+    response: input.response,
     evidence: input.evidence,
   });
 }

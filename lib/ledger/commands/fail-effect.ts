@@ -2,12 +2,15 @@
 import { z } from 'zod';
 import { parseInput } from '../validate.ts';
 import { effectRef, evidenceField, type CommandContext } from './common.ts';
+import { rawResponseInput } from './record-response.ts';
 import { transitionEffect } from './transition-effect.ts';
 
 export const failEffectInput = z.strictObject({
   ...effectRef,
   evidence: evidenceField,
   attemptId: z.uuid().optional(),
+  /** The attempt's raw response (R1), stored in the same transaction. */
+  response: rawResponseInput.optional(),
 });
 
 export async function failEffect(ctx: CommandContext, raw: unknown) {
@@ -19,5 +22,6 @@ export async function failEffect(ctx: CommandContext, raw: unknown) {
     action: 'effect.fail',
     evidence: input.evidence,
     attemptId: input.attemptId,
+    response: input.response,
   });
 }

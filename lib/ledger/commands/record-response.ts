@@ -7,12 +7,15 @@ import { getRun } from '../catalog.ts';
 import { parseInput } from '../validate.ts';
 import type { CommandContext } from './common.ts';
 
-export const recordResponseInput = z.strictObject({
-  attemptId: z.uuid(),
+/** A provider's raw response as received (R1): status, header pairs in order, body bytes. */
+export const rawResponseInput = z.strictObject({
   status: z.number().int().min(0).max(999),
   headers: z.array(z.tuple([z.string().max(1024), z.string().max(16384)])).max(500),
   body: z.instanceof(Uint8Array),
 });
+export type RawResponseInput = z.output<typeof rawResponseInput>;
+
+export const recordResponseInput = rawResponseInput.extend({ attemptId: z.uuid() });
 
 export async function recordResponse(ctx: CommandContext, raw: unknown): Promise<{ attemptId: string; bytes: number }> {
   const input = parseInput(recordResponseInput, raw);

@@ -2,7 +2,8 @@
 // ledger_transition locks the row, re-checks the state and writes change + transition + audit in
 // one transaction. Refusals change nothing and are audited (A4).
 import type { EffectState } from '@/lib/db/generated/enums.ts';
-import type { DbOrTx } from '@/lib/db/client.ts';
+import { sqlRows, type DbOrTx } from '@/lib/db/client.ts';
+import type { RawResponseInput } from './record-response.ts';
 import { auditRefusal } from '@/lib/audit/append.ts';
 import { actorRole, partyOf, requestJson, type Actor, type RequestMeta } from '../actor.ts';
 import { forbidden, invalid, LedgerError, notFound } from '../errors.ts';
@@ -24,6 +25,8 @@ export interface TransitionRequest {
   receipt?: string | null;
   evidence?: Record<string, unknown> | null;
   attemptId?: string | null;
+  /** The attempt's raw provider response (R1), stored with the report in one transaction. */
+  response?: RawResponseInput | null;
 }
 
 export interface TransitionResult {
@@ -48,6 +51,12 @@ interface Row {
   run_id: string;
   problem: string | null;
 }
+
+// One statement on the pool (no Prisma round trip): the function locks, checks, writes and audits.
+const TRANSITION_SQL = `
+  SELECT ok, epoch, from_state, state, changed_by, changed_at, receipt, run_id, problem
+    FROM ledger_transition($1, $2::int, $3::"EffectState", $4::"EffectState"[], $5::"ActorKind", $6, $7, $8,
+                           $9, $10, $11, $12::jsonb, $13::uuid, $14::jsonb, $15::int, $16::jsonb, $17::bytea)`;
 
 function requirements(to: EffectState, party: string): Set<Requirement> {
   return new Set(
@@ -99,12 +108,32 @@ export async function transitionEffect(
     // Support resolving with evidence only: the evidence reference becomes the lookup handle (S2).
     throw invalid('receipt', 'done needs a receipt or an evidence reference that can be looked up later');
   }
-  const rows = await db.$queryRaw<Row[]>`
-    SELECT ok, epoch, from_state, state, changed_by, changed_at, receipt, run_id, problem
-    FROM ledger_transition(${req.key}, ${req.epoch ?? null}::int, ${req.to}::"EffectState",
-      ${sources}::"EffectState"[], ${actor.kind}::"ActorKind", ${actor.id}, ${actor.label}, ${actorRole(actor)},
-      ${req.action}, ${reason}, ${receipt}, ${req.evidence ? JSON.stringify(req.evidence) : null}::jsonb,
-      ${req.attemptId ?? null}::uuid, ${JSON.stringify(requestJson(ctx.request))}::jsonb)`;
+  if (req.response && !req.attemptId) throw invalid('attemptId', 'a raw response needs the attemptId of its claim');
+  const response = req.response ?? null;
+  const rows = await sqlRows<Row>(
+    db,
+    TRANSITION_SQL,
+    [
+      req.key,
+      req.epoch ?? null,
+      req.to,
+      sources,
+      actor.kind,
+      actor.id,
+      actor.label,
+      actorRole(actor),
+      req.action,
+      reason,
+      receipt,
+      req.evidence ? JSON.stringify(req.evidence) : null,
+      req.attemptId ?? null,
+      JSON.stringify(requestJson(ctx.request)),
+      response?.status ?? null,
+      response ? JSON.stringify(response.headers) : null,
+      response ? Buffer.from(response.body) : null,
+    ],
+    'ledger_transition',
+  );
   const row = rows[0];
   if (!row) throw notFound(`no effect ${req.key}${req.epoch ? ` at epoch ${req.epoch}` : ''}`, { field: 'key' });
   if (!row.ok) {

@@ -1,0 +1,98 @@
+-- ledger_transition takes the attempt's raw response (R1) with the outcome, so a runtime reports both in
+-- one round trip. Three parameters are added, so the old signature is dropped first (CREATE OR REPLACE
+-- cannot change a function's parameters); grants are given again.
+DROP FUNCTION ledger_transition(text, integer, "EffectState", "EffectState"[], "ActorKind", text, text, text, text, text, text, jsonb, uuid, jsonb);
+
+-- Transition (S2-S7): lock the effect row, check its state is one the caller may move from (the
+-- caller passes the allowed sources from lib/ledger/transitions.ts), then write the change, the
+-- transition row and the audit entry together. A refusal changes nothing but is itself audited on
+-- the subject's "refused:" chain (A4), so the subject's own chain head does not move.
+-- A report may bring the provider's raw response for its attempt (R1): it is stored first, under the
+-- effect's lock, whether or not the transition is then allowed, so the evidence is kept even when an
+-- operator revoked the key while the call was in flight; an outcome and its evidence arrive in one
+-- round trip and one transaction.
+CREATE OR REPLACE FUNCTION ledger_transition(
+  p_key text, p_epoch integer, p_to "EffectState", p_allowed_from "EffectState"[],
+  p_actor_kind "ActorKind", p_actor_id text, p_actor_label text, p_actor_role text,
+  p_action text, p_reason text, p_receipt text, p_evidence jsonb, p_attempt_id uuid,
+  p_request jsonb, p_response_status integer DEFAULT NULL, p_response_headers jsonb DEFAULT NULL,
+  p_response_body bytea DEFAULT NULL
+) RETURNS TABLE (
+  ok boolean, epoch integer, from_state "EffectState", state "EffectState",
+  changed_by text, changed_at timestamptz, receipt text, run_id uuid, problem text
+)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+  v_row effect%ROWTYPE;
+  v_epoch integer := p_epoch;
+  v_problem text;
+BEGIN
+  IF v_epoch IS NULL THEN
+    SELECT k.current_epoch INTO v_epoch FROM effect_key k WHERE k.key = p_key;
+  END IF;
+  SELECT * INTO v_row FROM effect e WHERE e.key = p_key AND e.epoch = v_epoch FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+
+  IF p_response_status IS NOT NULL THEN
+    UPDATE attempt a
+       SET response_status = p_response_status, response_headers = p_response_headers,
+           response_body = p_response_body, responded_at = now()
+     WHERE a.id = p_attempt_id AND a.key = p_key AND a.epoch = v_epoch AND a.responded_at IS NULL;
+    IF NOT FOUND THEN
+      v_problem := 'the response belongs to an attempt of this effect whose response is not recorded yet';
+    END IF;
+  END IF;
+
+  IF v_problem IS NOT NULL THEN
+    NULL;
+  ELSIF NOT (v_row.state = ANY (p_allowed_from)) THEN
+    v_problem := 'transition not allowed';
+  ELSIF v_row.state = 'pending' AND v_row.awaiting_claim AND p_to <> 'revoked' THEN
+    v_problem := 'the effect is awaiting its claim: nobody holds it';
+  END IF;
+
+  IF v_problem IS NOT NULL THEN
+    INSERT INTO audit_entry (chain, seq, prev_hash, hash, at, actor_kind, actor_id, actor_label, actor_role,
+                             action, subject_type, subject_id, run_id, before_state, after_state, reason,
+                             outcome, detail, ip, user_agent, request_id)
+    VALUES ('refused:effect:' || p_key, 0, '', '', now(), p_actor_kind, p_actor_id, p_actor_label, p_actor_role,
+            p_action, 'effect', p_key, v_row.run_id, v_row.state::text, p_to::text, p_reason, 'refused',
+            jsonb_build_object('epoch', v_epoch, 'why', v_problem),
+            p_request->>'ip', p_request->>'userAgent', p_request->>'requestId');
+    RETURN QUERY SELECT false, v_epoch, v_row.state, v_row.state, v_row.changed_by, v_row.changed_at, v_row.receipt, v_row.run_id, v_problem;
+    RETURN;
+  END IF;
+
+  UPDATE effect e
+     SET state = p_to,
+         receipt = coalesce(p_receipt, e.receipt),
+         awaiting_claim = (p_to = 'pending'),
+         lease_expires_at = CASE WHEN p_to = 'pending' THEN NULL ELSE e.lease_expires_at END,
+         changed_by_kind = p_actor_kind, changed_by = p_actor_label, changed_at = now()
+   WHERE e.id = v_row.id;
+
+  UPDATE effect_key k SET state = p_to, changed_by = p_actor_label, changed_at = now()
+   WHERE k.key = p_key AND k.current_epoch = v_epoch;
+
+  INSERT INTO effect_transition (effect_id, key, epoch, from_state, to_state, actor_kind, actor_id, reason,
+                                 evidence, attempt_id, at)
+  VALUES (v_row.id, p_key, v_epoch, v_row.state, p_to, p_actor_kind, p_actor_id, p_reason,
+          p_evidence, p_attempt_id, now());
+
+  INSERT INTO audit_entry (chain, seq, prev_hash, hash, at, actor_kind, actor_id, actor_label, actor_role,
+                           action, subject_type, subject_id, run_id, before_state, after_state, reason,
+                           outcome, detail, ip, user_agent, request_id)
+  VALUES ('effect:' || p_key, 0, '', '', now(), p_actor_kind, p_actor_id, p_actor_label, p_actor_role,
+          p_action, 'effect', p_key, v_row.run_id, v_row.state::text, p_to::text, p_reason, 'ok',
+          jsonb_strip_nulls(jsonb_build_object('epoch', v_epoch, 'receipt', p_receipt, 'evidence', p_evidence,
+                                               'attemptId', p_attempt_id)),
+          p_request->>'ip', p_request->>'userAgent', p_request->>'requestId');
+
+  RETURN QUERY SELECT true, v_epoch, v_row.state, p_to, p_actor_label, now(), coalesce(p_receipt, v_row.receipt), v_row.run_id, NULL::text;
+END
+$$;
+
+GRANT EXECUTE ON FUNCTION ledger_transition TO ledger_app;

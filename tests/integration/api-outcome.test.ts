@@ -1,0 +1,124 @@
+// POST /api/v1/effects/outcome with the attempt's raw response: one round trip and one transaction
+// for the evidence (R1) and the outcome (S2, S3), refused cleanly when the response does not belong.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
+import { makeKey, post, useApiDb } from './api-support.ts';
+
+let t: TestDatabase;
+let token: string;
+let toolName: string;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  useApiDb(t.db);
+  token = (await makeKey(t.db)).token;
+  toolName = (await makeTool(t.db)).name;
+});
+
+async function claim(target: string) {
+  const run = await makeRun(t.db);
+  const res = await post(
+    '/effects/claim',
+    { runId: run.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r-1', target },
+    { token },
+  );
+  expect(res.status).toBe(201);
+  return (await res.json()) as { key: string; epoch: number; attemptId: string };
+}
+
+const raw = (status: number, text: string) => ({
+  status,
+  headers: [
+    ['content-type', 'application/json'],
+    ['x-request-id', 'prov-1'],
+  ],
+  bodyBase64: Buffer.from(text).toString('base64'),
+});
+
+async function attemptRow(attemptId: string) {
+  const { rows } = await t.owner<{ response_status: number | null; response_body: Buffer | null; headers: unknown }>(
+    'SELECT response_status, response_body, response_headers AS headers FROM attempt WHERE id = $1',
+    [attemptId],
+  );
+  return rows[0]!;
+}
+
+describe('POST /api/v1/effects/outcome carrying the raw response', () => {
+  it('R1 S2: done with its receipt and the raw response in one request: both are stored, bytes exact', async () => {
+    const c = await claim('ada@example.com');
+    const body = '{"id":"msg_1","note":"caf\u00e9"}';
+    const res = await post(
+      '/effects/outcome',
+      {
+        key: c.key,
+        epoch: c.epoch,
+        outcome: 'done',
+        receipt: 'msg_1',
+        attemptId: c.attemptId,
+        response: raw(202, body),
+      },
+      { token },
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ state: 'done', receipt: 'msg_1' });
+    const row = await attemptRow(c.attemptId);
+    expect(row.response_status).toBe(202);
+    expect(Buffer.from(row.response_body!).toString('utf8')).toBe(body);
+    expect(row.headers).toEqual([
+      ['content-type', 'application/json'],
+      ['x-request-id', 'prov-1'],
+    ]);
+  });
+
+  it('R1 S3: a rejection keeps its raw response; a second report for the same attempt is refused and changes nothing', async () => {
+    const c = await claim('bea@example.com');
+    const first = await post(
+      '/effects/outcome',
+      {
+        key: c.key,
+        outcome: 'failed',
+        attemptId: c.attemptId,
+        evidence: { status: 550 },
+        response: raw(550, 'mailbox unavailable'),
+      },
+      { token },
+    );
+    expect(first.status).toBe(200);
+    const before = await snapshot(t.db);
+    const again = await post(
+      '/effects/outcome',
+      { key: c.key, outcome: 'done', receipt: 'x', attemptId: c.attemptId, response: raw(200, 'other') },
+      { token },
+    );
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ code: 'invalid_transition' });
+    expect(Buffer.from((await attemptRow(c.attemptId)).response_body!).toString()).toBe('mailbox unavailable');
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
+  it('R1: a response needs the attemptId of its claim (422 naming it); non-canonical base64 names response.bodyBase64; nothing is written', async () => {
+    const c = await claim('cy@example.com');
+    const before = await snapshot(t.db);
+    const noAttempt = await post(
+      '/effects/outcome',
+      { key: c.key, outcome: 'done', receipt: 'm', response: raw(200, 'ok') },
+      { token },
+    );
+    expect(noAttempt.status).toBe(422);
+    expect(await noAttempt.json()).toMatchObject({ field: 'attemptId' });
+    const badBase64 = await post(
+      '/effects/outcome',
+      {
+        key: c.key,
+        outcome: 'done',
+        receipt: 'm',
+        attemptId: c.attemptId,
+        response: { status: 200, headers: [], bodyBase64: 'QQ=x' },
+      },
+      { token },
+    );
+    expect(badBase64.status).toBe(422);
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+});
