@@ -3,10 +3,22 @@
 import { randomUUID } from 'node:crypto';
 import { auditRefusal } from '../audit/append.ts';
 import type { ApiDoorAction } from '../audit/actions.ts';
-import type { Db } from '../db/client.ts';
+import { sqlRows, type Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { LedgerError } from '../ledger/errors.ts';
-import { verifyRuntimeKey } from '../runtime-keys/index.ts';
+import {
+  checkRuntimeKey,
+  hashToken,
+  noteRuntimeKeyUse,
+  RUNTIME_KEY_COLUMNS,
+  runtimeKeyPrefix,
+  verifyRuntimeKey,
+  type RuntimeKeyRow,
+  type VerifiedKey,
+} from '../runtime-keys/index.ts';
+import { existingRecord, RUNTIME_SCOPE_PREFIX, runtimeScope, type Reservation } from './idempotency.ts';
+
+type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
 
 export function requestMeta(request: Request): RequestMeta {
   const forwarded = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
@@ -18,19 +30,15 @@ export function requestMeta(request: Request): RequestMeta {
   };
 }
 
-export async function authenticate(
-  db: Db,
-  request: Request,
-  meta: RequestMeta,
-  action: ApiDoorAction,
-): Promise<Extract<Actor, { kind: 'runtime' }>> {
+const NO_TOKEN: VerifiedKey = { ok: false, why: 'no bearer runtime key in the Authorization header', prefix: null };
+
+function bearerToken(request: Request): string | null {
   const header = request.headers.get('authorization');
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  const result = match
-    ? await verifyRuntimeKey(db, match[1]!)
-    : ({ ok: false, why: 'no bearer runtime key in the Authorization header', prefix: null } as const);
-  if (result.ok) return result.actor;
-  const path = new URL(request.url).pathname;
+  return (header ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : null) ?? null;
+}
+
+async function refuse(db: Db, request: Request, meta: RequestMeta, action: ApiDoorAction, result: VerifiedKey) {
+  if (result.ok) throw new Error('refuse() needs a failed verification');
   const anonymous: Actor = {
     kind: 'runtime',
     id: result.prefix ? `prefix:${result.prefix}` : 'anonymous',
@@ -42,9 +50,60 @@ export async function authenticate(
     actor: anonymous,
     action,
     subjectType: 'api',
-    subjectId: `${request.method} ${path}`,
+    subjectId: `${request.method} ${new URL(request.url).pathname}`,
     why: result.why,
     request: meta,
   });
-  throw new LedgerError('unauthenticated', `${result.why}: send "Authorization: Bearer elk_..." with a runtime key`);
+  return new LedgerError('unauthenticated', `${result.why}: send "Authorization: Bearer elk_..." with a runtime key`);
+}
+
+export async function authenticate(
+  db: Db,
+  request: Request,
+  meta: RequestMeta,
+  action: ApiDoorAction,
+): Promise<RuntimeActor> {
+  const token = bearerToken(request);
+  const result = token ? await verifyRuntimeKey(db, token) : NO_TOKEN;
+  if (result.ok) return result.actor;
+  throw await refuse(db, request, meta, action, result);
+}
+
+// The key's row and, when the key is good, the reservation of the Idempotency-Key in one statement:
+// every POST of an agent pays one round trip for both instead of two (the record's scope is the key's
+// id, so it cannot be written before the key is known).
+const KEY_AND_RESERVE_SQL = `
+  WITH k AS (SELECT ${RUNTIME_KEY_COLUMNS} FROM runtime_key WHERE prefix = $1),
+  reserved AS (
+    INSERT INTO idempotency_record (scope, key, request_hash)
+    SELECT $5 || k.id, $3, $4 FROM k WHERE k.secret_hash = $2 AND k.revoked_at IS NULL
+    ON CONFLICT (scope, key) DO NOTHING RETURNING id::text AS id)
+  SELECT k.*, (SELECT id FROM reserved) AS record_id FROM k`;
+
+/** Authenticates a POST and reserves its Idempotency-Key (Z5) together. */
+export async function authenticateAndReserve(
+  db: Db,
+  request: Request,
+  meta: RequestMeta,
+  action: ApiDoorAction,
+  idempotency: { key: string; hash: string },
+): Promise<{ actor: RuntimeActor; reservation: Reservation }> {
+  const token = bearerToken(request);
+  if (!token) throw await refuse(db, request, meta, action, NO_TOKEN);
+  const prefix = runtimeKeyPrefix(token);
+  if (!prefix) throw await refuse(db, request, meta, action, checkRuntimeKey(undefined, token));
+  const [row] = await sqlRows<RuntimeKeyRow & { record_id: string | null }>(
+    db,
+    KEY_AND_RESERVE_SQL,
+    [prefix, hashToken(token), idempotency.key, idempotency.hash, RUNTIME_SCOPE_PREFIX],
+    'runtime_key_and_reserve',
+  );
+  const result = checkRuntimeKey(row, token);
+  if (!result.ok) throw await refuse(db, request, meta, action, result);
+  await noteRuntimeKeyUse(db, row!);
+  const reservation =
+    row!.record_id !== null
+      ? { id: row!.record_id }
+      : await existingRecord(db, runtimeScope(result.actor.id), idempotency.key, idempotency.hash);
+  return { actor: result.actor, reservation };
 }

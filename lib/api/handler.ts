@@ -8,19 +8,23 @@ import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { invalid, LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
-import { authenticate, requestMeta } from './auth.ts';
+import { authenticate, authenticateAndReserve, requestMeta } from './auth.ts';
 import { apiDb } from './db.ts';
 import { isProblem, jsonSafe, problem, problemFrom, problemHeaders, type Problem } from './problem.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
-import { parseIdempotencyKey, requestHash, withIdempotency } from './idempotency.ts';
+import { parseIdempotencyKey, requestHash, runReserved } from './idempotency.ts';
 import type { OpResult } from './operations.ts';
 
+/** Limits of a request body: bigger or deeper bodies get 413 and change nothing. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+export const MAX_BODY_DEPTH = 32;
+
+type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
 
 export interface HandlerContext<B, P> {
   db: Db;
-  actor: Extract<Actor, { kind: 'runtime' }>;
+  actor: RuntimeActor;
   meta: RequestMeta;
   /** The same as meta, under the name lib commands and operations read (A1: where, in every audit entry). */
   request: RequestMeta;
@@ -53,18 +57,70 @@ function json(status: number, body: unknown, meta: RequestMeta, extra: Record<st
 const answer = (p: Problem): OpResult => ({ status: p.status, body: p });
 
 async function readJson(request: Request): Promise<unknown> {
-  const length = Number(request.headers.get('content-length') ?? '0');
-  if (length > MAX_BODY_BYTES)
-    throw new LedgerError('validation', `body: larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
-  const text = await request.text();
-  if (text.length > MAX_BODY_BYTES)
-    throw new LedgerError('validation', `body: larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
+  const text = await readBodyText(request);
   if (text.trim() === '') return undefined;
+  const depth = nestingDepth(text);
+  if (depth > MAX_BODY_DEPTH) {
+    throw new LedgerError('payload_too_large', `body: nested ${depth} levels deep; the limit is ${MAX_BODY_DEPTH}`, {
+      field: 'body',
+      limit: MAX_BODY_DEPTH,
+    });
+  }
   try {
     return JSON.parse(text);
   } catch (error) {
     throw invalid('body', `body: not valid JSON (${(error as Error).message})`);
   }
+}
+
+const tooLarge = () =>
+  new LedgerError('payload_too_large', `body: larger than ${MAX_BODY_BYTES} bytes`, {
+    field: 'body',
+    limit: MAX_BODY_BYTES,
+  });
+
+/** The body as UTF-8 text, read with a byte cap so a chunked upload cannot grow without bound. */
+async function readBodyText(request: Request): Promise<string> {
+  if (Number(request.headers.get('content-length') ?? '0') > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw invalid('body', 'body: not valid UTF-8');
+  }
+}
+
+/** How deep arrays and objects nest in JSON text (strings skipped): checked before parsing, since
+ *  the recursive steps after it (field checks, canonical hashing, JSON output) overflow the stack on
+ *  tens of thousands of levels. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) max = Math.max(max, ++depth);
+    else if (c === 93 || c === 125) depth--;
+  }
+  return max;
 }
 
 /** PostgreSQL text cannot hold NUL: refuse it at the door, naming the field, instead of failing deep inside. */
@@ -99,36 +155,48 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
     const meta = requestMeta(request);
     try {
       const db = apiDb();
-      const actor = await authenticate(db, request, meta, spec.action);
-      const rawParams = (await ctx?.params) ?? {};
-      const params = (spec.params ? parseInput(spec.params, rawParams) : rawParams) as P;
-      let body: unknown = undefined;
-      if (request.method === 'POST') {
-        const raw = await readJson(request);
-        const nul = findNul(raw);
-        if (nul) throw invalid(nul, `${nul}: contains a NUL character`);
-        body = spec.body ? parseInput(spec.body, raw === undefined ? {} : raw) : undefined;
-        const key = parseIdempotencyKey(request);
-        const run = async () => {
-          try {
-            return shape(spec, await fn({ db, actor, meta, request: meta, body: body as never, params }));
-          } catch (error) {
-            return answer(problemFrom(error));
-          }
-        };
-        if (key === null) {
-          const r = await run();
-          return json(r.status, r.body, meta);
-        }
-        const path = new URL(request.url).pathname;
-        const r = await withIdempotency(db, `runtime:${actor.id}`, key, requestHash('POST', path, raw ?? null), run);
-        return json(r.status, r.body, meta, r.replayed ? { 'idempotent-replayed': 'true' } : {});
+      // The request is read and checked before any query; a bad one is still answered 401 first when
+      // its credentials are bad too, so nothing about the API leaks to a caller without a key.
+      let input: { params: P; raw: unknown; body: unknown; key: string | null };
+      try {
+        input = await readInput(spec, request, ctx);
+      } catch (error) {
+        await authenticate(db, request, meta, spec.action);
+        throw error;
       }
-      const r = shape(spec, await fn({ db, actor, meta, request: meta, body: undefined as never, params }));
-      return json(r.status, r.body, meta);
+      const run = async (actor: RuntimeActor): Promise<OpResult> => {
+        try {
+          const c = { db, actor, meta, request: meta, body: input.body as never, params: input.params };
+          return shape(spec, await fn(c));
+        } catch (error) {
+          return answer(problemFrom(error));
+        }
+      };
+      if (request.method !== 'POST' || input.key === null) {
+        const r = await run(await authenticate(db, request, meta, spec.action));
+        return json(r.status, r.body, meta);
+      }
+      const hash = requestHash('POST', new URL(request.url).pathname, input.raw ?? null);
+      const { actor, reservation } = await authenticateAndReserve(db, request, meta, spec.action, {
+        key: input.key,
+        hash,
+      });
+      const r = await runReserved(db, reservation, () => run(actor));
+      return json(r.status, r.body, meta, r.replayed ? { 'idempotent-replayed': 'true' } : {});
     } catch (error) {
       const p = problemFrom(error);
       return json(p.status, p, meta, p.status === 401 ? { 'www-authenticate': 'Bearer realm="effect-ledger"' } : {});
     }
   };
+}
+
+async function readInput<S extends z.ZodType | undefined, P>(spec: RouteSpec<S>, request: Request, ctx?: RouteCtx<P>) {
+  const rawParams = (await ctx?.params) ?? {};
+  const params = (spec.params ? parseInput(spec.params, rawParams) : rawParams) as P;
+  if (request.method !== 'POST') return { params, raw: undefined, body: undefined, key: null };
+  const raw = await readJson(request);
+  const nul = findNul(raw);
+  if (nul) throw invalid(nul, `${nul}: contains a NUL character`);
+  const body = spec.body ? parseInput(spec.body, raw === undefined ? {} : raw) : undefined;
+  return { params, raw, body, key: parseIdempotencyKey(request) };
 }

@@ -57,6 +57,13 @@ const COMPLETE_SQL = `
   UPDATE idempotency_record SET response_status = $2::int, response_body = $3::jsonb, completed_at = now()
    WHERE id = $1::bigint`;
 
+/** The scope of a runtime's records: a key means the same thing only for the runtime that sent it. */
+export const RUNTIME_SCOPE_PREFIX = 'runtime:';
+export const runtimeScope = (runtimeKeyId: string) => `${RUNTIME_SCOPE_PREFIX}${runtimeKeyId}`;
+
+/** A reserved record (this request runs the operation), or the stored answer of an earlier one. */
+export type Reservation = { id: string } | { stored: StoredResponse };
+
 export async function withIdempotency(
   db: Db,
   scope: string,
@@ -65,36 +72,49 @@ export async function withIdempotency(
   run: () => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const inserted = await sqlRows<{ id: string }>(db, INSERT_SQL, [scope, key, hash], 'idempotency_insert');
-  let id = inserted[0]?.id;
-  if (id === undefined) {
-    const [prior] = await sqlRows<{
-      id: string;
-      request_hash: string;
-      response_status: number | null;
-      response_body: unknown;
-      stale: boolean;
-    }>(db, PRIOR_SQL, [scope, key, STALE_SECONDS], 'idempotency_prior');
-    if (!prior)
-      throw conflict('a request with this Idempotency-Key is in progress; retry it', { idempotency: 'in_progress' });
-    if (prior.request_hash !== hash) {
-      throw invalid(
-        'Idempotency-Key',
-        'this Idempotency-Key was already used with a different request: use a new key for a new request',
-      );
-    }
-    if (prior.response_status !== null)
-      return { status: prior.response_status, body: prior.response_body, replayed: true };
-    if (!prior.stale)
-      throw conflict('a request with this Idempotency-Key is still in progress; retry it later', {
-        idempotency: 'in_progress',
-      });
-    const taken = await sqlRows<{ id: string }>(db, TAKE_OVER_SQL, [prior.id, STALE_SECONDS], 'idempotency_take_over');
-    if (!taken[0])
-      throw conflict('a request with this Idempotency-Key is still in progress; retry it later', {
-        idempotency: 'in_progress',
-      });
-    id = taken[0].id;
+  const id = inserted[0]?.id;
+  return runReserved(db, id !== undefined ? { id } : await existingRecord(db, scope, key, hash), run);
+}
+
+/** When the key was already taken: the stored answer, a take-over of a record whose request died, or
+ *  a refusal (in progress, or the key was used for a different request). */
+export async function existingRecord(db: Db, scope: string, key: string, hash: string): Promise<Reservation> {
+  const [prior] = await sqlRows<{
+    id: string;
+    request_hash: string;
+    response_status: number | null;
+    response_body: unknown;
+    stale: boolean;
+  }>(db, PRIOR_SQL, [scope, key, STALE_SECONDS], 'idempotency_prior');
+  if (!prior)
+    throw conflict('a request with this Idempotency-Key is in progress; retry it', { idempotency: 'in_progress' });
+  if (prior.request_hash !== hash) {
+    throw invalid(
+      'Idempotency-Key',
+      'this Idempotency-Key was already used with a different request: use a new key for a new request',
+    );
   }
+  if (prior.response_status !== null) return { stored: { status: prior.response_status, body: prior.response_body } };
+  if (!prior.stale)
+    throw conflict('a request with this Idempotency-Key is still in progress; retry it later', {
+      idempotency: 'in_progress',
+    });
+  const taken = await sqlRows<{ id: string }>(db, TAKE_OVER_SQL, [prior.id, STALE_SECONDS], 'idempotency_take_over');
+  if (!taken[0])
+    throw conflict('a request with this Idempotency-Key is still in progress; retry it later', {
+      idempotency: 'in_progress',
+    });
+  return { id: taken[0].id };
+}
+
+/** Runs the operation under a reserved record and completes (or frees) the record with its answer. */
+export async function runReserved(
+  db: Db,
+  reservation: Reservation,
+  run: () => Promise<StoredResponse>,
+): Promise<StoredResponse & { replayed: boolean }> {
+  if ('stored' in reservation) return { ...reservation.stored, replayed: true };
+  const { id } = reservation;
   let result: StoredResponse;
   try {
     result = await run();

@@ -4,7 +4,7 @@
 import { isConnectionLoss } from '../db/connection-loss.ts';
 import { LedgerError, type LedgerErrorCode } from '../ledger/errors.ts';
 
-export type ProblemCode = LedgerErrorCode | 'payload_too_large' | 'rate_limited' | 'unavailable' | 'internal';
+export type ProblemCode = LedgerErrorCode | 'internal';
 
 /** Status and title of each problem type; the OpenAPI document and the docs page list them from here. */
 export const PROBLEM_TYPES: Record<ProblemCode, { status: number; title: string; when: string }> = {

@@ -5,7 +5,10 @@ export type LedgerErrorCode =
   | 'forbidden' // 403: the actor may not do this
   | 'not_found' // 404
   | 'conflict' // 409: state conflict (in flight, stale epoch, duplicate)
-  | 'invalid_transition'; // 409: S7, the transition table refuses it
+  | 'invalid_transition' // 409: S7, the transition table refuses it
+  | 'payload_too_large' // 413: a body over the size or nesting limit
+  | 'rate_limited' // 429: too many attempts from this source
+  | 'unavailable'; // 503: a dependency (the database) cannot be reached now
 
 export interface LedgerErrorDetails {
   /** The input field at fault, for validation errors (dot path). */

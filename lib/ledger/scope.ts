@@ -47,6 +47,18 @@ export async function requireWorkflowScope<A extends AuditAction>(
   throw forbidden(why, { workflow });
 }
 
+// The workflow a key belongs to never changes (the key derives from its trigger, and a trigger
+// belongs to one workflow), so it is remembered: an outcome right after its claim, in the same
+// process, asks the database nothing for its scope check. Bounded; cleared when full.
+const workflows = new Map<string, string>();
+const WORKFLOWS_MAX = 100_000;
+
+/** Called by the claim, which knows the key's workflow. */
+export function rememberEffectWorkflow(key: string, workflow: string): void {
+  if (workflows.size >= WORKFLOWS_MAX) workflows.clear();
+  workflows.set(key, workflow);
+}
+
 /**
  * The workflow check for an effect named by its key: a runtime may touch only effects whose trigger
  * belongs to one of its workflows. Keys that do not exist pass here; the command reports them.
@@ -58,8 +70,19 @@ export async function requireEffectScope<A extends AuditAction>(
 ): Promise<void> {
   const { actor } = ctx;
   if (actor.kind !== 'runtime' || actor.workflows.includes('*')) return;
-  const [owner] = await ctx.db.$queryRaw<{ workflow: string; run_id: string }[]>`
-    SELECT ev.workflow, k.run_id FROM effect_key k JOIN event ev ON ev.trigger_id = k.trigger_id WHERE k.key = ${key}`;
-  if (!owner) return;
-  await requireWorkflowScope(ctx, owner.workflow, { ...refusal, subjectId: key, runId: owner.run_id });
+  const owner = async () =>
+    (
+      await ctx.db.$queryRaw<{ workflow: string; run_id: string }[]>`
+        SELECT ev.workflow, k.run_id FROM effect_key k JOIN event ev ON ev.trigger_id = k.trigger_id WHERE k.key = ${key}`
+    )[0];
+  let workflow = workflows.get(key);
+  if (workflow === undefined) {
+    const row = await owner();
+    if (!row) return;
+    workflow = row.workflow;
+    rememberEffectWorkflow(key, workflow);
+  }
+  if (inWorkflowScope(actor, workflow)) return;
+  const runId = (await owner())?.run_id ?? null;
+  await requireWorkflowScope(ctx, workflow, { ...refusal, subjectId: key, runId });
 }

@@ -89,40 +89,61 @@ export async function revokeRuntimeKey(ctx: { db: Db; actor: Actor }, id: string
 export type VerifiedKey =
   { ok: true; actor: Extract<Actor, { kind: 'runtime' }> } | { ok: false; why: string; prefix: string | null };
 
-/** Checks a presented token: format, known prefix, hash match (constant time), not revoked. */
-export async function verifyRuntimeKey(db: DbOrTx, token: string): Promise<VerifiedKey> {
-  const m = TOKEN.exec(token);
-  if (!m) return { ok: false, why: 'malformed runtime key (expected elk_<prefix>_<secret>)', prefix: null };
-  const prefix = m[1]!;
-  const [row] = await sqlRows<{
-    id: string;
-    name: string;
-    secret_hash: string;
-    workflows: string[];
-    revoked_at: Date | null;
-    last_used_at: Date | null;
-  }>(
-    db,
-    'SELECT id::text AS id, name, secret_hash, workflows, revoked_at, last_used_at FROM runtime_key WHERE prefix = $1',
-    [prefix],
-    'runtime_key_by_prefix',
-  );
+/** A runtime key's row as the checks read it. */
+export interface RuntimeKeyRow {
+  id: string;
+  name: string;
+  secret_hash: string;
+  workflows: string[];
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+/** The columns of RuntimeKeyRow, for statements that read a key together with something else. */
+export const RUNTIME_KEY_COLUMNS = 'id::text AS id, name, secret_hash, workflows, revoked_at, last_used_at';
+
+/** The prefix of a well-formed token, or null (a malformed token is refused before any query). */
+export function runtimeKeyPrefix(token: string): string | null {
+  return TOKEN.exec(token)?.[1] ?? null;
+}
+
+/** Checks a presented token against its key's row: hash match (constant time), not revoked. */
+export function checkRuntimeKey(row: RuntimeKeyRow | undefined, token: string): VerifiedKey {
+  const prefix = runtimeKeyPrefix(token);
+  if (!prefix) return { ok: false, why: 'malformed runtime key (expected elk_<prefix>_<secret>)', prefix: null };
   if (!row) return { ok: false, why: 'unknown runtime key', prefix };
   const a = Buffer.from(hashToken(token), 'hex');
   const b = Buffer.from(row.secret_hash, 'hex');
   if (a.length !== b.length || !timingSafeEqual(a, b))
     return { ok: false, why: 'runtime key secret does not match', prefix };
   if (row.revoked_at) return { ok: false, why: `runtime key "${row.name}" was revoked`, prefix };
-  // Last use is recorded at most once a minute per key: only a request that finds it older writes
-  // (the WHERE keeps concurrent requests from writing it twice).
-  if (!row.last_used_at || row.last_used_at.getTime() < Date.now() - LAST_USED_EVERY_MS) {
-    await db.runtimeKey.updateMany({
-      where: {
-        id: row.id,
-        OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(Date.now() - LAST_USED_EVERY_MS) } }],
-      },
-      data: { lastUsedAt: new Date() },
-    });
-  }
   return { ok: true, actor: { kind: 'runtime', id: row.id, label: `runtime:${row.name}`, workflows: row.workflows } };
+}
+
+/** Last use is recorded at most once a minute per key: only a request that finds it older writes
+ *  (the WHERE keeps concurrent requests from writing it twice). */
+export async function noteRuntimeKeyUse(db: DbOrTx, row: RuntimeKeyRow): Promise<void> {
+  if (row.last_used_at && row.last_used_at.getTime() >= Date.now() - LAST_USED_EVERY_MS) return;
+  await db.runtimeKey.updateMany({
+    where: {
+      id: row.id,
+      OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(Date.now() - LAST_USED_EVERY_MS) } }],
+    },
+    data: { lastUsedAt: new Date() },
+  });
+}
+
+/** Checks a presented token: format, known prefix, hash match (constant time), not revoked. */
+export async function verifyRuntimeKey(db: DbOrTx, token: string): Promise<VerifiedKey> {
+  const prefix = runtimeKeyPrefix(token);
+  if (!prefix) return checkRuntimeKey(undefined, token);
+  const [row] = await sqlRows<RuntimeKeyRow>(
+    db,
+    `SELECT ${RUNTIME_KEY_COLUMNS} FROM runtime_key WHERE prefix = $1`,
+    [prefix],
+    'runtime_key_by_prefix',
+  );
+  const verified = checkRuntimeKey(row, token);
+  if (verified.ok) await noteRuntimeKeyUse(db, row!);
+  return verified;
 }

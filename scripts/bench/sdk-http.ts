@@ -92,9 +92,20 @@ interface Customer {
 }
 
 async function spawnApiServer(appUrl: string, connections: number): Promise<{ url: string; stop(): Promise<void> }> {
+  // BENCH_SDK_PROFILE=<dir>: the server writes a V8 CPU profile there when it stops (where the time went).
+  const profile = process.env.BENCH_SDK_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_SDK_PROFILE)}`]
+    : [];
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('./sdk-http-server.ts', import.meta.url)), appUrl, String(connections)],
+    [
+      ...profile,
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./sdk-http-server.ts', import.meta.url)),
+      appUrl,
+      String(connections),
+    ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },

@@ -236,4 +236,62 @@ describe('malformed bodies', () => {
     expect(await snapshot(t.db)).toEqual(before);
     expect((await t.owner(`SELECT count(*)::int AS n FROM idempotency_record`)).rows[0]!.n).toBe(idemBefore.rows[0]!.n);
   });
+
+  it('Z5: bodies nested 40 to 100,000 levels deep (as a property, inside a field, or whole), over the size limit, or not UTF-8 get 413 or 422 naming the body, every time, and change no row', async () => {
+    const tool = await makeTool(t.db);
+    const run = await makeRun(t.db);
+    const before = await snapshot(t.db);
+    const idemBefore = await t.owner(`SELECT count(*)::int AS n FROM idempotency_record`);
+    const claim = {
+      runId: run.runId,
+      tool: tool.name,
+      action: 'campaign_welcome',
+      recordId: 'r',
+      target: 'd@example.com',
+    };
+    const claimJson = JSON.stringify(claim).slice(0, -1);
+    const bodies: { label: string; raw: string | Uint8Array; expect: number[] }[] = [];
+    for (const depth of [40, 5_000, 20_000, 100_000]) {
+      const deep = '['.repeat(depth) + ']'.repeat(depth);
+      bodies.push({ label: `extra property ${depth}`, raw: `${claimJson},"extra":${deep}}`, expect: [413] });
+      bodies.push({ label: `whole body ${depth}`, raw: deep, expect: [413] });
+      bodies.push({ label: `string field ${depth}`, raw: JSON.stringify({ ...claim, target: deep }), expect: [422] });
+    }
+    bodies.push({ label: 'unclosed', raw: '{'.repeat(50_000), expect: [413] });
+    bodies.push({ label: 'not UTF-8', raw: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), expect: [422] });
+    const paths = [
+      '/effects/claim',
+      '/effects/outcome',
+      `/runs/${run.runId}/replay`,
+      `/runs/${run.runId}/plan`,
+      '/runs',
+    ];
+    const failures: string[] = [];
+    for (const path of paths) {
+      for (const b of bodies) {
+        for (const idempotencyKey of [undefined, `deep-${path}-${b.label}`]) {
+          const res = await post(path, undefined, { token, idempotencyKey, raw: b.raw as string });
+          const text = await res.text();
+          let body: { code?: string; field?: string } | null = null;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = null;
+          }
+          const expected = path === '/effects/claim' ? b.expect : [413, 422];
+          if (!expected.includes(res.status) || (body?.field !== 'body' && !(res.status === 422 && body?.field)))
+            failures.push(`${path} [${b.label}] -> ${res.status} ${text.slice(0, 160)}`);
+        }
+      }
+    }
+    const huge = await post('/effects/claim', undefined, {
+      token,
+      raw: JSON.stringify({ ...claim, pad: 'x'.repeat(65 * 1024 * 1024) }),
+    });
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toMatchObject({ code: 'payload_too_large', field: 'body' });
+    expect(failures).toEqual([]);
+    expect(await snapshot(t.db)).toEqual(before);
+    expect((await t.owner(`SELECT count(*)::int AS n FROM idempotency_record`)).rows[0]!.n).toBe(idemBefore.rows[0]!.n);
+  });
 });

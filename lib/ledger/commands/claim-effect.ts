@@ -8,7 +8,7 @@ import { partyOf, requestJson, type Actor, type RequestMeta } from '../actor.ts'
 import { getRun, getTool } from '../catalog.ts';
 import { forbidden, invalid } from '../errors.ts';
 import { deriveKey } from '../keys.ts';
-import { requireWorkflowScope } from '../scope.ts';
+import { rememberEffectWorkflow, requireWorkflowScope } from '../scope.ts';
 import { checkTransition } from '../transitions.ts';
 import { parseInput } from '../validate.ts';
 import { sqlPool, type DbOrTx } from '@/lib/db/client.ts';
@@ -75,6 +75,7 @@ export async function claimEffect(
     targetType: tool.targetType,
     target: input.target,
   });
+  rememberEffectWorkflow(key, run.workflow);
   const call: ClaimCall = {
     key,
     tool: tool.name,
