@@ -272,7 +272,7 @@ describe('malformed bodies', () => {
         for (const idempotencyKey of [undefined, `deep-${path}-${b.label}`]) {
           const res = await post(path, undefined, { token, idempotencyKey, raw: b.raw as string });
           const text = await res.text();
-          let body: { code?: string; field?: string } | null = null;
+          let body: { code?: string; field?: string } | null;
           try {
             body = JSON.parse(text);
           } catch {
