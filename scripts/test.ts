@@ -17,6 +17,7 @@ function run(step: string, command: string, args: string[]): void {
 
 // The type gate: `next build` does not type-check (next.config.js), so it runs here, once, first.
 run('typecheck', 'npx', ['--no-install', 'tsc', '--noEmit']);
+run('lint', process.execPath, ['--import', 'tsx', 'scripts/lint.ts']);
 run('unit + integration', 'npx', ['--no-install', 'vitest', 'run']);
 const e2e = existsSync('tests/e2e') && readdirSync('tests/e2e').some((f) => f.endsWith('.spec.ts'));
 if (e2e && existsSync('playwright.config.ts')) run('browser', 'npx', ['--no-install', 'playwright', 'test']);

@@ -34,7 +34,10 @@ export function placeOf(url: string, functionName: string): string {
   return url.split('/').slice(-1)[0]!;
 }
 
-export function summarize(profile: CpuProfile, top = 12): { total: number; byPlace: ProfileShare[]; byFunction: ProfileShare[] } {
+export function summarize(
+  profile: CpuProfile,
+  top = 12,
+): { total: number; byPlace: ProfileShare[]; byFunction: ProfileShare[] } {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
   for (let i = 0; i < profile.samples.length; i++) {
