@@ -7,6 +7,11 @@ const schema = z.object({
   DATABASE_URL: z.string().min(1).optional(),
   /** The owner role that runs migrations. Defaults to DATABASE_URL when only one URL is given. */
   MIGRATION_DATABASE_URL: z.string().min(1).optional(),
+  /** Named prepared statements on the hot paths; false behind a transaction-mode pooler that does not
+   *  track them (also implied by `pgbouncer=true` in the URL). */
+  DATABASE_PREPARED_STATEMENTS: z.stringbool().default(true),
+  /** How long a query waits for a free connection of the pool before it fails (503 to an agent). */
+  DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Where the embedded PostgreSQL keeps its data and generated credentials. */
   LEDGER_DATA_DIR: z.string().default('.data'),
   PORT: z.coerce.number().int().positive().default(3000),

@@ -10,8 +10,43 @@ export type { PrismaClient };
 
 const pools = new WeakMap<object, pg.Pool>();
 
+/**
+ * Whether the hot paths may use named prepared statements (parsed and planned once per connection).
+ * Not through a transaction-mode pooler that does not track them (PgBouncer before 1.21): there a
+ * name prepared on one client's server connection collides with another client's. Off when the URL
+ * says `pgbouncer=true` (the convention Prisma uses too) or DATABASE_PREPARED_STATEMENTS=false.
+ */
+export function preparedStatementsFor(connectionString: string): { url: string; prepared: boolean } {
+  let url = connectionString;
+  let pooler = false;
+  try {
+    const parsed = new URL(connectionString);
+    pooler = parsed.searchParams.get('pgbouncer') === 'true';
+    parsed.searchParams.delete('pgbouncer');
+    url = parsed.toString();
+  } catch {
+    // Not a URL (a key=value string): leave it as it is.
+  }
+  return { url, prepared: !pooler && env().DATABASE_PREPARED_STATEMENTS };
+}
+
+/** Statement names are dropped in one place, so every caller may keep naming its hot statements. */
+function withoutStatementNames(pool: pg.Pool): void {
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as { query: unknown }).query = (config: unknown, ...rest: unknown[]) =>
+    query(typeof config === 'object' && config !== null && 'name' in config ? { ...config, name: undefined } : config, ...rest);
+}
+
 function makeClient(connectionString: string, max = 20) {
-  const pool = new pg.Pool({ connectionString, max });
+  const { url, prepared } = preparedStatementsFor(connectionString);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    // A request waits at most this long for a connection, then fails (503 to an agent) instead of
+    // queueing without bound behind an exhausted pool or an unreachable server.
+    connectionTimeoutMillis: env().DATABASE_POOL_TIMEOUT_MS,
+  });
+  if (!prepared) withoutStatementNames(pool);
   const client = new PrismaClient({
     adapter: new PrismaPg(pool, { disposeExternalPool: true }),
     omit: { user: { passwordHash: true }, runtimeKey: { secretHash: true } },
