@@ -6,20 +6,20 @@
 //    handler before its next claim, with no extra query (F5);
 //  - the key derived now must be the key frozen in the replay's item when the operator confirmed it
 //    (K2, F4): otherwise nothing is claimed.
-import { z } from 'zod';
 import { sqlRows } from '@/lib/db/client.ts';
 import { CLAIM_CALL, claimParams, type ClaimCall, type ClaimRow } from '../claim-batcher.ts';
 import { LedgerError } from '../errors.ts';
-import { prepareClaim } from '../prepare-claim.ts';
-import { parseInput } from '../validate.ts';
-import { claimEffectInput, claimResult, type ClaimEffectResult } from './claim-effect.ts';
+import { prepareClaim, type ClaimIntent } from '../prepare-claim.ts';
+import { claimResult, type ClaimEffectResult } from './claim-effect.ts';
 import type { CommandContext } from './common.ts';
 
-export const claimReplayTargetInput = claimEffectInput.extend({
-  replayId: z.uuid(),
+/** A frozen plan item's values, parsed when the plan was submitted, so not parsed again for every
+ *  item the executor claims (as transitionEffect, an internal command, takes its request typed). */
+export interface ClaimReplayTargetInput extends ClaimIntent {
+  replayId: string;
   /** The key frozen in the replay's item. */
-  frozenKey: z.string().min(1).max(4096),
-});
+  frozenKey: string;
+}
 
 export type ClaimReplayTargetResult =
   /** The replay is not running (paused, cancelled, gone): nothing claimed. */
@@ -36,8 +36,10 @@ const CLAIM_WHILE_RUNNING_SQL = `
    CROSS JOIN LATERAL ${CLAIM_CALL} c
    WHERE r.id = $14::uuid AND r.status = 'running'`;
 
-export async function claimReplayTarget(ctx: CommandContext, raw: unknown): Promise<ClaimReplayTargetResult> {
-  const input = parseInput(claimReplayTargetInput, raw);
+export async function claimReplayTarget(
+  ctx: CommandContext,
+  input: ClaimReplayTargetInput,
+): Promise<ClaimReplayTargetResult> {
   let call: ClaimCall;
   try {
     call = await prepareClaim(ctx, input);
