@@ -34,7 +34,10 @@ export function preparedStatementsFor(connectionString: string): { url: string; 
 function withoutStatementNames(pool: pg.Pool): void {
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   (pool as { query: unknown }).query = (config: unknown, ...rest: unknown[]) =>
-    query(typeof config === 'object' && config !== null && 'name' in config ? { ...config, name: undefined } : config, ...rest);
+    query(
+      typeof config === 'object' && config !== null && 'name' in config ? { ...config, name: undefined } : config,
+      ...rest,
+    );
 }
 
 function makeClient(connectionString: string, max = 20) {
@@ -56,12 +59,14 @@ function makeClient(connectionString: string, max = 20) {
 }
 
 /**
- * The node-postgres pool under a root client (undefined for a transaction). Only for the hot paths
- * every agent request takes: the claim (a single self-contained SQL function call where Prisma's
- * per-query overhead was measured at about a third of the claim's cost), and the API's runtime-key
- * check and Idempotency-Key record (plain one-row statements that every request paid Prisma's
- * per-query cost for two to four times; the SDK bench went from 44 to 52 effects/s in process once
- * they went direct). Everything else goes through Prisma.
+ * The node-postgres pool under a root client (undefined for a transaction). Only for the hot paths:
+ * the claim (a single self-contained SQL function call where Prisma's per-query overhead was measured
+ * at about a third of the claim's cost); the API's runtime-key check and Idempotency-Key record
+ * (plain one-row statements that every request paid Prisma's per-query cost for two to four times;
+ * the SDK bench went from 44 to 52 effects/s in process once they went direct); the ledger's
+ * transitions and raw-response writes, and the replay executor's item window and outcomes, which it
+ * makes for every item (Prisma's per-query cost was a third of the executor's CPU). Everything else
+ * goes through Prisma.
  */
 export function sqlPool(client: DbOrTx): pg.Pool | undefined {
   return pools.get(client);

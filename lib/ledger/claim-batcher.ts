@@ -31,14 +31,18 @@ export interface ClaimRow {
   changed_at: Date;
 }
 
-const COLUMNS = 'claimed, epoch, state, attempt_id, idempotency_key, changed_by, changed_at';
+export const CLAIM_COLUMNS = 'claimed, epoch, state, attempt_id, idempotency_key, changed_by, changed_at';
+
+/** One claim, its placeholders in the order of claimParams. */
+export const CLAIM_CALL =
+  'ledger_claim($1, $2, $3, $4, $5, $6::"TargetType", $7, $8::uuid, $9::"ActorKind", $10, $11, $12::int, $13::jsonb)';
 
 export const CLAIM_SQL = `
-  SELECT ${COLUMNS}
-  FROM ledger_claim($1, $2, $3, $4, $5, $6::"TargetType", $7, $8::uuid, $9::"ActorKind", $10, $11, $12::int, $13::jsonb)`;
+  SELECT ${CLAIM_COLUMNS}
+  FROM ${CLAIM_CALL}`;
 
 const BATCH_SQL = `
-  SELECT ord, ${COLUMNS}
+  SELECT ord, ${CLAIM_COLUMNS}
   FROM ledger_claim_batch($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                           $8::uuid[], $9::text[], $10::text[], $11::text[], $12::int[], $13::jsonb[])`;
 

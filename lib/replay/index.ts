@@ -7,16 +7,8 @@ export {
   type PreviewItem,
   type PreviewReplayInput,
 } from './preview.ts';
-export {
-  requestReplay,
-  requestReplayInput,
-  approveReplay,
-  approveReplayInput,
-  rejectReplay,
-  rejectReplayInput,
-  type ReplayCtx,
-  type RequestReplayResult,
-} from './request.ts';
+export { requestReplay, requestReplayInput, type ReplayCtx, type RequestReplayResult } from './request.ts';
+export { approveReplay, approveReplayInput, rejectReplay, rejectReplayInput } from './approval.ts';
 export {
   startReplay,
   pauseReplay,

@@ -11,7 +11,7 @@
 import type { Db } from '../db/client.ts';
 import { completeEffect, getTool, LedgerError, markUnknown, type Actor } from '../ledger/index.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { setOutcome } from './executor.ts';
+import { setOutcome } from './item-outcome.ts';
 
 export const reconcilerActor: Actor = { kind: 'reconciler', id: 'reconciler', label: 'reconciler' };
 

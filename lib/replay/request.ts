@@ -1,19 +1,19 @@
 // F4 and Z3: the operator confirms the replay by typing the number of targets; the set is frozen at
 // that moment as replay_item rows (one snapshot: count, hash and rows come from the same
 // REPEATABLE READ transaction). Where four-eyes is on (default, per tool fourEyesReplay) the replay
-// waits for another operator, whose approval is bound to the frozen set's hash and expires.
+// waits for another operator, whose approval is bound to the frozen set's hash and expires
+// (approval.ts).
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
 import { env } from '../env.ts';
 import { conflict, forbidden, notFound, type Actor, type RequestMeta } from '../ledger/index.ts';
-import { fourEyesRefusal } from '@/lib/approvals/four-eyes.ts';
 import { parseInput } from '../ledger/validate.ts';
-
-export type ReplayControlAction = 'replay.start' | 'replay.pause' | 'replay.resume' | 'replay.cancel';
+import { reasonField } from '@/lib/ledger/fields.ts';
 import { fourEyesFor } from './preview.ts';
 import { exactlyOnce, FINGERPRINT_SQL, summarizeSet, targetsSql } from './set.ts';
-import { reasonField, optionalReasonField } from '@/lib/ledger/fields.ts';
+
+export type ReplayControlAction = 'replay.start' | 'replay.pause' | 'replay.resume' | 'replay.cancel';
 
 export interface ReplayCtx {
   db: Db;
@@ -21,25 +21,16 @@ export interface ReplayCtx {
   request?: RequestMeta;
 }
 
-const hash = z.string().regex(/^[0-9a-f]{64}$/, 'the set hash shown in the preview');
+export const setHashField = z.string().regex(/^[0-9a-f]{64}$/, 'the set hash shown in the preview');
 
 export const requestReplayInput = z.strictObject({
   runId: z.uuid(),
   /** The number of targets, typed by the operator (F4). */
   confirmCount: z.number().int().positive(),
   /** The preview's setHash: refuses if the set changed since the operator looked. */
-  setHash: hash.optional(),
+  setHash: setHashField.optional(),
   reason: reasonField,
 });
-
-export const approveReplayInput = z.strictObject({
-  approvalRequestId: z.uuid(),
-  /** The hash the approver saw; must equal the frozen set's (Z3). */
-  setHash: hash,
-  reason: optionalReasonField,
-});
-
-export const rejectReplayInput = z.strictObject({ approvalRequestId: z.uuid(), reason: reasonField });
 
 export async function assertOperator(
   ctx: ReplayCtx,
@@ -183,129 +174,4 @@ async function freeze(
     },
     { isolationLevel: 'RepeatableRead', timeout: 600_000, maxWait: 30_000 },
   );
-}
-
-async function loadApproval(ctx: ReplayCtx, id: string) {
-  const req = await ctx.db.approvalRequest.findUnique({ where: { id } });
-  if (!req || req.kind !== 'replay')
-    throw notFound(`replay approval request ${id} does not exist`, { field: 'approvalRequestId' });
-  const replayId = (req.payload as { replayId: string }).replayId;
-  return { req, replayId };
-}
-
-export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
-  const input = parseInput(approveReplayInput, raw);
-  const { db, actor } = ctx;
-  const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
-  await assertOperator(ctx, 'replay.approve', replayId, req.runId);
-  const refuse = async (why: string) => {
-    await auditRefusal(db, {
-      chain: `run:${req.runId}`,
-      actor,
-      action: 'replay.approve',
-      subjectType: 'replay',
-      subjectId: replayId,
-      runId: req.runId,
-      why,
-      request: ctx.request,
-    });
-    return forbidden(why);
-  };
-  const fourEyes = fourEyesRefusal(req.requestedById, actor, 'approve');
-  if (fourEyes) throw await refuse(fourEyes);
-  const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
-    await auditRefusal(db, {
-      chain: `run:${req.runId}`,
-      actor,
-      action: 'replay.approve',
-      subjectType: 'replay',
-      subjectId: replayId,
-      runId: req.runId,
-      why,
-      request: ctx.request,
-    });
-    return conflict(why, extra);
-  };
-  if (req.status !== 'open') throw await refuseConflict(`this request is ${req.status}`);
-  if (req.setHash !== input.setHash)
-    throw await refuseConflict('the approval does not match the frozen set: review the request again', {
-      field: 'setHash',
-      setHash: req.setHash,
-    });
-  return db.$transaction(async (tx) => {
-    const [now] = await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
-    if (req.expiresAt <= now!.now) {
-      await tx.approvalRequest.updateMany({ where: { id: req.id, status: 'open' }, data: { status: 'expired' } });
-      await tx.replay.updateMany({
-        where: { id: replayId, status: 'awaiting_approval' },
-        data: { status: 'expired', finishedAt: now!.now },
-      });
-      await appendAudit(tx, {
-        chain: `run:${req.runId}`,
-        actor,
-        action: 'replay.approve',
-        subjectType: 'replay',
-        subjectId: replayId,
-        runId: req.runId,
-        outcome: 'refused',
-        detail: { why: 'the approval request expired (Z3)' },
-        request: ctx.request,
-      });
-      return { replayId, status: 'expired' as const, approvedById: null };
-    }
-    const a = await tx.approvalRequest.updateMany({
-      where: { id: req.id, status: 'open', setHash: input.setHash },
-      data: { status: 'approved', decidedById: actor.id, decidedAt: now!.now },
-    });
-    const r = await tx.replay.updateMany({
-      where: { id: replayId, status: 'awaiting_approval', setHash: input.setHash },
-      data: { status: 'approved', approvedById: actor.id },
-    });
-    if (a.count !== 1 || r.count !== 1) throw conflict('the request was decided or cancelled meanwhile');
-    await appendAudit(tx, {
-      chain: `run:${req.runId}`,
-      actor,
-      action: 'replay.approve',
-      subjectType: 'replay',
-      subjectId: replayId,
-      runId: req.runId,
-      before: 'awaiting_approval',
-      after: 'approved',
-      reason: input.reason ?? null,
-      detail: { approvalRequestId: req.id, setHash: req.setHash },
-      request: ctx.request,
-    });
-    return { replayId, status: 'approved' as const, approvedById: actor.id };
-  });
-}
-
-export async function rejectReplay(ctx: ReplayCtx, raw: unknown) {
-  const input = parseInput(rejectReplayInput, raw);
-  const { db, actor } = ctx;
-  const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
-  await assertOperator(ctx, 'replay.reject', replayId, req.runId);
-  return db.$transaction(async (tx) => {
-    const a = await tx.approvalRequest.updateMany({
-      where: { id: req.id, status: 'open' },
-      data: { status: 'rejected', decidedById: actor.id, decidedAt: new Date() },
-    });
-    if (a.count !== 1) throw conflict(`this request is ${req.status}`);
-    await tx.replay.updateMany({
-      where: { id: replayId, status: 'awaiting_approval' },
-      data: { status: 'rejected', finishedAt: new Date() },
-    });
-    await appendAudit(tx, {
-      chain: `run:${req.runId}`,
-      actor,
-      action: 'replay.reject',
-      subjectType: 'replay',
-      subjectId: replayId,
-      runId: req.runId,
-      before: 'awaiting_approval',
-      after: 'rejected',
-      reason: input.reason,
-      request: ctx.request,
-    });
-    return { replayId, status: 'rejected' as const };
-  });
 }

@@ -10,10 +10,13 @@ import pg from 'pg';
 import type PgBoss from 'pg-boss';
 import { sqlPool, type Db } from '../db/client.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { backoffMs, executorActor, completeIfDone, runChunk, type ExecutorDeps } from './executor.ts';
+import { completeIfDone } from './complete-replay.ts';
+import { executorActor, type ExecutorDeps } from './executor.ts';
 import { enqueueRemaining, JOB_SCHEMA, openChunkJobs, REPLAY_QUEUE, startBoss, type ReplayChunk } from './jobs.ts';
+import { backoffMs } from './persist-through-outage.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { reconcileOnce, type ReconcileResult } from './reconcile.ts';
+import { runChunk } from './run-chunk.ts';
 
 const LOCK_CLASS = 20583;
 

@@ -1,9 +1,13 @@
 // The one path every state change after a claim takes: check the table (S7) for this party, then
 // ledger_transition locks the row, re-checks the state and writes change + transition + audit in
 // one transaction. Refusals change nothing and are audited (A4).
+// One statement, on the node-postgres pool under the root client (Prisma's per-query cost was a third
+// of the replay executor's CPU; lib/db/client.ts), through Prisma inside a caller's transaction. The
+// provider's raw response (R1) can be stored in the same statement, so a state never commits without
+// the response that justifies it; a caller can add a write of its own that commits with the
+// transition only when it is accepted (the replay's item outcome: lib/replay/item-outcome.ts).
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { sqlRows, type DbOrTx } from '@/lib/db/client.ts';
-import type { RawResponseInput } from './record-response.ts';
 import { auditRefusal } from '@/lib/audit/append.ts';
 import { actorRole, partyOf, requestJson, type Actor, type RequestMeta } from '../actor.ts';
 import { forbidden, invalid, LedgerError, notFound } from '../errors.ts';
@@ -13,6 +17,7 @@ import type { AuditAction, AuditSubjectOf } from '@/lib/audit/actions.ts';
 
 /** The audit actions whose subject is an effect. */
 export type EffectAuditAction = { [A in AuditAction]: 'effect' extends AuditSubjectOf<A> ? A : never }[AuditAction];
+import { responseValues, storeResponseSql, type RawResponseRecord } from './record-response.ts';
 
 export interface TransitionRequest {
   key: string;
@@ -25,8 +30,23 @@ export interface TransitionRequest {
   receipt?: string | null;
   evidence?: Record<string, unknown> | null;
   attemptId?: string | null;
-  /** The attempt's raw provider response (R1), stored with the report in one transaction. */
-  response?: RawResponseInput | null;
+  /** R1: the provider's raw response, stored with `attemptId` in the same statement, whether or not
+   *  the transition is accepted (a response already stored is kept). */
+  response?: RawResponseRecord | null;
+  /** The same request again after its reply was lost (a database outage): an effect found already
+   *  in `to` counts as this request's own earlier commit, not as a refusal. */
+  repeat?: boolean;
+}
+
+/** A caller's write that commits in the transition's statement, and only when the transition is
+ *  accepted: common table expressions that may read `gate` (one row, `ok`), with placeholders $1..$n
+ *  for `values`. `result`, an SQL expression over them, comes back as `alongside`; `name` names the
+ *  prepared statement (same name, same SQL). */
+export interface AlongsideWrite {
+  name: string;
+  ctes: string;
+  values: unknown[];
+  result: string;
 }
 
 export interface TransitionResult {
@@ -38,6 +58,8 @@ export interface TransitionResult {
   changedAt: Date;
   receipt: string | null;
   runId: string;
+  /** The AlongsideWrite's result (null when the transition was not accepted); only with one. */
+  alongside?: unknown;
 }
 
 interface Row {
@@ -50,13 +72,26 @@ interface Row {
   receipt: string | null;
   run_id: string;
   problem: string | null;
+  alongside?: unknown;
 }
 
-// One statement on the pool (no Prisma round trip): the function locks, checks, writes and audits.
-const TRANSITION_SQL = `
-  SELECT ok, epoch, from_state, state, changed_by, changed_at, receipt, run_id, problem
-    FROM ledger_transition($1, $2::int, $3::"EffectState", $4::"EffectState"[], $5::"ActorKind", $6, $7, $8,
-                           $9, $10, $11, $12::jsonb, $13::uuid, $14::jsonb, $15::int, $16::jsonb, $17::bytea)`;
+/** The statement, its own placeholders numbered after the alongside write's `offset` values. */
+function transitionSql(offset: number, alongside?: AlongsideWrite): string {
+  const p = (n: number) => `$${offset + n}`;
+  return `
+  WITH t AS MATERIALIZED (
+    SELECT * FROM ledger_transition(${p(1)}, ${p(2)}::int, ${p(3)}::"EffectState", ${p(4)}::"EffectState"[],
+      ${p(5)}::"ActorKind", ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}, ${p(12)}::jsonb, ${p(13)}::uuid,
+      ${p(14)}::jsonb)),
+  gate AS (SELECT coalesce((SELECT ok FROM t), false) AS ok),
+  resp AS (${storeResponseSql(p(13), p(15), p(16), p(17))} RETURNING id)${alongside ? `,\n  ${alongside.ctes}` : ''}
+  SELECT t.ok, t.epoch, t.from_state, t.state, t.changed_by, t.changed_at, t.receipt, t.run_id, t.problem${
+    alongside ? `, ${alongside.result} AS alongside` : ''
+  } FROM t`;
+}
+
+const PLAIN_SQL = transitionSql(0);
+const withAlongside = new Map<string, string>();
 
 function requirements(to: EffectState, party: string): Set<Requirement> {
   return new Set(
@@ -67,6 +102,7 @@ function requirements(to: EffectState, party: string): Set<Requirement> {
 export async function transitionEffect(
   ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
   req: TransitionRequest,
+  alongside?: AlongsideWrite,
 ): Promise<TransitionResult> {
   const { db, actor } = ctx;
   const party = partyOf(actor);
@@ -109,33 +145,36 @@ export async function transitionEffect(
     throw invalid('receipt', 'done needs a receipt or an evidence reference that can be looked up later');
   }
   if (req.response && !req.attemptId) throw invalid('attemptId', 'a raw response needs the attemptId of its claim');
-  const response = req.response ?? null;
-  const rows = await sqlRows<Row>(
-    db,
-    TRANSITION_SQL,
-    [
-      req.key,
-      req.epoch ?? null,
-      req.to,
-      sources,
-      actor.kind,
-      actor.id,
-      actor.label,
-      actorRole(actor),
-      req.action,
-      reason,
-      receipt,
-      req.evidence ? JSON.stringify(req.evidence) : null,
-      req.attemptId ?? null,
-      JSON.stringify(requestJson(ctx.request)),
-      response?.status ?? null,
-      response ? JSON.stringify(response.headers) : null,
-      response ? Buffer.from(response.body) : null,
-    ],
-    'ledger_transition',
-  );
-  const row = rows[0];
+  const values = [
+    ...(alongside?.values ?? []),
+    req.key,
+    req.epoch ?? null,
+    req.to,
+    sources,
+    actor.kind,
+    actor.id,
+    actor.label,
+    actorRole(actor),
+    req.action,
+    reason,
+    receipt,
+    req.evidence ? JSON.stringify(req.evidence) : null,
+    req.attemptId ?? null,
+    JSON.stringify(requestJson(ctx.request)),
+    ...responseValues(req.response),
+  ];
+  let sql = PLAIN_SQL;
+  if (alongside) {
+    sql = withAlongside.get(alongside.name) ?? transitionSql(alongside.values.length, alongside);
+    withAlongside.set(alongside.name, sql);
+  }
+  const name = alongside ? `ledger_transition+${alongside.name}` : 'ledger_transition';
+  const [row] = await sqlRows<Row>(db, sql, values, name);
   if (!row) throw notFound(`no effect ${req.key}${req.epoch ? ` at epoch ${req.epoch}` : ''}`, { field: 'key' });
+  if (!row.ok && req.repeat && row.from_state === req.to) {
+    // This request's own earlier commit; the alongside write was made with it.
+    return { ...resultOf(req, row), ...(alongside ? { alongside: null } : {}) };
+  }
   if (!row.ok) {
     const why = row.problem && row.problem !== 'transition not allowed' ? `: ${row.problem}` : '';
     throw new LedgerError(
@@ -149,6 +188,10 @@ export async function transitionEffect(
       },
     );
   }
+  return { ...resultOf(req, row), ...(alongside ? { alongside: row.alongside } : {}) };
+}
+
+function resultOf(req: TransitionRequest, row: Row): TransitionResult {
   return {
     key: req.key,
     epoch: row.epoch,

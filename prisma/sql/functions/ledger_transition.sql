@@ -2,16 +2,11 @@
 -- caller passes the allowed sources from lib/ledger/transitions.ts), then write the change, the
 -- transition row and the audit entry together. A refusal changes nothing but is itself audited on
 -- the subject's "refused:" chain (A4), so the subject's own chain head does not move.
--- A report may bring the provider's raw response for its attempt (R1): it is stored first, under the
--- effect's lock, whether or not the transition is then allowed, so the evidence is kept even when an
--- operator revoked the key while the call was in flight; an outcome and its evidence arrive in one
--- round trip and one transaction.
 CREATE OR REPLACE FUNCTION ledger_transition(
   p_key text, p_epoch integer, p_to "EffectState", p_allowed_from "EffectState"[],
   p_actor_kind "ActorKind", p_actor_id text, p_actor_label text, p_actor_role text,
   p_action text, p_reason text, p_receipt text, p_evidence jsonb, p_attempt_id uuid,
-  p_request jsonb, p_response_status integer DEFAULT NULL, p_response_headers jsonb DEFAULT NULL,
-  p_response_body bytea DEFAULT NULL
+  p_request jsonb
 ) RETURNS TABLE (
   ok boolean, epoch integer, from_state "EffectState", state "EffectState",
   changed_by text, changed_at timestamptz, receipt text, run_id uuid, problem text
@@ -31,19 +26,7 @@ BEGIN
     RETURN;
   END IF;
 
-  IF p_response_status IS NOT NULL THEN
-    UPDATE attempt a
-       SET response_status = p_response_status, response_headers = p_response_headers,
-           response_body = p_response_body, responded_at = now()
-     WHERE a.id = p_attempt_id AND a.key = p_key AND a.epoch = v_epoch AND a.responded_at IS NULL;
-    IF NOT FOUND THEN
-      v_problem := 'the response belongs to an attempt of this effect whose response is not recorded yet';
-    END IF;
-  END IF;
-
-  IF v_problem IS NOT NULL THEN
-    NULL;
-  ELSIF NOT (v_row.state = ANY (p_allowed_from)) THEN
+  IF NOT (v_row.state = ANY (p_allowed_from)) THEN
     v_problem := 'transition not allowed';
   ELSIF v_row.state = 'pending' AND v_row.awaiting_claim AND p_to <> 'revoked' THEN
     v_problem := 'the effect is awaiting its claim: nobody holds it';

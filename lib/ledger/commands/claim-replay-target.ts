@@ -1,0 +1,62 @@
+// The replay executor's claim of one frozen target (F3): the runtime's claim (the same checks and key
+// derivation, ../prepare-claim.ts, and the same ledger_claim committing pending before the provider
+// call, S1), with two conditions of a forced replay:
+//  - it runs only while the replay is running, checked in the claim's own statement (a lateral call
+//    on the replay row, made only while the row says 'running'): a pause or cancel stops every
+//    handler before its next claim, with no extra query (F5);
+//  - the key derived now must be the key frozen in the replay's item when the operator confirmed it
+//    (K2, F4): otherwise nothing is claimed.
+import { sqlRows } from '@/lib/db/client.ts';
+import { CLAIM_CALL, claimParams, type ClaimCall, type ClaimRow } from '../claim-batcher.ts';
+import { LedgerError } from '../errors.ts';
+import { prepareClaim, type ClaimIntent } from '../prepare-claim.ts';
+import { claimResult, type ClaimEffectResult } from './claim-effect.ts';
+import type { CommandContext } from './common.ts';
+
+/** A frozen plan item's values, parsed when the plan was submitted, so not parsed again for every
+ *  item the executor claims (as transitionEffect, an internal command, takes its request typed). */
+export interface ClaimReplayTargetInput extends ClaimIntent {
+  replayId: string;
+  /** The key frozen in the replay's item. */
+  frozenKey: string;
+}
+
+export type ClaimReplayTargetResult =
+  /** The replay is not running (paused, cancelled, gone): nothing claimed. */
+  | { outcome: 'stopped' }
+  /** The plan's action is no longer registered for the tool: nothing claimed. */
+  | { outcome: 'action_unregistered' }
+  /** The key derived now differs from the frozen one: nothing claimed. */
+  | { outcome: 'key_changed'; key: string }
+  | { outcome: 'answered'; claim: ClaimEffectResult };
+
+const CLAIM_WHILE_RUNNING_SQL = `
+  SELECT c.claimed, c.epoch, c.state, c.attempt_id, c.idempotency_key, c.changed_by, c.changed_at
+    FROM replay r
+   CROSS JOIN LATERAL ${CLAIM_CALL} c
+   WHERE r.id = $14::uuid AND r.status = 'running'`;
+
+export async function claimReplayTarget(
+  ctx: CommandContext,
+  input: ClaimReplayTargetInput,
+): Promise<ClaimReplayTargetResult> {
+  let call: ClaimCall;
+  try {
+    call = await prepareClaim(ctx, input);
+  } catch (error) {
+    if (error instanceof LedgerError && error.code === 'validation' && error.details.field === 'action')
+      return { outcome: 'action_unregistered' };
+    throw error;
+  }
+  if (call.key !== input.frozenKey) return { outcome: 'key_changed', key: call.key };
+  // One claim per statement and commit (docs/REPLAY.md, "Known limits", says why a replay's claims
+  // are not grouped).
+  const [row] = await sqlRows<ClaimRow>(
+    ctx.db,
+    CLAIM_WHILE_RUNNING_SQL,
+    [...claimParams(call), input.replayId],
+    'ledger_claim_while_replay_running',
+  );
+  if (!row) return { outcome: 'stopped' };
+  return { outcome: 'answered', claim: claimResult(call, row) };
+}

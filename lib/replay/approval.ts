@@ -1,0 +1,143 @@
+// Z3: the decision on a replay request that waits for four eyes. Another operator approves it, bound
+// to the hash of the frozen set they were shown and before the request expires; or rejects it.
+import { z } from 'zod';
+import { appendAudit, auditRefusal } from '../audit/append.ts';
+import { conflict, forbidden, notFound } from '../ledger/index.ts';
+import { parseInput } from '../ledger/validate.ts';
+import { fourEyesRefusal } from '@/lib/approvals/four-eyes.ts';
+import { optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
+import { assertOperator, setHashField, type ReplayCtx } from './request.ts';
+
+export const approveReplayInput = z.strictObject({
+  approvalRequestId: z.uuid(),
+  /** The hash the approver saw; must equal the frozen set's (Z3). */
+  setHash: setHashField,
+  reason: optionalReasonField,
+});
+
+export const rejectReplayInput = z.strictObject({ approvalRequestId: z.uuid(), reason: reasonField });
+
+async function loadApproval(ctx: ReplayCtx, id: string) {
+  const req = await ctx.db.approvalRequest.findUnique({ where: { id } });
+  if (!req || req.kind !== 'replay')
+    throw notFound(`replay approval request ${id} does not exist`, { field: 'approvalRequestId' });
+  const replayId = (req.payload as { replayId: string }).replayId;
+  return { req, replayId };
+}
+
+export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
+  const input = parseInput(approveReplayInput, raw);
+  const { db, actor } = ctx;
+  const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
+  await assertOperator(ctx, 'replay.approve', replayId, req.runId);
+  const refuse = async (why: string) => {
+    await auditRefusal(db, {
+      chain: `run:${req.runId}`,
+      actor,
+      action: 'replay.approve',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: req.runId,
+      why,
+      request: ctx.request,
+    });
+    return forbidden(why);
+  };
+  const fourEyes = fourEyesRefusal(req.requestedById, actor, 'approve');
+  if (fourEyes) throw await refuse(fourEyes);
+  const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
+    await auditRefusal(db, {
+      chain: `run:${req.runId}`,
+      actor,
+      action: 'replay.approve',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: req.runId,
+      why,
+      request: ctx.request,
+    });
+    return conflict(why, extra);
+  };
+  if (req.status !== 'open') throw await refuseConflict(`this request is ${req.status}`);
+  if (req.setHash !== input.setHash)
+    throw await refuseConflict('the approval does not match the frozen set: review the request again', {
+      field: 'setHash',
+      setHash: req.setHash,
+    });
+  return db.$transaction(async (tx) => {
+    const [now] = await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
+    if (req.expiresAt <= now!.now) {
+      await tx.approvalRequest.updateMany({ where: { id: req.id, status: 'open' }, data: { status: 'expired' } });
+      await tx.replay.updateMany({
+        where: { id: replayId, status: 'awaiting_approval' },
+        data: { status: 'expired', finishedAt: now!.now },
+      });
+      await appendAudit(tx, {
+        chain: `run:${req.runId}`,
+        actor,
+        action: 'replay.approve',
+        subjectType: 'replay',
+        subjectId: replayId,
+        runId: req.runId,
+        outcome: 'refused',
+        detail: { why: 'the approval request expired (Z3)' },
+        request: ctx.request,
+      });
+      return { replayId, status: 'expired' as const, approvedById: null };
+    }
+    const a = await tx.approvalRequest.updateMany({
+      where: { id: req.id, status: 'open', setHash: input.setHash },
+      data: { status: 'approved', decidedById: actor.id, decidedAt: now!.now },
+    });
+    const r = await tx.replay.updateMany({
+      where: { id: replayId, status: 'awaiting_approval', setHash: input.setHash },
+      data: { status: 'approved', approvedById: actor.id },
+    });
+    if (a.count !== 1 || r.count !== 1) throw conflict('the request was decided or cancelled meanwhile');
+    await appendAudit(tx, {
+      chain: `run:${req.runId}`,
+      actor,
+      action: 'replay.approve',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: req.runId,
+      before: 'awaiting_approval',
+      after: 'approved',
+      reason: input.reason ?? null,
+      detail: { approvalRequestId: req.id, setHash: req.setHash },
+      request: ctx.request,
+    });
+    return { replayId, status: 'approved' as const, approvedById: actor.id };
+  });
+}
+
+export async function rejectReplay(ctx: ReplayCtx, raw: unknown) {
+  const input = parseInput(rejectReplayInput, raw);
+  const { db, actor } = ctx;
+  const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
+  await assertOperator(ctx, 'replay.reject', replayId, req.runId);
+  return db.$transaction(async (tx) => {
+    const a = await tx.approvalRequest.updateMany({
+      where: { id: req.id, status: 'open' },
+      data: { status: 'rejected', decidedById: actor.id, decidedAt: new Date() },
+    });
+    if (a.count !== 1) throw conflict(`this request is ${req.status}`);
+    await tx.replay.updateMany({
+      where: { id: replayId, status: 'awaiting_approval' },
+      data: { status: 'rejected', finishedAt: new Date() },
+    });
+    await appendAudit(tx, {
+      chain: `run:${req.runId}`,
+      actor,
+      action: 'replay.reject',
+      subjectType: 'replay',
+      subjectId: replayId,
+      runId: req.runId,
+      before: 'awaiting_approval',
+      after: 'rejected',
+      reason: input.reason,
+      request: ctx.request,
+    });
+    return { replayId, status: 'rejected' as const };
+  });
+}

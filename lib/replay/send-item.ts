@@ -1,0 +1,108 @@
+// One item of a chunk, in the order the executor's steps go (executor.ts): the outcome of an item
+// that needs no send (F4), then the provider's rate limit, the ledger's claim (F3), the send with the
+// (key, epoch) idempotency key (R2), and the provider's answer settled (settle-verdict.ts).
+import { claimReplayTarget, getTool } from '../ledger/index.ts';
+import type { RegisteredProvider } from '../providers/registry.ts';
+import { isCallFailure } from '../providers/types.ts';
+import type { RawResponse } from '../providers/types.ts';
+import { RetryChunk, type ItemContext } from './executor.ts';
+import type { ItemRow } from './item-window.ts';
+import { outcomeWithoutSend } from './outcome-without-send.ts';
+import { settle, settleVerdict } from './settle-verdict.ts';
+import { span } from './step-trace.ts';
+
+const defaultPayload = (i: { action: string; recordId: string }) => {
+  const text = `This message was sent again by an operator's replay (${i.action}, record ${i.recordId}).`;
+  return { subject: `${i.action.replace(/_/g, ' ')}`, text, body: text };
+};
+
+/** 'stopped': the replay is no longer running; nothing was claimed and the item stays open. */
+export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped' | void> {
+  const { deps, tally, actor } = c;
+  const itemId = item.id;
+  const decided = outcomeWithoutSend(item, actor);
+  if (decided) return tally.record(itemId, decided.outcome, decided.note);
+
+  const tool = await getTool(deps.db, item.tool);
+  let provider: RegisteredProvider;
+  try {
+    provider = deps.providers.get(tool.provider);
+  } catch (error) {
+    // Nothing was claimed: the item stays open for a retry once the provider is configured.
+    throw new RetryChunk((error as Error).message);
+  }
+  await deps.limiter?.acquire(tool.provider);
+
+  // F3: the same claim as the runtime's (claimEffect), gated by the replay's status, for the key
+  // frozen in the item.
+  let ts = performance.now();
+  const answer = await claimReplayTarget(
+    { db: deps.db, actor },
+    {
+      replayId: c.replayId,
+      runId: c.runId,
+      tool: item.tool,
+      action: item.action,
+      recordId: item.record_id,
+      target: item.target,
+      frozenKey: item.key,
+    },
+  );
+  span('claim', ts);
+  switch (answer.outcome) {
+    case 'stopped':
+      return 'stopped'; // paused or cancelled: nothing claimed, the item stays open
+    case 'action_unregistered':
+      return tally.record(itemId, 'skipped', `action "${item.action}" is no longer registered for tool "${tool.name}"`);
+    case 'key_changed':
+      return tally.record(
+        itemId,
+        'skipped',
+        `the key derived now (${answer.key}) differs from the frozen one: not sent (K2)`,
+      );
+    case 'answered':
+      break;
+    default:
+      return answer satisfies never;
+  }
+  const claim = answer.claim;
+  if (!claim.claimed) {
+    // Another handler of this same replay holds it (pg-boss ran the chunk twice): its outcome stands;
+    // if that handler dies, the next run of the chunk finds the claim ours and reports it interrupted.
+    if (claim.state === 'pending' && claim.changedBy === actor.label) return;
+    return tally.record(itemId, 'skipped', `lost the claim: ${claim.state} by ${claim.changedBy} (F3)`);
+  }
+  const sent = { itemId, key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId };
+  const target = claim.target;
+
+  const payload = (deps.payload ?? defaultPayload)({
+    tool: item.tool,
+    action: item.action,
+    recordId: item.record_id,
+    target,
+  });
+  let raw: RawResponse;
+  ts = performance.now();
+  try {
+    const timeout =
+      (deps.providers.has(tool.provider) ? deps.providers.settings(tool.provider).sendTimeoutSeconds : undefined) ?? 30;
+    raw = await provider.send(
+      { key: claim.key, epoch: claim.epoch, idempotencyKey: claim.idempotencyKey, target, payload },
+      AbortSignal.timeout(timeout * 1000),
+    );
+  } catch (error) {
+    if (isCallFailure(error) && error.providerSent === 'no') {
+      await settle(c, sent, { to: 'failed', evidence: { error: error.message, ...error.detail, sent: 'no' } }, null);
+      throw new RetryChunk(`provider ${tool.provider} unreachable: ${error.message}`);
+    }
+    // Ambiguous: the executor may not decide unknown; the key stays pending for the reconciler (S4).
+    deps.log?.(`ambiguous send for ${claim.key}: ${(error as Error).message}`);
+    return tally.record(
+      itemId,
+      'unknown',
+      `ambiguous call, left pending for the reconciler: ${(error as Error).message}`,
+    );
+  }
+  span('send', ts);
+  await settleVerdict(c, sent, provider, tool.provider, raw);
+}
