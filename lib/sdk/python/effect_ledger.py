@@ -1,0 +1,197 @@
+"""Effect Ledger client for Python: the standard library only (urllib, json).
+
+Mirrors the TypeScript SDK. ``Ledger.effect`` claims an effect before the provider call (a loser skips
+without calling), passes the provider idempotency key derived from (key, epoch), and reports the
+outcome with the provider's raw response in one request: done with a receipt, failed (a definitive
+rejection, which frees the key), stuck, or unknown (anything ambiguous: a timeout, an exception, a 5xx,
+a success without a receipt). Every POST carries an Idempotency-Key that stays the same across its
+retries, so a retry can never claim or report twice.
+"""
+
+import json
+import random
+import socket
+import time
+import urllib.error
+import urllib.request
+import uuid
+from base64 import b64encode
+from email.utils import parsedate_to_datetime
+
+__all__ = ["Ledger", "LedgerApiError", "ProviderRejected", "CallFailure", "RawResponse", "classify_http"]
+
+
+class LedgerApiError(Exception):
+    """An error answer of the API (a problem document), or ``network`` / ``timeout`` without one."""
+
+    def __init__(self, status, code, detail, field=None, details=None):
+        super().__init__(detail)
+        self.status, self.code, self.detail, self.field = status, code, detail, field
+        self.details = details or {}
+
+
+class ProviderRejected(Exception):
+    """Raise from a call when the provider definitively said no without a response to store."""
+
+    def __init__(self, message, evidence=None):
+        super().__init__(message)
+        self.evidence = evidence or {}
+
+
+class CallFailure(Exception):
+    """Raise from a call that got no response. ``sent='no'``: provably nothing left (a refused
+    connection), the key is freed; ``sent='maybe'``: ambiguous, the effect becomes unknown."""
+
+    def __init__(self, message, sent="maybe"):
+        super().__init__(message)
+        self.sent = sent
+
+
+class RawResponse:
+    """A provider's answer exactly as received: status, header pairs in order, body bytes."""
+
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, list(headers), bytes(body)
+
+
+def classify_http(raw):
+    """2xx with an id is done; a definitive 4xx is failed; anything else is unknown."""
+    try:
+        body = json.loads(raw.body.decode("utf-8"))
+    except ValueError:
+        body = None
+    evidence = {"status": raw.status, "body": body if body is not None else raw.body.decode("utf-8", "replace")[:2000]}
+    if 200 <= raw.status < 300:
+        receipt = isinstance(body, dict) and (body.get("id") or body.get("messageId") or body.get("transactionId"))
+        if isinstance(receipt, str) and receipt:
+            return ("done", receipt)
+        return ("unknown", dict(evidence, why="success without a receipt (S2)"))
+    if 400 <= raw.status < 500 and raw.status not in (408, 429):
+        return ("failed", evidence)
+    return ("unknown", evidence)
+
+
+RETRY_STATUSES = (429, 503)
+
+
+class Ledger:
+    """A runtime's door into the ledger over HTTP."""
+
+    def __init__(self, base_url, runtime_key, timeout=30.0, retries=4, backoff=0.25, max_backoff=8.0):
+        self.base = base_url.rstrip("/") + "/api/v1"
+        self.runtime_key = runtime_key
+        self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
+
+    # -- the API -------------------------------------------------------------------------------
+    def create_run(self, workflow, trigger_id):
+        return self._request("POST", "/runs", {"workflow": workflow, "triggerId": trigger_id})
+
+    def submit_plan(self, run_id, items):
+        return self._request("POST", "/runs/%s/plan" % run_id, {"items": items})
+
+    def read_run(self, run_id):
+        return self._request("GET", "/runs/%s" % run_id)
+
+    def claim(self, run_id, tool, action, record_id, target):
+        body = {"runId": run_id, "tool": tool, "action": action, "recordId": record_id, "target": target}
+        return self._request("POST", "/effects/claim", body)
+
+    def report(self, key, outcome, epoch=None, attempt_id=None, receipt=None, evidence=None, response=None):
+        body = {"key": key, "outcome": outcome}
+        for name, value in (("epoch", epoch), ("attemptId", attempt_id), ("receipt", receipt), ("evidence", evidence)):
+            if value is not None:
+                body[name] = value
+        if response is not None:
+            body["response"] = {
+                "status": response.status,
+                "headers": [[k, v] for k, v in response.headers],
+                "bodyBase64": b64encode(response.body).decode("ascii"),
+            }
+        return self._request("POST", "/effects/outcome", body)
+
+    # -- one effect ----------------------------------------------------------------------------
+    def effect(self, run_id, tool, action, record, target, call, classify=classify_http):
+        """Claims, calls ``call(ctx)`` (ctx: idempotency_key, key, epoch, attempt_id) for a
+        RawResponse, and reports. Returns a dict with ``status`` skipped, done, failed, unknown or stuck."""
+        claim = self.claim(run_id, tool, action, record, target)
+        if not claim["claimed"]:
+            return dict(status="skipped", key=claim["key"], epoch=claim["epoch"], state=claim["state"])
+        key, epoch, attempt = claim["key"], claim["epoch"], claim["attemptId"]
+        ctx = {"idempotency_key": claim["idempotencyKey"], "key": key, "epoch": epoch, "attempt_id": attempt}
+
+        def settle(status, receipt=None, evidence=None, response=None):
+            outcome = {"done": "done", "failed": "failed", "stuck": "stuck"}.get(status, "unknown")
+            self.report(key, outcome, epoch, attempt, receipt, evidence if outcome != "done" else None, response)
+            return dict(status=outcome, key=key, epoch=epoch, receipt=receipt, evidence=evidence)
+
+        try:
+            raw = call(ctx)
+        except ProviderRejected as error:
+            return settle("failed", evidence=dict(error.evidence, error=str(error)))
+        except CallFailure as error:
+            status = "failed" if error.sent == "no" else "unknown"
+            return settle(status, evidence={"error": str(error), "providerSent": error.sent})
+        except Exception as error:  # noqa: BLE001 - anything else is ambiguous (S4)
+            return settle("unknown", evidence={"error": "%s: %s" % (type(error).__name__, error)})
+        try:
+            verdict, detail = classify(raw)
+        except Exception as error:  # noqa: BLE001 - never lose the raw response (R1)
+            return settle("unknown", evidence={"error": str(error), "why": "the response could not be classified"},
+                          response=raw)
+        if verdict == "done":
+            return settle("done", receipt=detail, response=raw)
+        return settle(verdict, evidence=detail, response=raw)
+
+    # -- transport -----------------------------------------------------------------------------
+    def _request(self, method, path, body=None):
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        headers = {"authorization": "Bearer " + self.runtime_key, "accept": "application/json"}
+        if method == "POST":
+            headers["content-type"] = "application/json"
+            headers["idempotency-key"] = str(uuid.uuid4())  # the same key for every retry of this call
+        for attempt in range(self.retries + 1):
+            request = urllib.request.Request(self.base + path, data=data, headers=headers, method=method)
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return json.loads(response.read().decode("utf-8") or "null")
+            except urllib.error.HTTPError as error:
+                problem = _problem(error)
+                retry = error.code in RETRY_STATUSES or (
+                    error.code == 409 and problem.details.get("idempotency") == "in_progress")
+                if not retry or attempt == self.retries:
+                    raise problem from None
+                self._pause(attempt, error.headers.get("retry-after"))
+            except (socket.timeout, TimeoutError) as error:
+                if attempt == self.retries:
+                    raise LedgerApiError(0, "timeout", "no answer within %ss: %s" % (self.timeout, error)) from None
+                self._pause(attempt, None)
+            except (urllib.error.URLError, ConnectionError, OSError) as error:
+                if attempt == self.retries:
+                    raise LedgerApiError(0, "network", "cannot reach %s: %s" % (self.base, error)) from None
+                self._pause(attempt, None)
+        raise AssertionError("unreachable")
+
+    def _pause(self, attempt, retry_after):
+        """Exponential backoff with full jitter, or the server's Retry-After when it names one."""
+        wait = random.uniform(0, min(self.max_backoff, self.backoff * 2 ** attempt))
+        if retry_after:
+            try:
+                wait = max(wait, float(retry_after))
+            except ValueError:
+                try:
+                    wait = max(wait, parsedate_to_datetime(retry_after).timestamp() - time.time())
+                except (TypeError, ValueError):
+                    pass
+        time.sleep(min(wait, self.max_backoff * 4))
+
+
+def _problem(error):
+    try:
+        body = json.loads(error.read().decode("utf-8"))
+    except ValueError:
+        body = {}
+    known = ("type", "title", "status", "detail", "code", "field")
+    details = {k: v for k, v in body.items() if k not in known} if isinstance(body, dict) else {}
+    body = body if isinstance(body, dict) else {}
+    return LedgerApiError(error.code, body.get("code", "http_error"), body.get("detail", "HTTP %d" % error.code),
+                          body.get("field"), details)

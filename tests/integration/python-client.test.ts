@@ -1,0 +1,67 @@
+// The Python client (lib/sdk/python, standard library only) tested with Debian's python3 and its own
+// unittest against the agent API served over real HTTP, with the sandbox provider: effects, a killed
+// agent and a reworded rerun, retries with the same Idempotency-Key, typed errors.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
+import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
+import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { makeTool } from '../helpers/factories.ts';
+
+let t: TestDatabase;
+let api: { url: string; stop(): Promise<void> };
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  api = await startApiServer(t.appUrl, 8);
+  sandbox = await startSandbox();
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await sandbox?.stop();
+});
+
+function python(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('python3', args, { env: { ...process.env, ...env }, cwd: process.cwd() });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe('the Python client', () => {
+  it('S1 S4 K1 Z5: python3 -m unittest passes against a running ledger; no recipient gets two messages', async () => {
+    const workflow = 'wf_python';
+    const tool = await makeTool(t.db);
+    const { token } = await createRuntimeKey(
+      { db: t.db, actor: { kind: 'system', id: 'test', label: 'test' } },
+      { name: 'python-client', workflows: [workflow] },
+    );
+    const root = process.cwd();
+    const { code, output } = await python(['-m', 'unittest', '-v', 'test_effect_ledger'], {
+      PYTHONPATH: [path.join(root, 'lib/sdk/python'), path.join(root, 'tests/python')].join(path.delimiter),
+      LEDGER_URL: api.url,
+      LEDGER_KEY: token,
+      SANDBOX_URL: sandbox.url,
+      LEDGER_TOOL: tool.name,
+      LEDGER_WORKFLOW: workflow,
+    });
+    expect(output).toMatch(/Ran 5 tests/);
+    expect(code, output).toBe(0);
+    const perTarget = new Map<string, number>();
+    for (const d of sandbox.deliveries) perTarget.set(d.to, (perTarget.get(d.to) ?? 0) + 1);
+    expect([...perTarget.values()].every((n) => n === 1)).toBe(true);
+    const { rows } = await t.owner<{ state: string; n: number }>(
+      `SELECT state, count(*)::int AS n FROM effect GROUP BY state ORDER BY state`,
+    );
+    // Done effects are exactly the deliveries whose sender lived to report them.
+    expect(rows.find((r) => r.state === 'pending')?.n).toBe(1);
+    expect(rows.find((r) => r.state === 'done')?.n).toBe(sandbox.deliveries.length - 1);
+  });
+});

@@ -1,0 +1,109 @@
+"""The Python client against a running ledger (started by tests/integration/python-client.test.ts).
+Rule ids in the test names are the ones in docs/RULES.md."""
+
+import os
+import subprocess
+import sys
+import unittest
+import uuid
+
+from effect_ledger import Ledger, LedgerApiError
+from support import LEDGER_KEY, LEDGER_URL, TOOL, WORKFLOW, FlakyProxy, deliveries, send_email
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def new_run(ledger):
+    return ledger.create_run(WORKFLOW, "evt-py-%s" % uuid.uuid4().hex)["runId"]
+
+
+def to(address):
+    return deliveries(address)
+
+
+class EffectTest(unittest.TestCase):
+    def setUp(self):
+        self.ledger = Ledger(LEDGER_URL, LEDGER_KEY)
+
+    def test_S1_K1_a_reworded_replay_is_the_same_effect_and_sends_nothing(self):
+        run = new_run(self.ledger)
+        email = "py-%s@example.com" % uuid.uuid4().hex[:8]
+        first = self.ledger.effect(run, TOOL, "campaign_welcome", "cust-1", email, send_email(email, "Welcome", "Hi"))
+        self.assertEqual(first["status"], "done")
+        again = self.ledger.effect(run, TOOL, "campaign_welcome", "cust-1", email,
+                                   send_email(email, "Welcome aboard, reworded", "Hello there"))
+        self.assertEqual(again["status"], "skipped")
+        self.assertEqual(again["key"], first["key"])
+        self.assertEqual(len(to(email)), 1)
+        target = [t for t in self.ledger.read_run(run)["targets"] if t["key"] == first["key"]][0]
+        self.assertEqual((target["state"], target["receipt"]), ("done", first["receipt"]))
+
+    def test_S1_S4_a_killed_agent_then_a_reworded_rerun_sends_each_recipient_once(self):
+        run = new_run(self.ledger)
+        tag = uuid.uuid4().hex[:8]
+        recipients = ["crash-%s-%d@example.com" % (tag, i) for i in range(3)]
+        child = subprocess.run([sys.executable, os.path.join(HERE, "crash_agent.py"), run] + recipients,
+                               env=dict(os.environ), timeout=60)
+        self.assertEqual(child.returncode, -9, "the agent kills itself after the second send")
+        self.assertEqual([len(to(r)) for r in recipients], [1, 1, 0])
+        results = [self.ledger.effect(run, TOOL, "campaign_welcome", "cust-%d" % i, r,
+                                      send_email(r, "Welcome (sent again, reworded)", "Hi again"))
+                   for i, r in enumerate(recipients)]
+        self.assertEqual([r["status"] for r in results], ["skipped", "skipped", "done"])
+        self.assertEqual([len(to(r)) for r in recipients], [1, 1, 1])
+        states = {t["target"]: t["state"] for t in self.ledger.read_run(run)["targets"]}
+        # The second was accepted by the provider but never reported: held, never done, never resent.
+        self.assertEqual([states[r] for r in recipients], ["done", "pending", "done"])
+
+
+class TransportTest(unittest.TestCase):
+    def test_Z5_a_lost_answer_is_retried_with_the_same_idempotency_key_and_claims_once(self):
+        proxy = FlakyProxy({"/api/v1/effects/claim": ["drop"]})
+        try:
+            ledger = Ledger(proxy.url, LEDGER_KEY, backoff=0.05)
+            run = new_run(Ledger(LEDGER_URL, LEDGER_KEY))
+            email = "lost-%s@example.com" % uuid.uuid4().hex[:8]
+            result = ledger.effect(run, TOOL, "campaign_welcome", "c", email, send_email(email, "Hi", "Hi"))
+        finally:
+            proxy.close()
+        claims = [s for s in proxy.seen if s[0] == "/api/v1/effects/claim"]
+        self.assertEqual(len(claims), 2)
+        self.assertEqual(claims[0][1], claims[1][1], "the retry carries the first attempt's Idempotency-Key")
+        self.assertEqual(result["status"], "done")
+        self.assertEqual(len(to(email)), 1)
+
+    def test_503_and_429_are_retried_after_retry_after_with_the_same_key(self):
+        proxy = FlakyProxy({"/api/v1/runs": [503, 429]})
+        try:
+            run = Ledger(proxy.url, LEDGER_KEY, backoff=0.01).create_run(WORKFLOW, "evt-%s" % uuid.uuid4().hex)
+        finally:
+            proxy.close()
+        self.assertIn("runId", run)
+        seen = [s for s in proxy.seen if s[0] == "/api/v1/runs"]
+        self.assertEqual(len(seen), 3)
+        self.assertEqual(len({s[1] for s in seen}), 1)
+        self.assertGreaterEqual(seen[1][2] - seen[0][2], 0.95, "waited for Retry-After: 1")
+        self.assertGreaterEqual(seen[2][2] - seen[1][2], 0.95)
+
+    def test_typed_errors_validation_authentication_and_network_and_no_retry_on_422(self):
+        proxy = FlakyProxy({})
+        try:
+            with self.assertRaises(LedgerApiError) as bad:
+                Ledger(proxy.url, LEDGER_KEY).claim(str(uuid.uuid4()), TOOL, "campaign_welcome", "r", "not an email")
+        finally:
+            proxy.close()
+        self.assertEqual(len(proxy.seen), 1, "a 4xx other than 429 is never retried")
+        self.assertIn(bad.exception.status, (404, 422))
+        with self.assertRaises(LedgerApiError) as unauthenticated:
+            Ledger(LEDGER_URL, "elk_000000000000_" + "x" * 43).create_run(WORKFLOW, "evt-x")
+        self.assertEqual((unauthenticated.exception.status, unauthenticated.exception.code), (401, "unauthenticated"))
+        with self.assertRaises(LedgerApiError) as invalid:
+            Ledger(LEDGER_URL, LEDGER_KEY).create_run("", "evt-y")
+        self.assertEqual((invalid.exception.code, invalid.exception.field), ("validation", "workflow"))
+        with self.assertRaises(LedgerApiError) as down:
+            Ledger("http://127.0.0.1:9", LEDGER_KEY, retries=1, backoff=0.01).create_run(WORKFLOW, "evt-z")
+        self.assertEqual(down.exception.code, "network")
+
+
+if __name__ == "__main__":
+    unittest.main()
