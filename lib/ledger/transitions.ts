@@ -39,12 +39,13 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   },
   { from: ['unknown'], to: 'pending', by: ['support'], needs: ['reason'], rule: 'S4 support: not sent' },
   {
-    from: ['pending', 'done', 'unknown', 'stuck'],
+    from: ['pending', 'done', 'failed', 'unknown', 'stuck'],
     to: 'revoked',
     by: ['operator'],
     needs: ['reason'],
     rule: 'S5 human revocation',
   },
+  { from: ['none'], to: 'revoked', by: ['operator'], needs: ['reason'], rule: 'S5 a planned target never sent' },
   {
     from: ['pending', 'done', 'unknown', 'stuck'],
     to: 'revoked',

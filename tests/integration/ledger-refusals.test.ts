@@ -135,6 +135,7 @@ describe('S7: refused transitions change nothing and are audited', () => {
       'unknown>pending',
       'unknown>revoked',
       'done>revoked',
+      'failed>revoked',
       'stuck>revoked',
     ]);
     const keys = new Map<EffectState, string>();

@@ -191,16 +191,22 @@ describe('S5: revoked only by an explicit action', () => {
     }
   });
 
-  it('S5: failed and revoked cannot be revoked (not in the table)', async () => {
-    for (const state of ['failed', 'revoked'] as const) {
-      const e = await makeEffect(t.db, state);
-      const before = await snapshot(t.db);
-      const error = await refusal(
-        revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'tidy up' }),
-      );
-      expect(error.code).toBe('invalid_transition');
-      expect(await snapshot(t.db)).toEqual(before);
-    }
+  it('S5: an operator revokes a failed key (a known-bad address), and no claim takes it afterwards; a revoked key cannot be revoked again', async () => {
+    const failed = await makeEffect(t.db, 'failed');
+    const revoked = await revokeEffect(
+      { db: t.db, actor: userActor('operator') },
+      { key: failed.key, reason: 'mailbox unavailable: keep it out of replays' },
+    );
+    expect(revoked).toMatchObject({ from: 'failed', state: 'revoked' });
+    const again = await claimEffect({ db: t.db, actor: failed.runtime }, failed.input);
+    expect(again).toMatchObject({ claimed: false, state: 'revoked' });
+    const e = await makeEffect(t.db, 'revoked');
+    const before = await snapshot(t.db);
+    const error = await refusal(
+      revokeEffect({ db: t.db, actor: userActor('operator') }, { key: e.key, reason: 'tidy up' }),
+    );
+    expect(error.code).toBe('invalid_transition');
+    expect(await snapshot(t.db)).toEqual(before);
   });
 });
 

@@ -38,6 +38,8 @@ unknown -> done : support : receipt_or_evidence reason
 unknown -> pending : support : reason
 pending -> revoked : operator : reason
 done -> revoked : operator : reason
+failed -> revoked : operator : reason
+none -> revoked : operator : reason
 unknown -> revoked : operator : reason
 stuck -> revoked : operator : reason
 pending -> revoked : runtime

@@ -10,8 +10,10 @@ BEGIN
     RAISE EXCEPTION 'effect %#% cannot be done without a receipt', NEW.key, NEW.epoch USING ERRCODE = 'EL002';
   END IF;
   IF TG_OP = 'INSERT' THEN
-    IF NEW.state <> 'pending' THEN
-      RAISE EXCEPTION 'a new effect starts pending, not %', NEW.state USING ERRCODE = 'EL002';
+    -- A new effect starts pending (a claim), or revoked: an operator excluded a planned target
+    -- before anything was sent to it (S5: (none, planned) -> revoked).
+    IF NEW.state NOT IN ('pending', 'revoked') THEN
+      RAISE EXCEPTION 'a new effect starts pending or revoked, not %', NEW.state USING ERRCODE = 'EL002';
     END IF;
     RETURN NEW;
   END IF;
@@ -31,7 +33,7 @@ BEGIN
        (OLD.state = 'failed'  AND NEW.state = 'pending')
     OR (OLD.state = 'pending' AND NEW.state IN ('done', 'failed', 'stuck', 'unknown', 'revoked'))
     OR (OLD.state = 'unknown' AND NEW.state IN ('done', 'pending', 'revoked'))
-    OR (OLD.state IN ('done', 'stuck') AND NEW.state = 'revoked')
+    OR (OLD.state IN ('done', 'failed', 'stuck') AND NEW.state = 'revoked')
   ) THEN
     RAISE EXCEPTION 'transition % -> % refused for effect %#%', OLD.state, NEW.state, NEW.key, NEW.epoch
       USING ERRCODE = 'EL002';
