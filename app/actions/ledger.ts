@@ -8,12 +8,24 @@ import { consoleAction } from '@/lib/auth/guard.ts';
 import {
   approvePlan,
   approvePlanInput,
+  rejectPlan,
+  rejectPlanInput,
   LedgerError,
   resolveUnknown,
   resolveUnknownInput,
   revokeEffect,
 } from '@/lib/ledger/index.ts';
 import { effectKeysField, reasonField } from '@/lib/ledger/fields.ts';
+
+export async function rejectPlanAction(input: unknown) {
+  return consoleAction(
+    'plan.approve',
+    rejectPlanInput,
+    input,
+    (g, i) => rejectPlan(g, i),
+    (i) => ({ type: 'plan', id: i.planId }),
+  );
+}
 
 export async function approvePlanAction(input: unknown) {
   return consoleAction(

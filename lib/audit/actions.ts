@@ -80,6 +80,7 @@ export const AUDIT_ACTIONS = {
     what: 'a plan was submitted',
   },
   'plan.approve': { subject: ['plan', 'console'], by: ['operator'], what: 'a plan was approved and frozen' },
+  'plan.reject': { subject: ['plan'], by: ['operator'], what: 'a submitted plan was rejected' },
   // Forced replays (F) and four-eyes approvals (Z3)
   'replay.request': { subject: ['replay', 'run', 'console'], by: ['operator'], what: 'a forced replay was requested' },
   'replay.approve': {

@@ -20,6 +20,7 @@ export * from './commands/record-response.ts';
 export * from './commands/create-run.ts';
 export * from './commands/submit-plan.ts';
 export * from './commands/approve-plan.ts';
+export * from './commands/reject-plan.ts';
 export type { CommandContext } from './commands/common.ts';
 export * from './commands/revoke-by-deletion.ts';
 export * from './commands/check-replay.ts';

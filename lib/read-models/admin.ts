@@ -79,12 +79,14 @@ export async function planReview(db: Db, planId: string, limit = 100) {
   const strict = await db.toolDefinition.count({
     where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true },
   });
-  const approver = plan.approvedById
-    ? await db.user.findUnique({ where: { id: plan.approvedById }, select: { email: true } })
-    : null;
+  const labels = await userLabels(
+    db,
+    [plan.approvedById, plan.rejectedById].filter((id): id is string => Boolean(id)),
+  );
   return {
     plan,
-    approverLabel: approver?.email ?? null,
+    approverLabel: plan.approvedById ? (labels[plan.approvedById] ?? null) : null,
+    rejecterLabel: plan.rejectedById ? (labels[plan.rejectedById] ?? null) : null,
     items: items.map((i) => ({ ...i, id: String(i.id) })),
     tools: tools.map((t) => t.tool),
     distinctApprover: strict > 0,

@@ -2,7 +2,7 @@
 // approver is not the author where the tool asks for it.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { approvePlan, LedgerError, submitPlan, type Actor } from '@/lib/ledger/index.ts';
+import { approvePlan, LedgerError, rejectPlan, submitPlan, type Actor } from '@/lib/ledger/index.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, runtimeActor, snapshot, userActor } from '../helpers/factories.ts';
 
@@ -270,5 +270,41 @@ describe('P2: approval records who and when; the approver is not the author wher
       expect(error).toMatchObject({ code: 'forbidden' });
     }
     expect((await t.db.plan.findUniqueOrThrow({ where: { id: plan.planId } })).status).toBe('submitted');
+  });
+
+  it('P2: an operator rejects a submitted plan with a reason: who, when and why are kept and audited; it can no longer be approved', async () => {
+    const plan = await submitted(runtimeActor());
+    const operator = userActor('operator');
+    const noReason = await rejectPlan({ db: t.db, actor: operator }, { planId: plan.planId, reason: ' ' }).catch(
+      (e: unknown) => e,
+    );
+    expect(noReason).toMatchObject({ code: 'validation', details: { field: 'reason' } });
+    const refused = await rejectPlan(
+      { db: t.db, actor: userActor('support') },
+      { planId: plan.planId, reason: 'no' },
+    ).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'forbidden' });
+    await rejectPlan(
+      { db: t.db, actor: operator },
+      { planId: plan.planId, reason: 'the list includes unsubscribed people' },
+    );
+    const row = await t.db.plan.findUniqueOrThrow({ where: { id: plan.planId } });
+    expect(row).toMatchObject({
+      status: 'rejected',
+      rejectedById: operator.id,
+      rejectionReason: 'the list includes unsubscribed people',
+    });
+    expect(row.rejectedAt).toBeInstanceOf(Date);
+    const audit = await t.db.auditEntry.findMany({ where: { subjectId: plan.planId, action: 'plan.reject' } });
+    expect(audit.map((a) => a.outcome).sort()).toEqual(['ok', 'refused']);
+    const late = await approvePlan(
+      { db: t.db, actor: operator },
+      { planId: plan.planId, itemsHash: plan.itemsHash },
+    ).catch((e: unknown) => e);
+    expect(late).toMatchObject({ code: 'conflict' });
+    const again = await rejectPlan({ db: t.db, actor: operator }, { planId: plan.planId, reason: 'twice' }).catch(
+      (e: unknown) => e,
+    );
+    expect(again).toMatchObject({ code: 'conflict' });
   });
 });

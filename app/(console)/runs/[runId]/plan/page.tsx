@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
-import { approvePlanAction } from '@/app/actions/ledger.ts';
+import { approvePlanAction, rejectPlanAction } from '@/app/actions/ledger.ts';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { latestPlanReview } from '@/lib/read-models/admin.ts';
@@ -64,7 +64,18 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
           </dl>
         </Card>
         <Card title="Decision">
-          {plan.status !== 'submitted' ? (
+          {plan.status === 'rejected' ? (
+            <p className="text-sm text-zinc-700" data-testid="plan-rejected">
+              Rejected by {review.rejecterLabel ?? 'an operator'}
+              {plan.rejectedAt && (
+                <>
+                  {' '}
+                  at <Time value={plan.rejectedAt} />
+                </>
+              )}
+              : <q>{plan.rejectionReason}</q>. The agent must submit a new plan.
+            </p>
+          ) : plan.status !== 'submitted' ? (
             <p className="text-sm text-zinc-600">
               This plan is {plan.status}; an approved plan is frozen by the database (P1) and cannot change.
             </p>
@@ -95,6 +106,20 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
                 action={approvePlanAction}
                 baseInput={{ planId: plan.id, itemsHash: plan.itemsHash }}
                 successMessage="Plan approved and frozen."
+              />
+              <ActionDialog
+                trigger="Reject plan"
+                triggerVariant="danger"
+                triggerSize="md"
+                testId="reject-plan"
+                title="Reject this plan"
+                description="Nothing is frozen or sent; the agent has to submit a new plan."
+                fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
+                submitLabel="Reject"
+                submitVariant="danger"
+                action={rejectPlanAction}
+                baseInput={{ planId: plan.id }}
+                successMessage="Plan rejected."
               />
             </div>
           )}

@@ -1,0 +1,49 @@
+// Reject a submitted plan (P2): an operator says no, with a reason, and the run's agent must submit
+// a new plan. Nothing is frozen and nothing can be sent under a rejected plan; who rejected it, when
+// and why stay on the plan and on the run's audit chain.
+import { z } from 'zod';
+import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
+import { getRun } from '../catalog.ts';
+import { conflict, forbidden, notFound } from '../errors.ts';
+import { reasonField } from '../fields.ts';
+import { requireWorkflowScope } from '../scope.ts';
+import { parseInput } from '../validate.ts';
+import type { CommandContext } from './common.ts';
+
+export const rejectPlanInput = z.strictObject({ planId: z.uuid(), reason: reasonField });
+
+export async function rejectPlan(ctx: CommandContext, raw: unknown) {
+  const input = parseInput(rejectPlanInput, raw);
+  const { db, actor } = ctx;
+  const plan = await db.plan.findUnique({ where: { id: input.planId } });
+  if (!plan) throw notFound(`plan ${input.planId} does not exist`, { field: 'planId' });
+  const refusal = {
+    chain: `run:${plan.runId}`,
+    actor,
+    action: 'plan.reject',
+    subjectType: 'plan',
+    subjectId: plan.id,
+    runId: plan.runId,
+    before: plan.status,
+    after: 'rejected',
+    reason: input.reason,
+    request: ctx.request,
+  } as const;
+  if (actor.kind !== 'user' || actor.role !== 'operator') {
+    await auditRefusal(db, { ...refusal, why: 'only an operator rejects plans' });
+    throw forbidden('only an operator rejects plans');
+  }
+  await requireWorkflowScope(ctx, (await getRun(db, plan.runId)).workflow, refusal);
+  return db.$transaction(async (tx) => {
+    const updated = await tx.plan.updateMany({
+      where: { id: plan.id, status: 'submitted' },
+      data: { status: 'rejected', rejectedById: actor.id, rejectedAt: new Date(), rejectionReason: input.reason },
+    });
+    if (updated.count !== 1) {
+      const now = await tx.plan.findUniqueOrThrow({ where: { id: plan.id }, select: { status: true } });
+      throw conflict(`plan ${plan.id} is ${now.status}, not awaiting a decision`, { status: now.status });
+    }
+    await appendAudit(tx, { ...refusal, detail: { items: plan.itemCount, itemsHash: plan.itemsHash } });
+    return { planId: plan.id, status: 'rejected' as const };
+  });
+}
