@@ -2,7 +2,8 @@
 // request that failed without an answer (connection lost) is retried with the same key (Z5), so a
 // retry can never claim or report twice.
 import { randomUUID } from 'node:crypto';
-import { LedgerApiError, type Transport } from './types.ts';
+import { LedgerApiError } from './errors.ts';
+import { encodeRawResponse, type Transport } from './types.ts';
 
 export interface HttpTransportOptions {
   /** e.g. http://localhost:3000 (the /api/v1 prefix is added). */
@@ -90,13 +91,9 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       return { status: r.status, ...r.body } as never;
     },
     claim: async (body) => (await request<never>('POST', '/effects/claim', body)).body,
-    recordResponse: async (attemptId, raw) => {
-      await request('POST', `/attempts/${encodeURIComponent(attemptId)}/response`, {
-        status: raw.status,
-        headers: raw.headers,
-        bodyBase64: Buffer.from(raw.body).toString('base64'),
-      });
-    },
+    recordResponse: async (attemptId, raw) =>
+      (await request<never>('POST', `/attempts/${encodeURIComponent(attemptId)}/response`, encodeRawResponse(raw)))
+        .body,
     reportOutcome: async (body) => (await request<never>('POST', '/effects/outcome', body)).body,
     reportDeletion: async (body) => (await request<never>('POST', '/effects/deletion', body)).body,
   };

@@ -7,7 +7,7 @@
 // SIGKILL. Nothing here ever reaches the point twice or continues after it.
 import { createLedger } from '@/lib/sdk/client.ts';
 import { httpTransport } from '@/lib/sdk/http.ts';
-import { SandboxProvider } from '@/lib/providers/sandbox/client.ts';
+import { SandboxProvider } from '@/lib/sdk/sandbox.ts';
 
 import type { ChildMessage, CrashOrder, CrashPoint } from '../support/faults-crash-protocol.ts';
 
