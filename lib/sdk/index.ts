@@ -13,6 +13,7 @@ export {
 } from './client.ts';
 export { classifyHttp } from './classify.ts';
 export { httpTransport, type HttpTransportOptions } from './http.ts';
+export { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 export { defineTool, type ToolDefinition } from './tools.ts';
 export { checkConformance, variantsOf, type ConformanceReport, type ConformanceProblem } from './conformance.ts';
 export { deriveKey, providerIdempotencyKey, type KeyInput, type DerivedKey } from './keys.ts';
