@@ -5,133 +5,24 @@
 // unknown, never failed, unless the provider said no (ProviderRejected) or the provider client proves
 // nothing was sent (error.providerSent === 'no').
 import { classifyHttp } from './classify.ts';
-import { rawFromResponse, type Classification, type Provider, type RawResponse } from './provider.ts';
+import {
+  CallTimeout,
+  callWithTimeout,
+  errorEvidence,
+  outcomeRequest,
+  ProviderRejected,
+  type CallContext,
+  type EffectOptions,
+  type EffectResult,
+  type EffectSpec,
+  type Settled,
+} from './effect.ts';
+import type { Classification, Provider, RawResponse } from './provider.ts';
 import { followReference } from './follow.ts';
 import type { ToolDefinition } from './tools.ts';
-import {
-  encodeRawResponse,
-  type ClaimWon,
-  type CreateRunRequest,
-  type DeletionRequest,
-  type OutcomeRequest,
-  type PlanItem,
-  type Transport,
-} from './types.ts';
+import type { ClaimWon, CreateRunRequest, DeletionRequest, PlanItem, Transport } from './types.ts';
 
-export interface EffectSpec {
-  /** The run id (from createRun). */
-  run: string;
-  /** Tool and action tag as registered. */
-  tool: string;
-  action: string;
-  /** The business record the tool looked up (never typed by the model). */
-  record: string;
-  /** Exactly one target (normalized on the server). */
-  target: string;
-}
-
-export interface CallContext {
-  /** Pass this to the provider (R2): derived from (key, epoch). */
-  idempotencyKey: string;
-  key: string;
-  epoch: number;
-  attemptId: string;
-  /** Aborted when the call times out. */
-  signal: AbortSignal;
-}
-
-export interface EffectOptions {
-  /** Classifies the raw response; default: provider.classify, else a generic HTTP classifier. */
-  classify?: (raw: RawResponse) => Classification;
-  /** For classify and for following "already existed" references (R3). */
-  provider?: Pick<Provider, 'classify'> & Partial<Pick<Provider, 'followReference'>>;
-  /** After this the call is abandoned and the effect is unknown. Default 30 s. */
-  timeoutMs?: number;
-}
-
-export type EffectResult =
-  | { status: 'skipped'; key: string; epoch: number; state: string; changedBy: string; changedAt: string }
-  | { status: 'done'; key: string; epoch: number; receipt: string; response: RawResponse }
-  | {
-      status: 'failed' | 'unknown' | 'stuck';
-      key: string;
-      epoch: number;
-      evidence: Record<string, unknown>;
-      response?: RawResponse;
-    };
-
-type Settled = Exclude<EffectResult, { status: 'skipped' }>;
-
-/** Throw this from a call when the provider definitively said no without an HTTP response to store. */
-export class ProviderRejected extends Error {
-  constructor(
-    message: string,
-    readonly evidence: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = 'ProviderRejected';
-  }
-}
-
-class CallTimeout extends Error {
-  constructor(ms: number) {
-    super(`the provider call did not answer within ${ms} ms`);
-    this.name = 'CallTimeout';
-  }
-}
-
-const errorEvidence = (error: unknown) => ({
-  error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-});
-
-/** Runs the call with the timeout; a Response is read into a RawResponse before anything else. */
-async function callWithTimeout(
-  call: (ctx: CallContext) => Promise<RawResponse | Response>,
-  claim: ClaimWon,
-  timeoutMs: number,
-): Promise<RawResponse> {
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const error = new CallTimeout(timeoutMs);
-      controller.abort(error);
-      reject(error);
-    }, timeoutMs);
-  });
-  try {
-    const { key, epoch, attemptId, idempotencyKey } = claim;
-    const result = await Promise.race([
-      call({ idempotencyKey, key, epoch, attemptId, signal: controller.signal }),
-      timeout,
-    ]);
-    return result instanceof Response ? await rawFromResponse(result) : result;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** The outcome report for a settled effect, carrying the raw response when there is one (R1). */
-function outcomeRequest(attemptId: string, r: Settled): OutcomeRequest {
-  const base = {
-    key: r.key,
-    epoch: r.epoch,
-    attemptId,
-    ...(r.response ? { response: encodeRawResponse(r.response) } : {}),
-  };
-  switch (r.status) {
-    case 'done':
-      return { ...base, outcome: 'done', receipt: r.receipt };
-    case 'unknown':
-      return { ...base, outcome: 'unknown', evidence: r.evidence };
-    case 'failed':
-      return { ...base, outcome: 'failed', evidence: r.evidence };
-    case 'stuck':
-      return { ...base, outcome: 'stuck', evidence: r.evidence };
-    default:
-      return r satisfies never;
-  }
-}
+export { ProviderRejected, type CallContext, type EffectOptions, type EffectResult, type EffectSpec };
 
 export class Ledger {
   constructor(readonly transport: Transport) {}
@@ -250,20 +141,26 @@ export class Ledger {
     );
   }
 
-  /** Runs a registered tool: identity comes from the tool definition, generated inputs never reach the key. */
+  /**
+   * Runs a registered tool: identity comes from the tool definition, generated inputs never reach the key.
+   * `via` is a Provider (the tool's generated inputs are its payload, the identity's target its target)
+   * or a function that makes the call itself.
+   */
   tool<A extends object>(
     tool: ToolDefinition<A>,
     run: string,
     args: A,
-    call: (ctx: CallContext & { args: A }) => Promise<RawResponse | Response>,
+    via: Provider | ((ctx: CallContext & { args: A }) => Promise<RawResponse | Response>),
     options?: EffectOptions,
-  ) {
+  ): Promise<EffectResult> {
     const id = tool.identity(args);
-    return this.effect(
-      { run, tool: tool.name, action: tool.action, record: id.record, target: id.target },
-      (ctx) => call({ ...ctx, args }),
-      options,
-    );
+    const spec = { run, tool: tool.name, action: tool.action, record: id.record, target: id.target };
+    if (typeof via !== 'function') {
+      const generated = tool.generated.filter((input) => input in args);
+      const payload = Object.fromEntries(generated.map((input) => [input, args[input]]));
+      return this.send(via, spec, payload, options);
+    }
+    return this.effect(spec, (ctx) => via({ ...ctx, args }), options);
   }
 }
 

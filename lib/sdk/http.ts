@@ -52,7 +52,19 @@ function answerError(status: number, body: unknown, attempts: number): LedgerApi
   );
 }
 
+/** Refuses a missing key or a base URL that is not absolute at once, not at the first request. */
+function checkOptions(options: HttpTransportOptions): void {
+  if (typeof options.runtimeKey !== 'string' || !options.runtimeKey)
+    throw new TypeError('httpTransport: runtimeKey is required (a runtime key, elk_<prefix>_<secret>)');
+  const url = typeof options.baseUrl === 'string' && URL.canParse(options.baseUrl) ? new URL(options.baseUrl) : null;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new TypeError(
+      `httpTransport: baseUrl must be an absolute http(s) URL, got ${JSON.stringify(options.baseUrl)}`,
+    );
+}
+
 export function httpTransport(options: HttpTransportOptions): Transport {
+  checkOptions(options);
   const base = `${options.baseUrl.replace(/\/+$/, '')}/api/v1`;
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 30_000;

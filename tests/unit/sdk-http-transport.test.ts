@@ -187,6 +187,16 @@ describe('HTTP transport errors', () => {
   });
 });
 
+describe('HTTP transport options', () => {
+  it('a missing runtime key or a base URL that is not absolute is refused when the transport is made', () => {
+    expect(() => httpTransport({ baseUrl: 'http://localhost:3000', runtimeKey: undefined as never })).toThrow(
+      /runtimeKey is required/,
+    );
+    for (const baseUrl of ['localhost:3000', '/api', 'ftp://host', undefined as never])
+      expect(() => httpTransport({ baseUrl, runtimeKey: 'elk_x' })).toThrow(/baseUrl must be an absolute http/);
+  });
+});
+
 describe('Ledger over the HTTP transport', () => {
   const claimWon = {
     claimed: true,
