@@ -66,9 +66,13 @@ export class Ledger {
     try {
       await this.transport.reportOutcome(report);
     } catch (error) {
-      // The ledger did not hear the outcome: the effect stays pending until its lease, then unknown.
-      // The report (raw response included) goes up with the error, as LedgerApiError.unreported, so
-      // the caller can keep or resend it.
+      // The ledger did not hear the outcome: the effect stays pending until its lease runs out. The
+      // raw response alone may still get through (R1: it lands on the attempt, which the outcome's
+      // lock or a busy effect row does not hold up), so the reconciler can complete the effect from
+      // its receipt instead of marking it unknown. Whatever happens, the report (raw response
+      // included) goes up with the error as LedgerApiError.unreported, for the caller to keep or resend.
+      if (settled.response)
+        await this.transport.recordResponse(claim.attemptId, settled.response).catch(() => undefined);
       if (error !== null && typeof error === 'object') Object.assign(error, { unreported: report });
       throw error;
     }

@@ -228,26 +228,54 @@ describe('Ledger over the HTTP transport', () => {
     });
   });
 
-  it('R1: when the outcome cannot be reported, the error hands back the unsent report with the raw response', async () => {
-    const server = await serve((i) => (i === 0 ? { status: 201, body: claimWon } : 'drop'));
-    const ledger = createLedger(transport(server, { retries: 1 }));
+  it('R1: when the outcome cannot be reported, the raw response is stored on its own and the error hands back the unsent report', async () => {
+    const server = await startMisbehavingServer((request) =>
+      request.path.endsWith('/effects/claim')
+        ? { status: 201, body: claimWon }
+        : request.path.endsWith('/effects/outcome')
+          ? problemReply(500, 'internal')
+          : { status: 201, body: { attemptId: claimWon.attemptId, bytes: providerBytes.length } },
+    );
+    servers.push(server);
+    const ledger = createLedger(transport(server));
     const error = await failure(
       ledger.effect({ run: RUN.runId, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' }, async () => ({
         status: 201,
-        headers: [],
+        headers: [['x-request', '1']],
         body: providerBytes,
       })),
     );
-    expect(error.code).toBe('network');
+    expect(error).toMatchObject({ status: 500, code: 'internal' });
     expect(server.received.map((r) => r.path)).toEqual([
       '/api/v1/effects/claim',
       '/api/v1/effects/outcome',
-      '/api/v1/effects/outcome',
+      `/api/v1/attempts/${claimWon.attemptId}/response`,
     ]);
-    expect(error.unreported).toMatchObject({
-      key: claimWon.key,
-      outcome: 'done',
-      response: { status: 201, bodyBase64: Buffer.from(providerBytes).toString('base64') },
-    });
+    const encoded = {
+      status: 201,
+      headers: [['x-request', '1']],
+      bodyBase64: Buffer.from(providerBytes).toString('base64'),
+    };
+    expect(JSON.parse(server.received[2]!.body)).toEqual(encoded);
+    expect(error.unreported).toMatchObject({ key: claimWon.key, outcome: 'done', receipt: 'm1', response: encoded });
+  });
+
+  it('R1: with the ledger unreachable the report and the raw response both fail; the error still carries them', async () => {
+    const server = await serve((i) => (i === 0 ? { status: 201, body: claimWon } : 'drop'));
+    const error = await failure(
+      createLedger(transport(server, { retries: 1 })).effect(
+        { run: RUN.runId, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' },
+        async () => ({ status: 201, headers: [], body: providerBytes }),
+      ),
+    );
+    expect(error.code).toBe('network');
+    expect(server.received.map((r) => r.path.split('/').pop())).toEqual([
+      'claim',
+      'outcome',
+      'outcome',
+      'response',
+      'response',
+    ]);
+    expect(error.unreported?.response?.bodyBase64).toBe(Buffer.from(providerBytes).toString('base64'));
   });
 });
