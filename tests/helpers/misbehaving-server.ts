@@ -5,6 +5,8 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { afterEach } from 'vitest';
+import { LedgerApiError } from '@/lib/sdk/index.ts';
 
 export type Reply = 'drop' | 'hang' | { status: number; headers?: Record<string, string>; body?: unknown };
 
@@ -83,4 +85,33 @@ export async function startMisbehavingServer(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** For a test file: `serve(script)` starts a server (the script by request index, or a list whose last
+ *  reply repeats); every server is stopped after each test. */
+export function useMisbehavingServers() {
+  let servers: MisbehavingServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    servers = [];
+  });
+  return async function serve(
+    script: Reply[] | ((index: number, request: Received) => Reply),
+  ): Promise<MisbehavingServer> {
+    const server = await startMisbehavingServer((request, i) =>
+      typeof script === 'function' ? script(i, request) : (script[i] ?? script[script.length - 1]!),
+    );
+    servers.push(server);
+    return server;
+  };
+}
+
+/** The LedgerApiError a promise rejects with (anything else fails the test). */
+export async function ledgerApiError(promise: Promise<unknown>): Promise<LedgerApiError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof LedgerApiError)) throw new Error(`expected a LedgerApiError, got ${String(error)}`);
+  return error;
 }

@@ -3,44 +3,22 @@
 // with the server's own receive timestamps.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backoffDelay, parseRetryAfter } from '@/lib/sdk/retry.ts';
-import { createLedger, httpTransport, LedgerApiError, type HttpTransportOptions } from '@/lib/sdk/index.ts';
+import { httpTransport, type HttpTransportOptions } from '@/lib/sdk/index.ts';
 import {
+  ledgerApiError as failure,
   problemReply,
-  startMisbehavingServer,
+  useMisbehavingServers,
   type MisbehavingServer,
   type Reply,
 } from '../helpers/misbehaving-server.ts';
 
 const RUN = { runId: '00000000-0000-4000-8000-000000000001', workflow: 'wf', triggerId: 't', status: 'running' };
 const created: Reply = { status: 201, body: { ...RUN, createdAt: '2026-01-01T00:00:00Z' } };
-
-let servers: MisbehavingServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-  servers = [];
-});
-
-async function serve(script: Reply[] | ((index: number) => Reply)): Promise<MisbehavingServer> {
-  const server = await startMisbehavingServer((_, i) =>
-    typeof script === 'function' ? script(i) : (script[i] ?? script[script.length - 1]!),
-  );
-  servers.push(server);
-  return server;
-}
-
+const serve = useMisbehavingServers();
 const transport = (server: { url: string }, options: Partial<HttpTransportOptions> = {}) =>
   httpTransport({ baseUrl: server.url, runtimeKey: 'elk_test_key', retryBaseDelayMs: 1, ...options });
-
-async function failure(promise: Promise<unknown>): Promise<LedgerApiError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof LedgerApiError)) throw new Error(`expected a LedgerApiError, got ${String(error)}`);
-  return error;
-}
 
 const keys = (server: MisbehavingServer) => server.received.map((r) => r.headers['idempotency-key']);
 const gaps = (server: MisbehavingServer) => server.received.slice(1).map((r, i) => r.at - server.received[i]!.at);
@@ -194,88 +172,5 @@ describe('HTTP transport options', () => {
     );
     for (const baseUrl of ['localhost:3000', '/api', 'ftp://host', undefined as never])
       expect(() => httpTransport({ baseUrl, runtimeKey: 'elk_x' })).toThrow(/baseUrl must be an absolute http/);
-  });
-});
-
-describe('Ledger over the HTTP transport', () => {
-  const claimWon = {
-    claimed: true,
-    key: 'v1/t/tool/a/r/email/x%40example.com',
-    epoch: 1,
-    attemptId: '00000000-0000-4000-8000-0000000000aa',
-    idempotencyKey: 'el1-abc',
-  };
-  const providerBytes = new Uint8Array([0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x22, 0x6d, 0x31, 0x22, 0x7d]); // {"id":"m1"}
-
-  it('R1: an effect is two ledger calls, claim and outcome, and the outcome carries the raw response', async () => {
-    const server = await serve((i) => (i === 0 ? { status: 201, body: claimWon } : { status: 200, body: {} }));
-    const ledger = createLedger(transport(server));
-    const result = await ledger.effect(
-      { run: RUN.runId, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' },
-      async () => ({ status: 201, headers: [['x-request', '1']], body: providerBytes }),
-    );
-    expect(result).toMatchObject({ status: 'done', receipt: 'm1' });
-    expect(server.received.map((r) => r.path)).toEqual(['/api/v1/effects/claim', '/api/v1/effects/outcome']);
-    expect(JSON.parse(server.received[1]!.body)).toMatchObject({
-      outcome: 'done',
-      receipt: 'm1',
-      attemptId: claimWon.attemptId,
-      response: {
-        status: 201,
-        headers: [['x-request', '1']],
-        bodyBase64: Buffer.from(providerBytes).toString('base64'),
-      },
-    });
-  });
-
-  it('R1: when the outcome cannot be reported, the raw response is stored on its own and the error hands back the unsent report', async () => {
-    const server = await startMisbehavingServer((request) =>
-      request.path.endsWith('/effects/claim')
-        ? { status: 201, body: claimWon }
-        : request.path.endsWith('/effects/outcome')
-          ? problemReply(500, 'internal')
-          : { status: 201, body: { attemptId: claimWon.attemptId, bytes: providerBytes.length } },
-    );
-    servers.push(server);
-    const ledger = createLedger(transport(server));
-    const error = await failure(
-      ledger.effect({ run: RUN.runId, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' }, async () => ({
-        status: 201,
-        headers: [['x-request', '1']],
-        body: providerBytes,
-      })),
-    );
-    expect(error).toMatchObject({ status: 500, code: 'internal' });
-    expect(server.received.map((r) => r.path)).toEqual([
-      '/api/v1/effects/claim',
-      '/api/v1/effects/outcome',
-      `/api/v1/attempts/${claimWon.attemptId}/response`,
-    ]);
-    const encoded = {
-      status: 201,
-      headers: [['x-request', '1']],
-      bodyBase64: Buffer.from(providerBytes).toString('base64'),
-    };
-    expect(JSON.parse(server.received[2]!.body)).toEqual(encoded);
-    expect(error.unreported).toMatchObject({ key: claimWon.key, outcome: 'done', receipt: 'm1', response: encoded });
-  });
-
-  it('R1: with the ledger unreachable the report and the raw response both fail; the error still carries them', async () => {
-    const server = await serve((i) => (i === 0 ? { status: 201, body: claimWon } : 'drop'));
-    const error = await failure(
-      createLedger(transport(server, { retries: 1 })).effect(
-        { run: RUN.runId, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' },
-        async () => ({ status: 201, headers: [], body: providerBytes }),
-      ),
-    );
-    expect(error.code).toBe('network');
-    expect(server.received.map((r) => r.path.split('/').pop())).toEqual([
-      'claim',
-      'outcome',
-      'outcome',
-      'response',
-      'response',
-    ]);
-    expect(error.unreported?.response?.bodyBase64).toBe(Buffer.from(providerBytes).toString('base64'));
   });
 });
