@@ -50,8 +50,14 @@ module.exports = {
       name: 'sdk-is-standalone',
       severity: 'error',
       comment:
-        'lib/sdk is published as its own package: it imports only its own files (and Node built-ins), ' +
-        'never the server (database, Next.js, Prisma, pg).',
+        'lib/sdk is packed as its own package (npm run sdk:pack) with no dependencies: it imports only its own ' +
+        'files and Node built-ins, never the server (database, Next.js, Prisma, pg, zod). What the SDK and the ' +
+        'server share has its one home in lib/sdk and the server imports it from there, never the reverse: the ' +
+        'provider interface (lib/sdk/provider.ts), the sandbox client, and the key derivation and target ' +
+        'normalization (lib/sdk/keys.ts, normalize.ts), which the conformance check (K4) must run exactly as the ' +
+        'server does; they are pure (node:crypto, node:url), and shipping them beats a list of server files the ' +
+        'package would have to copy. Wire types are written by hand; tests/unit/sdk-wire-types.test.ts ties ' +
+        'them to the zod schemas at compile time.',
       from: { path: '^lib/sdk/' },
       to: { pathNot: ['^lib/sdk/', '^node:'], dependencyTypesNot: ['core'] },
     },

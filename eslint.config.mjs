@@ -14,6 +14,7 @@ export default tseslint.config(
       'next-env.d.ts',
       'scripts/tmp/**',
       'test-results/**',
+      '.sdk-build/**',
     ],
   },
   js.configs.recommended,

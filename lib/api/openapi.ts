@@ -5,10 +5,21 @@ import * as s from './schemas.ts';
 
 type Json = Record<string, unknown>;
 
+/** Operations are grouped by what they act on; generated clients and the docs page list them so. */
+const TAGS = [
+  { name: 'Runs', description: 'A run of a workflow for one trigger occurrence: its plan, its states, its replay.' },
+  { name: 'Effects', description: 'Claim an effect before the provider call, report its outcome, report a deletion.' },
+  { name: 'Attempts', description: "An attempt's raw provider response (R1)." },
+] as const;
+
+/** The project's terms (package.json `license`); tests/integration/api-openapi-client.test.ts keeps them equal. */
+export const API_LICENSE = 'UNLICENSED';
+
 interface Op {
   method: 'get' | 'post';
   path: string;
   id: string;
+  tag: (typeof TAGS)[number]['name'];
   summary: string;
   description: string;
   body?: z.ZodType;
@@ -21,6 +32,14 @@ const ref = (schema: z.ZodType): Json => {
   const meta = s.apiRegistry.get(schema);
   if (!meta) throw new Error('every schema used by an operation must be named in apiRegistry');
   return { $ref: `#/components/schemas/${meta.id}` };
+};
+
+/** Retry-After on the answers that ask the client to come back (lib/api/problem.ts sets it). */
+const RETRY_AFTER = {
+  'Retry-After': {
+    description: 'Seconds to wait before retrying with the same Idempotency-Key.',
+    schema: { type: 'integer', minimum: 0 },
+  },
 };
 
 const ERRORS: Record<number, string> = {
@@ -43,6 +62,7 @@ export const OPERATIONS: Op[] = [
     method: 'post',
     path: '/runs',
     id: 'createRun',
+    tag: 'Runs',
     summary: 'Create a run',
     description:
       'A run of a workflow for one trigger occurrence (event id or scheduled occurrence id). Every key of the run derives from the trigger, so a retried run of the same event sees what is already done.',
@@ -54,6 +74,7 @@ export const OPERATIONS: Op[] = [
     method: 'get',
     path: '/runs/{runId}',
     id: 'readRun',
+    tag: 'Runs',
     summary: 'Read a run with its plan and states',
     description:
       'The union of the plan and the ledger (P3): every planned target with its state, who changed it last and when, and keys of the same trigger that are not in the plan.',
@@ -65,6 +86,7 @@ export const OPERATIONS: Op[] = [
     method: 'post',
     path: '/runs/{runId}/plan',
     id: 'submitPlan',
+    tag: 'Runs',
     summary: 'Submit a plan for approval',
     description:
       'Targets are normalized and keyed on the server. Invalid items are rejected one by one with reasons in `error.details.items`; nothing is written for a rejected plan.',
@@ -79,6 +101,7 @@ export const OPERATIONS: Op[] = [
     method: 'post',
     path: '/runs/{runId}/replay',
     id: 'replayRun',
+    tag: 'Runs',
     summary: 'Ask to replay a run',
     description:
       "F6: 409 with every target's state when any effect of the run is pending past its lease, unknown or stuck (the console is the way forward); otherwise 202 with what may proceed. Proceeding still claims each target through POST /effects/claim.",
@@ -94,6 +117,7 @@ export const OPERATIONS: Op[] = [
     method: 'post',
     path: '/effects/claim',
     id: 'claimEffect',
+    tag: 'Effects',
     summary: 'Claim an effect before calling the provider',
     description:
       'The key is derived on the server from the registered tool definition: (trigger, tool, action, record, normalized target). Of any number of concurrent claimers exactly one gets 201; everyone else gets 200 and must skip the provider call.',
@@ -108,6 +132,7 @@ export const OPERATIONS: Op[] = [
     method: 'post',
     path: '/attempts/{attemptId}/response',
     id: 'recordResponse',
+    tag: 'Attempts',
     summary: "Store an attempt's raw provider response",
     description:
       'R1: status, header pairs in order and the body bytes (base64) exactly as received, stored before anything parses them. Once per attempt.',
@@ -120,6 +145,7 @@ export const OPERATIONS: Op[] = [
     method: 'post',
     path: '/effects/outcome',
     id: 'reportOutcome',
+    tag: 'Effects',
     summary: 'Report the outcome of an effect',
     description:
       'done (with a receipt that can be looked up later), failed (a definitive rejection, with the provider response as evidence; frees the key), unknown (ambiguous: timeout, 5xx, crash), or stuck (issued but permanently uncompletable).',
@@ -131,6 +157,7 @@ export const OPERATIONS: Op[] = [
     method: 'post',
     path: '/effects/deletion',
     id: 'reportDeletion',
+    tag: 'Effects',
     summary: 'Report the deletion of what an effect produced',
     description:
       'V1, V2: revokes the key in the same transaction that records the deletion, and returns the deterministic successor id (UUIDv5 of the deleted id and the deletion time) that a redo must use. Repeating the report returns the same successor.',
@@ -168,6 +195,7 @@ export function openApiDocument(): Json {
       if (!responses[status])
         responses[status] = {
           description: ERRORS[status],
+          ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
           content: { 'application/problem+json': { schema: ref(s.problemSchema) } },
         };
     const parameters: Json[] = (op.params ?? []).map((name) => ({
@@ -186,7 +214,13 @@ export function openApiDocument(): Json {
           'Z5: a retry with the same key returns the first response; the same key with a different body is refused (422); a concurrent duplicate gets 409.',
       });
     }
-    const operation: Json = { operationId: op.id, summary: op.summary, description: op.description, responses };
+    const operation: Json = {
+      operationId: op.id,
+      tags: [op.tag],
+      summary: op.summary,
+      description: op.description,
+      responses,
+    };
     if (parameters.length) operation.parameters = parameters;
     if (op.body) operation.requestBody = { required: true, content: { 'application/json': { schema: ref(op.body) } } };
     paths[op.path] = { ...(paths[op.path] ?? {}), [op.method]: operation };
@@ -197,9 +231,11 @@ export function openApiDocument(): Json {
       title: 'Effect Ledger agent API',
       version: '1.0.0',
       description:
-        'How agent runtimes claim and report every side effect. Authenticate with `Authorization: Bearer <runtime key>`. Every POST honours `Idempotency-Key`. Errors are `{ error: { code, message, field?, details? } }`.',
+        'How agent runtimes claim and report every side effect. Authenticate with `Authorization: Bearer <runtime key>`. Every POST honours `Idempotency-Key`. Every 4xx and 5xx answer is an RFC 9457 problem document (`application/problem+json`: type, title, status, detail, code, field?, and details); 429 and 503 carry `Retry-After`.',
+      license: { name: API_LICENSE },
     },
     servers: [{ url: '/api/v1' }],
+    tags: TAGS,
     security: [{ runtimeKey: [] }],
     paths,
     components: {

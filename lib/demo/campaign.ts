@@ -4,7 +4,7 @@
 // until its lease runs out). Recipients 41-100 are approved but never sent. `npm start` seeds the
 // database with it so the console opens on a crashed run worth looking at.
 import type { Provider } from '../providers/types.ts';
-import { SandboxProvider } from '../providers/sandbox/client.ts';
+import { SandboxProvider } from '../sdk/sandbox.ts';
 import { startSandbox, type FailureMode, type Sandbox } from '../providers/sandbox/server.ts';
 import { createLedger, type EffectResult } from '../sdk/client.ts';
 import { defineTool } from '../sdk/tools.ts';

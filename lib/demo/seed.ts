@@ -5,7 +5,7 @@ import type { Db } from '../db/client.ts';
 import type { Actor } from '../ledger/actor.ts';
 import { approvePlan } from '../ledger/commands/approve-plan.ts';
 import { createRuntimeKey } from '../runtime-keys/index.ts';
-import { directTransport } from '../sdk/direct.ts';
+import { directTransport } from '../api/direct-transport.ts';
 import { DEMO_TOOL, DEMO_WORKFLOW, runDemoCampaign, type DemoCampaignResult } from './campaign.ts';
 
 const SYSTEM: Actor = { kind: 'system', id: 'seed', label: 'demo seed' };

@@ -1,4 +1,5 @@
 // One error class for every refusal in lib/; lib/api maps the code to HTTP in one place.
+import { InvalidInputError } from '../sdk/errors.ts';
 export type LedgerErrorCode =
   | 'validation' // 422: bad input, names the field
   | 'unauthenticated' // 401
@@ -36,3 +37,17 @@ export const forbidden = (message: string, extra: Record<string, unknown> = {}) 
   new LedgerError('forbidden', message, extra);
 export const conflict = (message: string, extra: Record<string, unknown> = {}) =>
   new LedgerError('conflict', message, extra);
+
+/** The key derivation and target normalization live in the SDK (lib/sdk/keys.ts, normalize.ts), which
+ *  refuses with its own InvalidInputError; the server sees those refusals as LedgerError('validation'),
+ *  naming the same field, so the plan's per-item reasons and the 422 answers stay as they are. */
+export function refusalsAsLedgerErrors<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  return (...args) => {
+    try {
+      return fn(...args);
+    } catch (error) {
+      if (error instanceof InvalidInputError) throw invalid(error.field, error.message);
+      throw error;
+    }
+  };
+}

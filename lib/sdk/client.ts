@@ -1,104 +1,28 @@
 // The SDK: `ledger.effect(spec, call)` claims the effect (skipping when someone else holds or
-// settled it), calls with the provider idempotency key (R2), stores the raw response before anything
-// parses it (R1), classifies it, follows "already existed" pointers (R3) and reports done, failed,
-// unknown or stuck. A thrown or timed-out call is unknown, never failed, unless the provider said no
-// (ProviderRejected) or the provider client proves nothing was sent (error.providerSent === 'no').
-import type { Classification, Provider, RawResponse } from '../providers/types.ts';
+// settled it), calls with the provider idempotency key (R2), classifies the raw response, follows
+// "already existed" pointers (R3) and reports done, failed, unknown or stuck together with the raw
+// response (R1): two ledger calls per effect, claim and outcome. A thrown or timed-out call is
+// unknown, never failed, unless the provider said no (ProviderRejected) or the provider client proves
+// nothing was sent (error.providerSent === 'no').
+import { classifyHttp } from './classify.ts';
+import {
+  CallTimeout,
+  callWithTimeout,
+  errorEvidence,
+  outcomeRequest,
+  ProviderRejected,
+  type CallContext,
+  type EffectOptions,
+  type EffectResult,
+  type EffectSpec,
+  type Settled,
+} from './effect.ts';
+import type { Classification, Provider, RawResponse } from './provider.ts';
+import { followReference } from './follow.ts';
 import type { ToolDefinition } from './tools.ts';
-import type { ClaimResponse, CreateRunRequest, DeletionRequest, PlanItem, Transport } from './types.ts';
+import type { ClaimWon, CreateRunRequest, DeletionRequest, PlanItem, Transport } from './types.ts';
 
-export interface EffectSpec {
-  /** The run id (from createRun). */
-  run: string;
-  /** Tool and action tag as registered. */
-  tool: string;
-  action: string;
-  /** The business record the tool looked up (never typed by the model). */
-  record: string;
-  /** Exactly one target (normalized on the server). */
-  target: string;
-}
-
-export interface CallContext {
-  /** Pass this to the provider (R2): derived from (key, epoch). */
-  idempotencyKey: string;
-  key: string;
-  epoch: number;
-  attemptId: string;
-  /** Aborted when the call times out. */
-  signal: AbortSignal;
-}
-
-export interface EffectOptions {
-  /** Classifies the raw response; default: provider.classify, else a generic HTTP classifier. */
-  classify?: (raw: RawResponse) => Classification;
-  /** For classify and for following "already existed" references (R3). */
-  provider?: Pick<Provider, 'classify'> & Partial<Pick<Provider, 'followReference'>>;
-  /** After this the call is abandoned and the effect is unknown. Default 30 s. */
-  timeoutMs?: number;
-}
-
-export type EffectResult =
-  | { status: 'skipped'; key: string; epoch: number; state: string; changedBy: string; changedAt: string }
-  | { status: 'done'; key: string; epoch: number; receipt: string; response: RawResponse }
-  | {
-      status: 'failed' | 'unknown' | 'stuck';
-      key: string;
-      epoch: number;
-      evidence: Record<string, unknown>;
-      response?: RawResponse;
-    };
-
-/** Throw this from a call when the provider definitively said no without an HTTP response to store. */
-export class ProviderRejected extends Error {
-  constructor(
-    message: string,
-    readonly evidence: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = 'ProviderRejected';
-  }
-}
-
-class CallTimeout extends Error {
-  constructor(ms: number) {
-    super(`the provider call did not answer within ${ms} ms`);
-    this.name = 'CallTimeout';
-  }
-}
-
-/** A generic HTTP classifier: 2xx with an id is done, a definitive 4xx is failed, the rest unknown. */
-export function classifyHttp(raw: RawResponse): Classification {
-  let body: Record<string, unknown> | null;
-  try {
-    body = JSON.parse(new TextDecoder().decode(raw.body)) as Record<string, unknown>;
-  } catch {
-    body = null;
-  }
-  const evidence = { status: raw.status, body: body ?? new TextDecoder().decode(raw.body).slice(0, 2000) };
-  if (raw.status >= 200 && raw.status < 300) {
-    const id = body?.id ?? body?.messageId ?? body?.transactionId;
-    return typeof id === 'string' && id
-      ? { outcome: 'done', receipt: id }
-      : { outcome: 'unknown', evidence: { ...evidence, why: 'success without a receipt (S2)' } };
-  }
-  if (raw.status >= 400 && raw.status < 500 && raw.status !== 408 && raw.status !== 429)
-    return { outcome: 'failed', evidence };
-  return { outcome: 'unknown', evidence };
-}
-
-async function toRaw(result: RawResponse | Response): Promise<RawResponse> {
-  if (typeof Response !== 'undefined' && result instanceof Response) {
-    const headers: [string, string][] = [];
-    result.headers.forEach((value, name) => headers.push([name, value]));
-    return { status: result.status, headers, body: new Uint8Array(await result.arrayBuffer()) };
-  }
-  return result as RawResponse;
-}
-
-const errorEvidence = (error: unknown) => ({
-  error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-});
+export { ProviderRejected, type CallContext, type EffectOptions, type EffectResult, type EffectSpec };
 
 export class Ledger {
   constructor(readonly transport: Transport) {}
@@ -126,7 +50,7 @@ export class Ledger {
     call: (ctx: CallContext) => Promise<RawResponse | Response>,
     options: EffectOptions = {},
   ): Promise<EffectResult> {
-    const claim: ClaimResponse = await this.transport.claim({
+    const claim = await this.transport.claim({
       runId: spec.run,
       tool: spec.tool,
       action: spec.action,
@@ -134,126 +58,75 @@ export class Ledger {
       target: spec.target,
     });
     if (!claim.claimed) {
-      return {
-        status: 'skipped',
-        key: claim.key,
-        epoch: claim.epoch,
-        state: claim.state,
-        changedBy: claim.changedBy,
-        changedAt: claim.changedAt,
-      };
+      const { key, epoch, state, changedBy, changedAt } = claim;
+      return { status: 'skipped', key, epoch, state, changedBy, changedAt };
     }
-    const { key, epoch, attemptId } = claim;
-    const report = async (
-      r: EffectResult & { status: 'done' | 'failed' | 'unknown' | 'stuck' },
-    ): Promise<EffectResult> => {
-      if (r.status === 'done')
-        await this.transport.reportOutcome({ key, epoch, outcome: 'done', receipt: r.receipt, attemptId });
-      else if (r.status === 'unknown')
-        await this.transport.reportOutcome({ key, epoch, outcome: 'unknown', evidence: r.evidence, attemptId });
-      else await this.transport.reportOutcome({ key, epoch, outcome: r.status, evidence: r.evidence, attemptId });
-      return r;
-    };
+    const settled = await this.settle(claim, call, options);
+    const report = outcomeRequest(claim.attemptId, settled);
+    try {
+      await this.transport.reportOutcome(report);
+    } catch (error) {
+      // The ledger did not hear the outcome: the effect stays pending until its lease runs out. The
+      // raw response alone may still get through (R1: it lands on the attempt, which the outcome's
+      // lock or a busy effect row does not hold up), so the reconciler can complete the effect from
+      // its receipt instead of marking it unknown. Whatever happens, the report (raw response
+      // included) goes up with the error as LedgerApiError.unreported, for the caller to keep or resend.
+      if (settled.response)
+        await this.transport.recordResponse(claim.attemptId, settled.response).catch(() => undefined);
+      if (error !== null && typeof error === 'object') Object.assign(error, { unreported: report });
+      throw error;
+    }
+    return settled;
+  }
 
-    const timeoutMs = options.timeoutMs ?? 30_000;
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
+  /** Calls, classifies and follows; never throws: whatever happens becomes an outcome to report. */
+  private async settle(
+    claim: ClaimWon,
+    call: (ctx: CallContext) => Promise<RawResponse | Response>,
+    options: EffectOptions,
+  ): Promise<Settled> {
+    const { key, epoch } = claim;
     let raw: RawResponse;
     try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const error = new CallTimeout(timeoutMs);
-          controller.abort(error);
-          reject(error);
-        }, timeoutMs);
-      });
-      raw = await toRaw(
-        await Promise.race([
-          call({ idempotencyKey: claim.idempotencyKey, key, epoch, attemptId, signal: controller.signal }),
-          timeout,
-        ]),
-      );
+      raw = await callWithTimeout(call, claim, options.timeoutMs ?? 30_000);
     } catch (error) {
       if (error instanceof ProviderRejected)
-        return report({ status: 'failed', key, epoch, evidence: { ...error.evidence, ...errorEvidence(error) } });
+        return { status: 'failed', key, epoch, evidence: { ...error.evidence, ...errorEvidence(error) } };
       // A provider client that can prove nothing left (connection refused) frees the key (S3).
-      if ((error as { providerSent?: string } | null)?.providerSent === 'no') {
-        return report({ status: 'failed', key, epoch, evidence: { ...errorEvidence(error), providerSent: 'no' } });
-      }
-      return report({
+      if ((error as { providerSent?: string } | null)?.providerSent === 'no')
+        return { status: 'failed', key, epoch, evidence: { ...errorEvidence(error), providerSent: 'no' } };
+      return {
         status: 'unknown',
         key,
         epoch,
         evidence: { ...errorEvidence(error), timedOut: error instanceof CallTimeout },
-      });
-    } finally {
-      clearTimeout(timer);
+      };
     }
 
-    // R1: the raw response is stored before anything parses it. If this fails the process cannot
-    // tell the ledger anything more: the effect stays pending until its lease, then unknown.
-    await this.transport.recordResponse(attemptId, raw);
-
+    // From here on the raw response goes into every report (R1), whatever the classifier does.
     let verdict: Classification;
     try {
       verdict = (options.classify ?? options.provider?.classify.bind(options.provider) ?? classifyHttp)(raw);
     } catch (error) {
-      return report({
+      return {
         status: 'unknown',
         key,
         epoch,
         evidence: { ...errorEvidence(error), why: 'the response could not be classified' },
         response: raw,
-      });
+      };
     }
     switch (verdict.outcome) {
       case 'done':
-        return report({ status: 'done', key, epoch, receipt: verdict.receipt, response: raw });
+        return { status: 'done', key, epoch, receipt: verdict.receipt, response: raw };
       case 'failed':
       case 'unknown':
       case 'stuck':
-        return report({ status: verdict.outcome, key, epoch, evidence: verdict.evidence, response: raw });
+        return { status: verdict.outcome, key, epoch, evidence: verdict.evidence, response: raw };
       case 'already_existed':
-        return report({ ...(await this.follow(verdict, options)), key, epoch, response: raw });
+        return { ...(await followReference(verdict, options.provider)), key, epoch, response: raw };
       default:
         return verdict satisfies never;
-    }
-  }
-
-  /** R3: an "already existed" reply is a pointer; the prior object's state decides. Absence is never revocation. */
-  private async follow(
-    verdict: Extract<Classification, { outcome: 'already_existed' }>,
-    options: EffectOptions,
-  ): Promise<{ status: 'done'; receipt: string } | { status: 'stuck' | 'unknown'; evidence: Record<string, unknown> }> {
-    const evidence = { ...verdict.evidence, alreadyExisted: verdict.reference };
-    const follow = options.provider?.followReference?.bind(options.provider);
-    if (!follow)
-      return {
-        status: 'unknown',
-        evidence: { ...evidence, why: 'already existed, and the provider cannot look the prior object up' },
-      };
-    try {
-      const prior = await follow(verdict.reference);
-      if (!prior.found)
-        return {
-          status: 'unknown',
-          evidence: { ...evidence, why: 'the prior object the provider pointed at could not be found' },
-        };
-      if (prior.state === 'failed')
-        return {
-          status: 'stuck',
-          evidence: {
-            ...evidence,
-            priorState: 'failed',
-            why: 'the provider dedupes onto a prior object that failed permanently (S6)',
-          },
-        };
-      return { status: 'done', receipt: prior.receipt };
-    } catch (error) {
-      return {
-        status: 'unknown',
-        evidence: { ...evidence, ...errorEvidence(error), why: 'following the prior object failed' },
-      };
     }
   }
 
@@ -272,20 +145,26 @@ export class Ledger {
     );
   }
 
-  /** Runs a registered tool: identity comes from the tool definition, generated inputs never reach the key. */
+  /**
+   * Runs a registered tool: identity comes from the tool definition, generated inputs never reach the key.
+   * `via` is a Provider (the tool's generated inputs are its payload, the identity's target its target)
+   * or a function that makes the call itself.
+   */
   tool<A extends object>(
     tool: ToolDefinition<A>,
     run: string,
     args: A,
-    call: (ctx: CallContext & { args: A }) => Promise<RawResponse | Response>,
+    via: Provider | ((ctx: CallContext & { args: A }) => Promise<RawResponse | Response>),
     options?: EffectOptions,
-  ) {
+  ): Promise<EffectResult> {
     const id = tool.identity(args);
-    return this.effect(
-      { run, tool: tool.name, action: tool.action, record: id.record, target: id.target },
-      (ctx) => call({ ...ctx, args }),
-      options,
-    );
+    const spec = { run, tool: tool.name, action: tool.action, record: id.record, target: id.target };
+    if (typeof via !== 'function') {
+      const generated = tool.generated.filter((input) => input in args);
+      const payload = Object.fromEntries(generated.map((input) => [input, args[input]]));
+      return this.send(via, spec, payload, options);
+    }
+    return this.effect(spec, (ctx) => via({ ...ctx, args }), options);
   }
 }
 

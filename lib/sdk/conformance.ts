@@ -1,7 +1,7 @@
 // K4, the token-influence test, as a check tool authors run: vary every model-generated input of a
 // tool and fail if the key (or, against a live ledger, the epoch) moves. It also fails when the
 // identity function so much as reads a generated input.
-import { deriveKey } from '../ledger/keys.ts';
+import { deriveKey } from './keys.ts';
 import type { ToolDefinition } from './tools.ts';
 import type { Transport } from './types.ts';
 

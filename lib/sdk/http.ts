@@ -1,22 +1,107 @@
-// The HTTP transport: base URL + runtime key. Every POST carries a fresh Idempotency-Key, and a
-// request that failed without an answer (connection lost) is retried with the same key (Z5), so a
-// retry can never claim or report twice.
+// The HTTP transport: base URL + runtime key, over the platform's fetch and nothing else. Each
+// attempt has a timeout; the caller's signal stops everything. A request that got no answer
+// (connection refused or dropped, timeout) or an answer that asks to come back (429, 502, 503, 504,
+// 409 in_progress) is retried with exponential backoff and full jitter, never sooner than the
+// server's Retry-After, and a POST keeps its Idempotency-Key across attempts (Z5). Any other error
+// answer is thrown at once as a LedgerApiError with the problem document's code; no answer at all
+// is a LedgerApiError too (`network`, `timeout`, `aborted`), never a bare "fetch failed".
+// Connections: Node's fetch keeps them alive and reuses them by default (its global dispatcher).
 import { randomUUID } from 'node:crypto';
-import { LedgerApiError, type Transport } from './types.ts';
+import { LedgerApiError, type LedgerApiErrorCode } from './errors.ts';
+import { backoffDelay, DEFAULT_RETRY, isRetryableAnswer, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
+import { encodeRawResponse, type Transport } from './types.ts';
 
 export interface HttpTransportOptions {
   /** e.g. http://localhost:3000 (the /api/v1 prefix is added). */
   baseUrl: string;
+  /** `elk_<prefix>_<secret>`, created by an admin (npm run runtime-key:create). */
   runtimeKey: string;
-  /** Retries of a request that got no answer. Default 3. */
+  /** Per attempt, reading the answer included. Default 30 000 ms. */
+  timeoutMs?: number;
+  /** Aborts every request of this transport, in flight or waiting to retry (e.g. on shutdown). */
+  signal?: AbortSignal;
+  /** Attempts after the first. Default 4; 0 turns retrying off. */
   retries?: number;
+  /** Backoff base: retry n waits a random time below min(retryMaxDelayMs, base * 2^n). Default 250 ms. */
+  retryBaseDelayMs?: number;
+  /** The longest single wait. A Retry-After beyond it ends the retries with the error. Default 30 000 ms. */
+  retryMaxDelayMs?: number;
+  /** Another fetch implementation (tests, proxies). Default: globalThis.fetch. */
   fetch?: typeof fetch;
 }
 
+/** One attempt's end: an answer (any status), or no answer with the reason. */
+type Attempt =
+  | { kind: 'answer'; status: number; body: unknown; retryAfterMs: number | null }
+  | { kind: 'none'; code: 'network' | 'timeout' | 'aborted'; message: string; cause: unknown };
+
+const problemOf = (body: unknown): Record<string, unknown> =>
+  body !== null && typeof body === 'object' && typeof (body as { code?: unknown }).code === 'string'
+    ? (body as Record<string, unknown>)
+    : {};
+
+/** An error answer as a LedgerApiError: the problem document's members, or `http_error` for any other body. */
+function answerError(status: number, body: unknown, attempts: number): LedgerApiError {
+  const { code, detail, field, type: _type, title: _title, status: _status, ...details } = problemOf(body);
+  return new LedgerApiError(
+    status,
+    typeof code === 'string' ? code : 'http_error',
+    typeof detail === 'string' ? detail : `HTTP ${status}`,
+    typeof field === 'string' ? field : undefined,
+    { ...details, attempts },
+  );
+}
+
+/** Refuses a missing key or a base URL that is not absolute at once, not at the first request. */
+function checkOptions(options: HttpTransportOptions): void {
+  if (typeof options.runtimeKey !== 'string' || !options.runtimeKey)
+    throw new TypeError('httpTransport: runtimeKey is required (a runtime key, elk_<prefix>_<secret>)');
+  const url = typeof options.baseUrl === 'string' && URL.canParse(options.baseUrl) ? new URL(options.baseUrl) : null;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new TypeError(
+      `httpTransport: baseUrl must be an absolute http(s) URL, got ${JSON.stringify(options.baseUrl)}`,
+    );
+}
+
 export function httpTransport(options: HttpTransportOptions): Transport {
+  checkOptions(options);
   const base = `${options.baseUrl.replace(/\/+$/, '')}/api/v1`;
   const doFetch = options.fetch ?? fetch;
-  const retries = options.retries ?? 3;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const policy: RetryPolicy = {
+    retries: options.retries ?? DEFAULT_RETRY.retries,
+    baseDelayMs: options.retryBaseDelayMs ?? DEFAULT_RETRY.baseDelayMs,
+    maxDelayMs: options.retryMaxDelayMs ?? DEFAULT_RETRY.maxDelayMs,
+  };
+  const caller = options.signal;
+
+  async function attempt(url: string, init: RequestInit): Promise<Attempt> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      const response = await doFetch(url, { ...init, signal: caller ? AbortSignal.any([caller, timeout]) : timeout });
+      const text = await response.text();
+      let body: unknown = null;
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {
+        body = text;
+      }
+      return {
+        kind: 'answer',
+        status: response.status,
+        body,
+        retryAfterMs: parseRetryAfter(response.headers.get('retry-after')),
+      };
+    } catch (error) {
+      if (caller?.aborted)
+        return { kind: 'none', code: 'aborted', message: 'aborted by the caller', cause: caller.reason };
+      if (timeout.aborted)
+        return { kind: 'none', code: 'timeout', message: `no answer from ${url} within ${timeoutMs} ms`, cause: error };
+      const reason = (error as { cause?: { code?: string; message?: string } }).cause;
+      const why = reason?.code ?? reason?.message ?? (error as Error).message;
+      return { kind: 'none', code: 'network', message: `could not reach ${url}: ${why}`, cause: error };
+    }
+  }
 
   async function request<T>(
     method: 'GET' | 'POST',
@@ -26,77 +111,66 @@ export function httpTransport(options: HttpTransportOptions): Transport {
   ): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${options.runtimeKey}`,
-      accept: 'application/json',
+      accept: 'application/json, application/problem+json',
+      'user-agent': 'effect-ledger-sdk',
     };
+    // One key per logical request, the same on every attempt: the server answers a repeat with the
+    // first answer instead of doing the work twice.
     if (method === 'POST') {
       headers['content-type'] = 'application/json';
       headers['idempotency-key'] = randomUUID();
     }
-    let lastError: unknown;
-    for (let attempt = 0; attempt <= retries; attempt++) {
-      let response: Response;
+    const init: RequestInit = { method, headers, body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined };
+    const url = `${base}${path}`;
+    for (let attempts = 1; ; attempts++) {
+      if (caller?.aborted)
+        throw new LedgerApiError(
+          0,
+          'aborted',
+          'aborted by the caller',
+          undefined,
+          { attempts },
+          { cause: caller.reason },
+        );
+      const result = await attempt(url, init);
+      let error: LedgerApiError;
+      let retryAfterMs: number | null = null;
+      if (result.kind === 'answer') {
+        const retryable = isRetryableAnswer(result.status, result.body);
+        if ((result.status >= 200 && result.status < 300) || (accept.includes(result.status) && !retryable))
+          return { status: result.status, body: result.body as T };
+        error = answerError(result.status, result.body, attempts);
+        if (!retryable) throw error;
+        retryAfterMs = result.retryAfterMs;
+      } else {
+        const code: LedgerApiErrorCode = result.code;
+        error = new LedgerApiError(0, code, result.message, undefined, { attempts }, { cause: result.cause });
+        if (code === 'aborted') throw error;
+      }
+      if (attempts > policy.retries) throw error;
+      // Never sooner than the server asked; a wait longer than allowed goes back to the caller instead.
+      if (retryAfterMs !== null && retryAfterMs > policy.maxDelayMs) throw error;
       try {
-        response = await doFetch(`${base}${path}`, {
-          method,
-          headers,
-          body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
-        });
-      } catch (error) {
-        lastError = error;
-        continue;
+        await sleep(retryAfterMs ?? backoffDelay(attempts - 1, policy), caller);
+      } catch (reason) {
+        throw new LedgerApiError(0, 'aborted', 'aborted by the caller', undefined, { attempts }, { cause: reason });
       }
-      const text = await response.text();
-      let json: unknown;
-      try {
-        json = text ? JSON.parse(text) : null;
-      } catch {
-        json = null;
-      }
-      // Error answers are RFC 9457 problem documents: { type, title, status, detail, code, field?, ... }.
-      const {
-        code,
-        detail,
-        field,
-        type: _type,
-        title: _title,
-        status: _status,
-        ...details
-      } = (response.ok ? {} : (json ?? {})) as Record<string, unknown>;
-      // Our own earlier attempt is still running on the server (a lost answer, retried): wait for it.
-      if (response.status === 409 && details.idempotency === 'in_progress' && attempt < retries) {
-        lastError = new LedgerApiError(409, 'conflict', String(detail ?? 'in progress'), undefined, details);
-        await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
-        continue;
-      }
-      if (response.ok || accept.includes(response.status)) return { status: response.status, body: json as T };
-      throw new LedgerApiError(
-        response.status,
-        typeof code === 'string' ? code : 'http_error',
-        typeof detail === 'string' ? detail : `HTTP ${response.status}`,
-        typeof field === 'string' ? field : undefined,
-        details,
-      );
     }
-    throw lastError;
   }
 
+  const run = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
   return {
     createRun: async (body) => (await request<never>('POST', '/runs', body)).body,
-    submitPlan: async (runId, items) =>
-      (await request<never>('POST', `/runs/${encodeURIComponent(runId)}/plan`, { items })).body,
-    readRun: async (runId) => (await request<never>('GET', `/runs/${encodeURIComponent(runId)}`)).body,
+    submitPlan: async (runId, items) => (await request<never>('POST', `${run(runId)}/plan`, { items })).body,
+    readRun: async (runId) => (await request<never>('GET', run(runId))).body,
     replay: async (runId) => {
-      const r = await request<Record<string, unknown>>('POST', `/runs/${encodeURIComponent(runId)}/replay`, {}, [409]);
-      return { status: r.status, ...r.body } as never;
+      const r = await request<Record<string, unknown>>('POST', `${run(runId)}/replay`, {}, [409]);
+      return { ...r.body, status: r.status } as never;
     },
     claim: async (body) => (await request<never>('POST', '/effects/claim', body)).body,
-    recordResponse: async (attemptId, raw) => {
-      await request('POST', `/attempts/${encodeURIComponent(attemptId)}/response`, {
-        status: raw.status,
-        headers: raw.headers,
-        bodyBase64: Buffer.from(raw.body).toString('base64'),
-      });
-    },
+    recordResponse: async (attemptId, raw) =>
+      (await request<never>('POST', `/attempts/${encodeURIComponent(attemptId)}/response`, encodeRawResponse(raw)))
+        .body,
     reportOutcome: async (body) => (await request<never>('POST', '/effects/outcome', body)).body,
     reportDeletion: async (body) => (await request<never>('POST', '/effects/deletion', body)).body,
   };

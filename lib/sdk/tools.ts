@@ -1,7 +1,7 @@
 // Tool definitions for the SDK (K1, K4): which inputs are identity and which the model writes.
 // identity() maps the tool's arguments to the record (looked up by the tool, not typed by the model)
 // and the one target. Generated inputs must never influence it; checkConformance proves that.
-import type { TargetType } from '../ledger/normalize.ts';
+import type { TargetType } from './normalize.ts';
 
 export interface ToolDefinition<A extends object = Record<string, unknown>> {
   /** The tool name as registered in the console. */

@@ -91,7 +91,7 @@ export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null):
     s.deliveries.distinctTargets === s.effects &&
     s.done === s.effects;
   return [
-    `${fmt(s.effects)} effects, ${s.agents} agents at once, each effect a claim, the sandbox provider call, the raw response and the outcome report through the SDK's HTTP transport (four HTTP round trips, three of them to the ledger). ${s.server === 'next start' ? "The API is served by `next start` on the project's own build." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the exported route handlers of \`app/api/v1\`, the same handlers \`next start\` runs (Next's router is not in the path: this checkout had no \`.next\` build newer than its sources; \`BENCH_SDK_SERVER=next\` after \`npm run build\` uses \`next start\`).`}`,
+    `${fmt(s.effects)} effects, ${s.agents} agents at once, each effect a claim, the sandbox provider call and the outcome report carrying the raw response through the SDK's HTTP transport (three HTTP round trips, two of them to the ledger). ${s.server === 'next start' ? "The API is served by `next start` on the project's own build." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the exported route handlers of \`app/api/v1\`, the same handlers \`next start\` runs (Next's router is not in the path: this checkout had no \`.next\` build newer than its sources; \`BENCH_SDK_SERVER=next\` after \`npm run build\` uses \`next start\`).`}`,
     '',
     '| figure | effects/s | p50 ms | p99 ms |',
     '|---|---:|---:|---:|',

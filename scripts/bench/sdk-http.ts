@@ -2,7 +2,7 @@
 // over real HTTP, sending through the sandbox provider. The server is `next start` when the project
 // has a `.next` build newer than its sources, else (a clean clone) sdk-http-server.ts in its own
 // process: the same route handlers behind a plain node:http server. BENCH_SDK_SERVER forces one. Each
-// effect is a claim, the provider call, the raw response and the outcome report, as in production.
+// effect is a claim, the provider call and the outcome report with the raw response, as in production.
 // Then the same run is replayed with reworded subjects: every effect must be skipped (K1, S1).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -43,6 +43,7 @@ describe('OpenAPI document', () => {
     const doc = (await res.json()) as Json;
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.title).toBeTruthy();
+    expect(doc.info.license.name).toBeTruthy();
     expect(doc.components.securitySchemes.runtimeKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const ref of refs(doc)) {
       expect(ref).toMatch(/^#\/components\/schemas\//);
@@ -65,7 +66,15 @@ describe('OpenAPI document', () => {
         for (const [status, r] of Object.entries(op.responses as Json)) {
           expect(status).toMatch(/^[1-5]\d\d$/);
           expect((r as Json).description).toBeTruthy();
+          // Every error answer is a problem document, and only that.
+          if (Number(status) >= 400)
+            expect(Object.keys((r as Json).content), `${p} ${status}`).toEqual(['application/problem+json']);
         }
+        expect(op.tags?.length, op.operationId).toBe(1);
+        expect(doc.tags.map((tag: Json) => tag.name)).toContain(op.tags[0]);
+        for (const status of ['429', '503']) expect(op.responses[status].headers['Retry-After'], status).toBeDefined();
+        expect(op.responses['500']).toBeDefined();
+        if (method === 'post') expect(op.responses['413']).toBeDefined();
         const declared = [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
         const params = (op.parameters ?? []).filter((x: Json) => x.in === 'path').map((x: Json) => x.name);
         expect(params.sort()).toEqual(declared.sort());

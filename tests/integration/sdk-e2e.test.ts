@@ -10,7 +10,7 @@ import {
   type Ledger,
   type Transport,
 } from '@/lib/sdk/index.ts';
-import { directTransport } from '@/lib/sdk/direct.ts';
+import { directTransport } from '@/lib/api/direct-transport.ts';
 import { SandboxProvider, startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
 import { markUnknown } from '@/lib/ledger/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';

@@ -63,7 +63,7 @@ describe('HTTP transport', () => {
     expect(await t.db.effect.count({ where: { runId: run.runId } })).toBe(1);
   });
 
-  it("R1: the raw response is stored before the caller's parser sees it: a parser that throws leaves the bytes stored and the effect unknown", async () => {
+  it('R1: a parser that throws never loses the raw response: the bytes go with the unknown report and are stored untouched', async () => {
     const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: routeFetch }));
     const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
     const bytes = new Uint8Array([0xff, 0x00, 0x7b, 0x22, 0xfe]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyHttp } from '@/lib/sdk/index.ts';
-import { SandboxProvider } from '@/lib/providers/sandbox/client.ts';
+import { SandboxProvider } from '@/lib/sdk/sandbox.ts';
 import { canonicalJson, requestHash } from '@/lib/api/idempotency.ts';
 import { successorId, uuidV5 } from '@/lib/ledger/commands/revoke-by-deletion.ts';
 import { problem, problemFrom, problemHeaders } from '@/lib/api/problem.ts';

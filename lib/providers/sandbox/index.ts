@@ -1,2 +1,3 @@
 export * from './server.ts';
-export * from './client.ts';
+// The client's one home is the SDK (agent teams send through it from the package).
+export * from '@/lib/sdk/sandbox.ts';

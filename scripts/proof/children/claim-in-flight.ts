@@ -6,8 +6,8 @@
 // No hook here: the point is observed in pg_stat_activity by the parent.
 import { createDb } from '@/lib/db/client.ts';
 import { createLedger } from '@/lib/sdk/client.ts';
-import { directTransport } from '@/lib/sdk/direct.ts';
-import { SandboxProvider } from '@/lib/providers/sandbox/client.ts';
+import { directTransport } from '@/lib/api/direct-transport.ts';
+import { SandboxProvider } from '@/lib/sdk/sandbox.ts';
 import type { ChildMessage, InFlightOrder } from '../support/faults-crash-protocol.ts';
 
 const tell = (m: ChildMessage) => process.send?.(m);

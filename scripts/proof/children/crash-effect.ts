@@ -1,13 +1,13 @@
 // The process doing an effect, for the crash matrix (scripts/proof/parts/crash-matrix.ts). It loads
 // only the SDK (HTTP transport) and the sandbox client, says "ready", then takes one effect over IPC
 // and runs it through the product's own path: ledger.effect -> POST /effects/claim -> provider ->
-// POST /attempts/{id}/response -> POST /effects/outcome. The crash points are hooks of this child
+// POST /effects/outcome (with the raw response). The crash points are hooks of this child
 // alone (a wrapped fetch and a wrapped provider call), never branches inside lib/: when the effect
 // reaches the requested point the child tells the parent and waits forever; the parent kills it with
 // SIGKILL. Nothing here ever reaches the point twice or continues after it.
 import { createLedger } from '@/lib/sdk/client.ts';
 import { httpTransport } from '@/lib/sdk/http.ts';
-import { SandboxProvider } from '@/lib/providers/sandbox/client.ts';
+import { SandboxProvider } from '@/lib/sdk/sandbox.ts';
 
 import type { ChildMessage, CrashOrder, CrashPoint } from '../support/faults-crash-protocol.ts';
 
@@ -31,8 +31,6 @@ async function run(order: CrashOrder): Promise<void> {
     if (at === 'before-claim-commit' && url.endsWith('/effects/claim')) return reached(at, { url });
     const response = await fetch(input, init);
     if (at === 'after-claim-commit' && url.endsWith('/effects/claim') && response.status === 201)
-      return reached(at, { status: response.status });
-    if (at === 'after-response-stored' && /\/attempts\/[^/]+\/response$/.test(url) && response.ok)
       return reached(at, { status: response.status });
     if (at === 'after-receipt-written' && url.endsWith('/effects/outcome') && response.ok)
       return reached(at, { status: response.status });

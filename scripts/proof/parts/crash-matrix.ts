@@ -54,7 +54,6 @@ const DESCRIPTION: Record<Mode, string> = {
   'before-claim-commit': 'kill -9 before the claim commits (as the claim is issued)',
   'after-claim-commit': 'kill -9 after the claim commits, before the provider call',
   'after-provider-answer': 'kill -9 after the provider answered, before anything reached the ledger',
-  'after-response-stored': 'kill -9 after the raw response was stored (R1), before the outcome',
   'after-receipt-written': 'kill -9 after the receipt was written (done)',
 };
 
@@ -65,7 +64,6 @@ const EXPECTED: Record<Mode, { atKill: string; final: string }> = {
   'before-claim-commit': { atKill: 'none', final: 'done' },
   'after-claim-commit': { atKill: 'pending', final: 'unknown' },
   'after-provider-answer': { atKill: 'pending', final: 'unknown' },
-  'after-response-stored': { atKill: 'pending', final: 'done' },
   'after-receipt-written': { atKill: 'done', final: 'done' },
 };
 
@@ -459,7 +457,7 @@ export async function runCrashMatrix(ctx: ProofContext): Promise<{ section: Proo
         'lost: a delivery the ledger does not hold as done or unknown, a done whose receipt is not a delivered message, a key with no state, or (before the claim) an effect that never went out. duplicated: deliveries beyond one per key, counted at the sandbox.',
         '"before the claim commits": the child is killed as it issues the claim, before the request leaves it; a runtime killed while its claim request is already at the server has its claim committed by the server, which is the "after the claim commits" row.',
         '"claim in flight": a runtime that holds its own database connection (SDK direct transport, `scripts/proof/children/claim-in-flight.ts`) is killed while its claim statement waits inside PostgreSQL on a lock the proof holds (seen in pg_stat_activity); the proof then releases the lock and waits until the orphaned backend has ended. PostgreSQL does not notice a dead client while a statement runs (client_connection_check_interval is not set), so the orphaned claim commits: the key is pending with nothing sent, the restarted runtime skips it, and the reconciler makes it unknown after the settle window; support resolves it ("not sent") and the next forced replay sends it. Not lost and never sent twice, but a human is needed: setting client_connection_check_interval on the app role would let PostgreSQL abort such statements (the outcome would then be "nothing").',
-        '"after the provider answered": the sandbox keeps the message under the provider idempotency key, but the reconciler looks messages up by receipt (message id) only, and the receipt never reached the ledger; the sandbox offers no receipt hint (SMTP does: the Message-ID derived from the idempotency key). So the key becomes unknown with the lookup gap as evidence, for support (S4), and is never resent. "after the raw response was stored": the reconciler reads the receipt from the stored raw response, finds the message and completes the key as done (C1).',
+        '"after the provider answered": the sandbox keeps the message under the provider idempotency key, but the reconciler looks messages up by receipt (message id) only, and the receipt never reached the ledger; the sandbox offers no receipt hint (SMTP does: the Message-ID derived from the idempotency key). So the key becomes unknown with the lookup gap as evidence, for support (S4), and is never resent. The raw response reaches the ledger with the outcome report (R1: one request, stored in the same transaction), so no point lies between "response stored" and "outcome written".',
       ],
     },
   };

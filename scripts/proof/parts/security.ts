@@ -17,7 +17,7 @@ import { approveReplay } from '@/lib/replay/index.ts';
 import { approvePlan } from '@/lib/ledger/index.ts';
 import { providerRegistryFromEnv } from '@/lib/providers/registry.ts';
 import { createLedger } from '@/lib/sdk/index.ts';
-import { directTransport } from '@/lib/sdk/direct.ts';
+import { directTransport } from '@/lib/api/direct-transport.ts';
 import { resetEnvCache } from '@/lib/env.ts';
 import { makeRun, makeTool, suffix } from '@/tests/helpers/factories.ts';
 import { post, routeFetch, BASE } from '@/tests/integration/api-support.ts';

@@ -2,13 +2,13 @@
 // (scripts/proof/children/crash-effect.ts). Types and constants only: importing this runs nothing.
 
 /** Where the child is killed: before the claim commits, after it commits (before the provider call),
- *  after the provider answered (nothing of the answer reached the ledger), after the raw response was
- *  stored (R1) but before the outcome, and after the receipt was written (done). */
+ *  after the provider answered (nothing of the answer reached the ledger), and after the receipt was
+ *  written (done). The raw response travels with the outcome report (R1, one request, one transaction),
+ *  so there is no moment with the response stored and the outcome not yet written. */
 export const CRASH_POINTS = [
   'before-claim-commit',
   'after-claim-commit',
   'after-provider-answer',
-  'after-response-stored',
   'after-receipt-written',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];

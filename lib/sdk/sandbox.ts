@@ -1,16 +1,19 @@
-// The sandbox provider as a Provider (lib/providers/types.ts): sends with the ledger's idempotency
+// The sandbox provider's client as a Provider (./provider.ts): sends with the ledger's idempotency
 // key (R2), returns the raw response untouched (R1), classifies it, looks receipts up (C1) and
-// follows "already existed" pointers (R3).
+// follows "already existed" pointers (R3). It ships with the SDK (`@effect-ledger/sdk/sandbox`) so
+// an agent can run against the sandbox before its real provider exists; the server's worker and the
+// demo use the same class (lib/providers/sandbox). The sandbox server is not part of the SDK.
 import http from 'node:http';
 import https from 'node:https';
 import {
   callFailure,
+  rawFromResponse,
   type Classification,
   type LookupResult,
   type Provider,
   type RawResponse,
   type SendRequest,
-} from '../types.ts';
+} from './provider.ts';
 
 // Sends go over node:http with a keep-alive agent: a replay sends thousands of small requests, and
 // fetch (undici, web streams, a new abort signal plumbing per call) cost more CPU than the ledger's
@@ -48,12 +51,6 @@ function post(url: string, headers: Record<string, string>, body: string, signal
     req.on('error', reject);
     req.end(body);
   });
-}
-
-export async function toRaw(response: Response): Promise<RawResponse> {
-  const headers: [string, string][] = [];
-  response.headers.forEach((value, name) => headers.push([name, value]));
-  return { status: response.status, headers, body: new Uint8Array(await response.arrayBuffer()) };
 }
 
 function parse(raw: RawResponse): Record<string, unknown> | null {
@@ -127,7 +124,7 @@ export class SandboxProvider implements Provider {
 
   async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
     const response = await fetch(`${this.baseUrl}/v1/messages/${encodeURIComponent(receipt)}`, { signal });
-    const raw = await toRaw(response);
+    const raw = await rawFromResponse(response);
     if (raw.status === 404) return { found: false, raw };
     if (raw.status !== 200) throw new Error(`sandbox lookup failed with status ${raw.status}`);
     const body = parse(raw) as { id: string; status: string };
@@ -147,6 +144,6 @@ export class SandboxProvider implements Provider {
       body: JSON.stringify({ completionToken }),
       signal,
     });
-    return toRaw(response);
+    return rawFromResponse(response);
   }
 }

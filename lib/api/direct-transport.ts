@@ -1,13 +1,15 @@
-// The in-process transport: the same operations the HTTP routes call (lib/api/operations.ts), with
+// The SDK's in-process transport: the same operations the HTTP routes call (./operations.ts), with
 // the same authorization, shapes and error codes, but no network. For the demo seeder, jobs and
-// tests that already hold a database client and an actor.
+// tests that already hold a database client and an actor. It lives on the server side because it
+// holds a database client; the SDK package (lib/sdk) only defines the Transport it implements.
 import type { z } from 'zod';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { jsonSafe, problemFrom } from '../api/problem.ts';
-import * as ops from '../api/operations.ts';
-import * as s from '../api/schemas.ts';
-import { LedgerApiError, type Transport } from './types.ts';
+import { LedgerApiError } from '../sdk/errors.ts';
+import { encodeRawResponse, type Transport } from '../sdk/types.ts';
+import { jsonSafe, problemFrom } from './problem.ts';
+import * as ops from './operations.ts';
+import * as s from './schemas.ts';
 
 export interface DirectTransportOptions {
   db: Db;
@@ -50,17 +52,12 @@ export function directTransport(options: DirectTransportOptions): Transport {
     },
     claim: async (body) =>
       (await call<never>(() => ops.opClaim(ctx, body), { 201: s.claimWon, 200: s.claimLost })).body,
-    recordResponse: async (attemptId, raw) => {
-      await call(
-        () =>
-          ops.opAttemptResponse(ctx, attemptId, {
-            status: raw.status,
-            headers: raw.headers,
-            bodyBase64: Buffer.from(raw.body).toString('base64'),
-          }),
-        {},
-      );
-    },
+    recordResponse: async (attemptId, raw) =>
+      (
+        await call<never>(() => ops.opAttemptResponse(ctx, attemptId, encodeRawResponse(raw)), {
+          201: s.attemptRecorded,
+        })
+      ).body,
     reportOutcome: async (body) =>
       (await call<never>(() => ops.opOutcome(ctx, body), { 200: s.effectStateResponse })).body,
     reportDeletion: async (body) =>

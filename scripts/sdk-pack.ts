@@ -1,0 +1,170 @@
+// `npm run sdk:pack`: lib/sdk as the package agent teams install from a tarball. esbuild bundles the
+// two entry points (the SDK, and the sandbox provider's client) into ES modules, tsc writes the
+// declarations, and npm pack makes `<name>-<version>.tgz`. The package has no dependencies: the
+// build refuses any input outside lib/sdk and any import that is not a Node built-in.
+// Output (gitignored): .sdk-build/package/ (what is packed) and .sdk-build/*.tgz.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import ts from 'typescript';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SDK = path.join(ROOT, 'lib/sdk');
+/** The package's entry points: subpath -> source file in lib/sdk. */
+const ENTRIES = { index: 'index.ts', sandbox: 'sandbox.ts' } as const;
+
+export interface PackedSdk {
+  name: string;
+  version: string;
+  /** Absolute path of the .tgz. */
+  tarball: string;
+  /** The folder that was packed. */
+  packageDir: string;
+  /** Paths inside the tarball. */
+  files: string[];
+}
+
+interface RootPackage {
+  version: string;
+  license?: string;
+  engines?: Record<string, string>;
+}
+
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`;
+
+async function bundle(dist: string): Promise<string[]> {
+  const result = await build({
+    entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([out, src]) => [out, path.join(SDK, src)])),
+    outdir: dist,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const outside = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith('lib/sdk/'));
+  if (outside.length) throw new Error(`the SDK bundle pulled in files outside lib/sdk: ${outside.join(', ')}`);
+  const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+  const foreign = Object.values(result.metafile.outputs)
+    .flatMap((o) => o.imports.filter((i) => i.external && !builtins.has(i.path)).map((i) => i.path))
+    .filter((p, i, all) => all.indexOf(p) === i);
+  if (foreign.length) throw new Error(`the SDK bundle imports packages: ${foreign.join(', ')}`);
+  return Object.entries(result.metafile.outputs).map(([file, o]) => `${path.basename(file)} ${kb(o.bytes)}`);
+}
+
+/** `tsc --emitDeclarationOnly` for lib/sdk, through the compiler API (one process, no spawn). */
+function declarations(dist: string): number {
+  const program = ts.createProgram(
+    Object.values(ENTRIES).map((src) => path.join(SDK, src)),
+    {
+      declaration: true,
+      emitDeclarationOnly: true,
+      outDir: dist,
+      // rootDir makes tsc refuse any file outside lib/sdk, like the bundle check above.
+      rootDir: SDK,
+      allowImportingTsExtensions: true,
+      target: ts.ScriptTarget.ES2023,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+      types: ['node'],
+      typeRoots: [path.join(ROOT, 'node_modules/@types')],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      skipLibCheck: true,
+    },
+  );
+  // A full check of lib/sdk under the package's own options: nothing is packed from sources that do not compile.
+  const problems = [...ts.getPreEmitDiagnostics(program)];
+  const emitted = problems.length ? undefined : program.emit();
+  problems.push(...(emitted?.diagnostics ?? []));
+  if (problems.length || !emitted || emitted.emitSkipped) {
+    const host = { getCanonicalFileName: (f: string) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' };
+    throw new Error(`declarations failed:\n${ts.formatDiagnostics(problems, host)}`);
+  }
+  // The sources import './x.ts'; a consumer's TypeScript looks for './x.js' next to './x.d.ts'.
+  const files = readdirSync(dist).filter((f) => f.endsWith('.d.ts'));
+  for (const file of files) {
+    const text = readFileSync(path.join(dist, file), 'utf8');
+    writeFileSync(path.join(dist, file), text.replace(/(from\s+|import\()(['"])(\.\.?\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'));
+  }
+  return files.length;
+}
+
+function manifest(root: RootPackage): Record<string, unknown> {
+  const entry = (name: string) => ({ types: `./dist/${name}.d.ts`, default: `./dist/${name}.js` });
+  return {
+    name: '@effect-ledger/sdk',
+    version: root.version,
+    description:
+      'Effect Ledger SDK: claim every side effect of an AI agent before the provider call and report its outcome.',
+    // The same terms as the project: no license granted unless the project ships one.
+    license: root.license ?? 'UNLICENSED',
+    private: true,
+    type: 'module',
+    engines: { node: root.engines?.node ?? '>=20.19' },
+    exports: { '.': entry('index'), './sandbox': entry('sandbox'), './package.json': './package.json' },
+    main: './dist/index.js',
+    types: './dist/index.d.ts',
+    files: ['dist'],
+    sideEffects: false,
+  };
+}
+
+function npmPack(packageDir: string, outDir: string): { filename: string; files: { path: string }[]; size: number } {
+  const result = spawnSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', outDir], {
+    cwd: packageDir,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' },
+  });
+  if (result.status !== 0) throw new Error(`npm pack failed (exit ${result.status}):\n${result.stderr}`);
+  return (JSON.parse(result.stdout) as { filename: string; files: { path: string }[]; size: number }[])[0]!;
+}
+
+export async function packSdk(options: { outDir?: string; log?: (line: string) => void } = {}): Promise<PackedSdk> {
+  const outDir = options.outDir ?? path.join(ROOT, '.sdk-build');
+  const log = options.log ?? ((line: string) => console.log(`sdk:pack  ${line}`));
+  const rel = (p: string) => path.relative(process.cwd(), p) || '.';
+  const packageDir = path.join(outDir, 'package');
+  const dist = path.join(packageDir, 'dist');
+  rmSync(packageDir, { recursive: true, force: true });
+  mkdirSync(dist, { recursive: true });
+  for (const old of readdirSync(outDir).filter((f) => f.endsWith('.tgz'))) rmSync(path.join(outDir, old));
+
+  const root = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as RootPackage;
+  log(`1/4 bundling lib/sdk (esbuild, ESM, node20) into ${rel(dist)}`);
+  log(`    ${(await bundle(dist)).join(', ')}`);
+  log('2/4 writing declarations (tsc --emitDeclarationOnly)');
+  log(`    ${declarations(dist)} .d.ts files`);
+  const pkg = manifest(root);
+  writeFileSync(path.join(packageDir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+  copyFileSync(path.join(SDK, 'README.md'), path.join(packageDir, 'README.md'));
+  const license = ['LICENSE', 'LICENSE.md', 'LICENSE.txt'].find((f) => existsSync(path.join(ROOT, f)));
+  if (license) copyFileSync(path.join(ROOT, license), path.join(packageDir, license));
+  log(
+    `3/4 package.json (${pkg.name}@${pkg.version}, license ${pkg.license}, no dependencies), README.md${license ? `, ${license}` : ''}`,
+  );
+  log('4/4 npm pack');
+  const packed = npmPack(packageDir, outDir);
+  const tarball = path.join(outDir, packed.filename);
+  log(`    ${rel(tarball)} (${packed.files.length} files, ${kb(packed.size)})`);
+  return {
+    name: String(pkg.name),
+    version: String(pkg.version),
+    tarball,
+    packageDir,
+    files: packed.files.map((f) => f.path),
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  packSdk().catch((error: unknown) => {
+    console.error(`sdk:pack failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,163 @@
+// The SDK as agent teams get it: `npm run sdk:pack` builds the tarball, a scratch project outside the
+// repository installs it (no registry: the package has no dependencies), and the README's agent runs
+// exactly as written, with node, against the API served over real HTTP and the sandbox provider.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_WORKFLOW, ensureDemoTool } from '@/lib/demo/index.ts';
+import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
+import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
+import { packSdk, type PackedSdk } from '@/scripts/sdk-pack.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { makeKey } from './api-support.ts';
+
+let t: TestDatabase;
+let api: { url: string; stop(): Promise<void> };
+let sandbox: Sandbox;
+let token: string;
+let scratch: string;
+let packed: PackedSdk;
+/** The scratch project the tarball is installed into. */
+let agentDir: string;
+
+/** Runs a command without blocking this process: the API server answering the agent lives here. */
+function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The one ```js block of a markdown section, verbatim. */
+function exampleIn(markdown: string, heading: string): string {
+  const section = markdown.slice(markdown.indexOf(heading));
+  const match = /```js\n([\s\S]*?)```/.exec(section);
+  if (!match) throw new Error(`no js block under "${heading}"`);
+  return match[1]!;
+}
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  api = await startApiServer(t.appUrl, 4);
+  sandbox = await startSandbox();
+  await ensureDemoTool(t.db);
+  token = (await makeKey(t.db, [DEMO_WORKFLOW])).token;
+  scratch = mkdtempSync(path.join(tmpdir(), 'effect-ledger-agent-'));
+  packed = await packSdk({ outDir: path.join(scratch, 'build'), log: () => {} });
+  agentDir = path.join(scratch, 'agent');
+  mkdirSync(agentDir);
+  writeFileSync(path.join(agentDir, 'package.json'), JSON.stringify({ name: 'agent', private: true, type: 'module' }));
+  const install = await run(
+    'npm',
+    ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', packed.tarball],
+    agentDir,
+  );
+  if (install.code !== 0) throw new Error(`npm install of the tarball failed:\n${install.stderr}`);
+});
+afterAll(async () => {
+  await api?.stop();
+  await sandbox?.stop();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the SDK package', () => {
+  it('packs a versioned tarball with ES modules, types, a README and a manifest without dependencies', () => {
+    const root = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; license: string };
+    expect(path.basename(packed.tarball)).toBe(`effect-ledger-sdk-${root.version}.tgz`);
+    const manifest = JSON.parse(readFileSync(path.join(packed.packageDir, 'package.json'), 'utf8'));
+    expect(manifest).toMatchObject({ name: '@effect-ledger/sdk', version: root.version, type: 'module' });
+    expect(manifest.license).toBe(root.license);
+    expect(manifest.engines.node).toBeTruthy();
+    expect(manifest.dependencies).toBeUndefined();
+    expect(manifest.peerDependencies).toBeUndefined();
+    expect(Object.keys(manifest.exports)).toEqual(['.', './sandbox', './package.json']);
+    for (const file of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/sandbox.js'])
+      expect(packed.files).toContain(file);
+    expect(packed.files.filter((f) => !f.startsWith('dist/') && !['package.json', 'README.md'].includes(f))).toEqual(
+      [],
+    );
+  });
+
+  it("K1, S1, R1: the README's ten-line agent, installed from the tarball in a project outside the repository, sends once per customer; run again, it skips", async () => {
+    const example = exampleIn(readFileSync('README.md', 'utf8'), '## Wrapping a tool with the SDK');
+    // The package's own README and docs/SDK.md show the very same agent.
+    const shipped = readFileSync(path.join(agentDir, 'node_modules/@effect-ledger/sdk/README.md'), 'utf8');
+    expect(exampleIn(shipped, '## The ten-line agent')).toBe(example);
+    expect(exampleIn(readFileSync('docs/SDK.md', 'utf8'), '## Wrapping a tool')).toBe(example);
+    writeFileSync(path.join(agentDir, 'agent.mjs'), example);
+
+    const env = { LEDGER_URL: api.url, LEDGER_KEY: token, SANDBOX_URL: sandbox.url };
+    const first = await run(process.execPath, ['agent.mjs'], agentDir, env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout.trim().split('\n')).toEqual(['lena@example.com done', 'omar@example.com done']);
+    for (const [to, subject] of [
+      ['lena@example.com', 'Welcome, Lena!'],
+      ['omar@example.com', 'Welcome, Omar!'],
+    ] as const) {
+      expect(sandbox.deliveriesTo(to).map((d) => d.subject)).toEqual([subject]);
+    }
+    const effects = await t.db.effect.findMany({
+      where: { key: { contains: 'signup-batch-2026-12-01' } },
+      orderBy: { key: 'asc' },
+    });
+    expect(effects.map((e) => [e.state, e.epoch])).toEqual([
+      ['done', 1],
+      ['done', 1],
+    ]);
+    for (const e of effects) {
+      const attempts = await t.db.attempt.findMany({ where: { effectId: e.id } });
+      expect(attempts).toHaveLength(1);
+      // R1: the raw response the outcome carried is stored with the attempt, and holds the receipt.
+      expect(attempts[0]!.responseStatus).toBe(201);
+      expect(JSON.parse(Buffer.from(attempts[0]!.responseBody!).toString('utf8'))).toMatchObject({ id: e.receipt });
+    }
+
+    const second = await run(process.execPath, ['agent.mjs'], agentDir, env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout.trim().split('\n')).toEqual(['lena@example.com skipped', 'omar@example.com skipped']);
+    expect(sandbox.deliveriesTo('lena@example.com')).toHaveLength(1);
+    expect(sandbox.deliveriesTo('omar@example.com')).toHaveLength(1);
+  });
+
+  it('its types resolve through the package exports for a strict TypeScript consumer without @types/node', async () => {
+    const file = path.join(agentDir, 'check.ts');
+    writeFileSync(
+      file,
+      `import { createLedger, defineTool, httpTransport, LedgerApiError, type EffectResult } from '@effect-ledger/sdk';
+import { SandboxProvider } from '@effect-ledger/sdk/sandbox';
+
+interface Customer { customerId: string; email: string; subject: string; body: string }
+const ledger = createLedger(httpTransport({ baseUrl: 'http://localhost:3000', runtimeKey: 'elk_x', timeoutMs: 5000, retries: 2 }));
+const welcome = defineTool<Customer>({ name: 'send_welcome_email', action: 'campaign_welcome', targetType: 'email',
+  generated: ['subject', 'body'], identity: (c) => ({ record: c.customerId, target: c.email }) });
+export const send = (runId: string, c: Customer): Promise<EffectResult> => ledger.tool(welcome, runId, c, new SandboxProvider('http://127.0.0.1:4010'));
+export const codeOf = (e: unknown): string | null => (e instanceof LedgerApiError ? e.code : null);
+// @ts-expect-error a generated input must be one of the tool's arguments
+defineTool<Customer>({ name: 'x', action: 'y', targetType: 'email', generated: ['nope'], identity: (c) => ({ record: c.customerId, target: c.email }) });
+`,
+    );
+    const program = ts.createProgram([file], {
+      strict: true,
+      noEmit: true,
+      // The package's declarations are checked; TypeScript's own lib files are not (they cost seconds).
+      skipLibCheck: false,
+      skipDefaultLibCheck: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+      types: [],
+    });
+    const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    expect(problems).toEqual([]);
+    expect(program.getSourceFiles().some((f) => f.fileName.endsWith('@effect-ledger/sdk/dist/index.d.ts'))).toBe(true);
+  });
+});

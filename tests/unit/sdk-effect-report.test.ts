@@ -1,0 +1,93 @@
+// R1: an effect over the HTTP transport is two ledger calls, claim and outcome with the raw response;
+// when the outcome cannot be reported the raw response is sent on its own and the error hands the
+// unsent report back. Against a real node:http server that answers as each test scripts it.
+import { describe, expect, it } from 'vitest';
+import { createLedger, httpTransport, type HttpTransportOptions } from '@/lib/sdk/index.ts';
+import { ledgerApiError as failure, problemReply, useMisbehavingServers } from '../helpers/misbehaving-server.ts';
+
+const RUN_ID = '00000000-0000-4000-8000-000000000001';
+const serve = useMisbehavingServers();
+const transport = (server: { url: string }, options: Partial<HttpTransportOptions> = {}) =>
+  httpTransport({ baseUrl: server.url, runtimeKey: 'elk_test_key', retryBaseDelayMs: 1, ...options });
+
+describe('Ledger over the HTTP transport', () => {
+  const claimWon = {
+    claimed: true,
+    key: 'v1/t/tool/a/r/email/x%40example.com',
+    epoch: 1,
+    attemptId: '00000000-0000-4000-8000-0000000000aa',
+    idempotencyKey: 'el1-abc',
+  };
+  const providerBytes = new Uint8Array([0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x22, 0x6d, 0x31, 0x22, 0x7d]); // {"id":"m1"}
+
+  it('R1: an effect is two ledger calls, claim and outcome, and the outcome carries the raw response', async () => {
+    const server = await serve((i) => (i === 0 ? { status: 201, body: claimWon } : { status: 200, body: {} }));
+    const ledger = createLedger(transport(server));
+    const result = await ledger.effect(
+      { run: RUN_ID, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' },
+      async () => ({ status: 201, headers: [['x-request', '1']], body: providerBytes }),
+    );
+    expect(result).toMatchObject({ status: 'done', receipt: 'm1' });
+    expect(server.received.map((r) => r.path)).toEqual(['/api/v1/effects/claim', '/api/v1/effects/outcome']);
+    expect(JSON.parse(server.received[1]!.body)).toMatchObject({
+      outcome: 'done',
+      receipt: 'm1',
+      attemptId: claimWon.attemptId,
+      response: {
+        status: 201,
+        headers: [['x-request', '1']],
+        bodyBase64: Buffer.from(providerBytes).toString('base64'),
+      },
+    });
+  });
+
+  it('R1: when the outcome cannot be reported, the raw response is stored on its own and the error hands back the unsent report', async () => {
+    const server = await serve((_, request) =>
+      request.path.endsWith('/effects/claim')
+        ? { status: 201, body: claimWon }
+        : request.path.endsWith('/effects/outcome')
+          ? problemReply(500, 'internal')
+          : { status: 201, body: { attemptId: claimWon.attemptId, bytes: providerBytes.length } },
+    );
+    const ledger = createLedger(transport(server));
+    const error = await failure(
+      ledger.effect({ run: RUN_ID, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' }, async () => ({
+        status: 201,
+        headers: [['x-request', '1']],
+        body: providerBytes,
+      })),
+    );
+    expect(error).toMatchObject({ status: 500, code: 'internal' });
+    expect(server.received.map((r) => r.path)).toEqual([
+      '/api/v1/effects/claim',
+      '/api/v1/effects/outcome',
+      `/api/v1/attempts/${claimWon.attemptId}/response`,
+    ]);
+    const encoded = {
+      status: 201,
+      headers: [['x-request', '1']],
+      bodyBase64: Buffer.from(providerBytes).toString('base64'),
+    };
+    expect(JSON.parse(server.received[2]!.body)).toEqual(encoded);
+    expect(error.unreported).toMatchObject({ key: claimWon.key, outcome: 'done', receipt: 'm1', response: encoded });
+  });
+
+  it('R1: with the ledger unreachable the report and the raw response both fail; the error still carries them', async () => {
+    const server = await serve((i) => (i === 0 ? { status: 201, body: claimWon } : 'drop'));
+    const error = await failure(
+      createLedger(transport(server, { retries: 1 })).effect(
+        { run: RUN_ID, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' },
+        async () => ({ status: 201, headers: [], body: providerBytes }),
+      ),
+    );
+    expect(error.code).toBe('network');
+    expect(server.received.map((r) => r.path.split('/').pop())).toEqual([
+      'claim',
+      'outcome',
+      'outcome',
+      'response',
+      'response',
+    ]);
+    expect(error.unreported?.response?.bodyBase64).toBe(Buffer.from(providerBytes).toString('base64'));
+  });
+});
