@@ -49,7 +49,7 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs', '**/*.cjs', '*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', module: 'writable', require: 'readonly' } },
   },
   {
     // Playwright fixtures take an empty destructuring pattern by design.
