@@ -12,6 +12,7 @@ import { benchAudit, type AuditBench } from './audit.ts';
 import { benchClaims, type ClaimBench } from './claims.ts';
 import { benchConsole, DEFAULT_CONSOLE_SIZES, type ConsoleSize } from './console.ts';
 import { createSiblingDatabase, startBenchDatabase, type BenchDatabase, type LoadResult } from './harness.ts';
+import type { SideBySide } from './agent-path.ts';
 import { benchSdkHttp, type SdkHttpBench, type ServerKind } from './sdk-http.ts';
 
 const fmt = (n: number, digits = 0) =>
@@ -84,23 +85,33 @@ export function claimLines(c: ClaimBench): string[] {
   return lines;
 }
 
+/** Goals of the agent path against its floor (measured side by side in one run). */
+export const AGENT_PATH_GOAL = { ratio: 0.5, p50Ratio: 3 };
+
 export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null): string[] {
   const correct =
     s.deliveries.afterSend === s.effects &&
     s.deliveries.afterReplay === s.effects &&
     s.deliveries.distinctTargets === s.effects &&
     s.done === s.effects;
+  const row = (label: string, x: SideBySide) =>
+    `| ${label} | ${fmt(x.product.perSecond)} | ${fmt(x.product.p50ms, 2)} | ${fmt(x.floor.perSecond)} | ${fmt(x.floor.p50ms, 2)} | **${fmt(x.ratio, 2)}** (${verdict(x.ratio >= AGENT_PATH_GOAL.ratio)}) | ${fmt(x.p50Ratio, 2)} (${verdict(x.p50Ratio < AGENT_PATH_GOAL.p50Ratio)}) |`;
+  const rounds = (x: SideBySide) =>
+    x.rounds.map((r) => `${fmt(r.product.perSecond)} / ${fmt(r.floor.perSecond)}`).join(', ');
   return [
-    `${fmt(s.effects)} effects, ${s.agents} agents at once, each effect a claim, the sandbox provider call and the outcome report carrying the raw response through the SDK's HTTP transport (three HTTP round trips, two of them to the ledger). ${s.server === 'next start' ? "The API is served by `next start` on the project's own build." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the exported route handlers of \`app/api/v1\`, the same handlers \`next start\` runs (Next's router is not in the path: this checkout had no \`.next\` build newer than its sources; \`BENCH_SDK_SERVER=next\` after \`npm run build\` uses \`next start\`).`}`,
+    `${fmt(s.effects)} effects, ${s.agents} agents at once. Each effect of the product is a claim, the sandbox provider call and the outcome report carrying the raw response, through the SDK's HTTP transport (two calls to the ledger). ${s.server === 'next start' ? "The API is served by `next start` on the project's own build." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the route handlers of \`app/api/v1\`, the lean path the production server takes for the agent API.`}`,
     '',
-    '| figure | effects/s | p50 ms | p99 ms |',
-    '|---|---:|---:|---:|',
-    `| send (claim + provider + outcome) | ${fmt(s.send.perSecond)} | ${fmt(s.send.p50ms, 2)} | ${fmt(s.send.p99ms, 2)} |`,
-    `| replay of the same run, subjects reworded (every effect skipped) | ${fmt(s.replay.perSecond)} | ${fmt(s.replay.p50ms, 2)} | ${fmt(s.replay.p99ms, 2)} |`,
+    "The floor is a bare `node:http` server with a `pg` pool on the same database (fsync on) doing the least an effects ledger does: an `INSERT ... ON CONFLICT DO NOTHING` to claim, an `UPDATE` for the raw response and one for the outcome, three POSTs, with the same provider call and the same client (Node's `fetch`). It checks no key and writes no transition row, audit entry or idempotency record, which the product must: the goal is half the floor's rate, with a p50 under three times the floor's. Product and floor rounds alternate; each figure is the median of three rounds.",
     '',
+    '| figure | product effects/s | product p50 ms | floor effects/s | floor p50 ms | product / floor | p50 product / floor |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    row('send (claim + provider + outcome)', s.send),
+    row('replay of the same run, subjects reworded (every effect skipped)', s.replay),
+    '',
+    `Rounds, product / floor effects/s: send ${rounds(s.send)}; replay ${rounds(s.replay)}.`,
     ledgerClaimsPerSecond
-      ? `End-to-end effects/s / ledger claims/s at 0% duplicates (the claim is the ceiling of an effect): **${fmt(s.send.perSecond / ledgerClaimsPerSecond, 2)}**.`
-      : 'Ledger claims were not measured in this run, so no ratio.',
+      ? `End-to-end effects/s / ledger claims/s at 0% duplicates (the claim is the ceiling of an effect): ${fmt(s.send.product.perSecond / ledgerClaimsPerSecond, 2)}.`
+      : 'Ledger claims were not measured in this run, so no claims ratio.',
     `Checked: ${correct ? `${fmt(s.effects)} deliveries to ${fmt(s.effects)} distinct targets, none added by the replay, ${fmt(s.done)} effects done` : `**wrong counts**: ${JSON.stringify({ ...s.deliveries, done: s.done })}`}.`,
   ];
 }

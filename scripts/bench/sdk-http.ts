@@ -17,16 +17,22 @@ import { createDb } from '@/lib/db/client.ts';
 import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
 import { createLedger, defineTool, httpTransport } from '@/lib/sdk/index.ts';
 import { SandboxProvider, startSandbox } from '@/lib/providers/sandbox/index.ts';
-import { closedLoop, type LoadResult } from './harness.ts';
+import { floorAgent, sideBySide, startFloor, type SideBySide } from './agent-path.ts';
+import { closedLoop } from './harness.ts';
+
+/** Alternating rounds per side (product, floor); each side's figure is the median round. */
+const ROUNDS = 3;
 import { startApiServer } from './sdk-http-server.ts';
 import { nextBuildIsFresh } from '../support/next-build.ts';
 
 export interface SdkHttpBench {
   effects: number;
   agents: number;
-  send: LoadResult;
-  /** Replaying every effect with a reworded subject: all must skip without a provider call. */
-  replay: LoadResult;
+  /** The product's sends against the floor's, alternating rounds, medians. */
+  send: SideBySide;
+  /** Replaying every effect with a reworded subject (all must skip without a provider call), against
+   *  the floor's losing claim. */
+  replay: SideBySide;
   /** Sandbox deliveries after the send and after the replay: both must equal `effects`. */
   deliveries: { afterSend: number; afterReplay: number; distinctTargets: number };
   /** Effects in state done for the run: must equal `effects`. */
@@ -143,6 +149,8 @@ export async function benchSdkHttp(opts: {
       : server === 'next start'
         ? await startNext(opts.appUrl)
         : await spawnApiServer(opts.appUrl, agents);
+  // The floor makes its own table, which the app role may not: it connects as the owner.
+  const floorServer = await startFloor(opts.ownerUrl, agents);
   try {
     const tag = Date.now().toString(36);
     const workflow = `bench_sdk_${tag}`;
@@ -191,7 +199,7 @@ export async function benchSdkHttp(opts: {
         { provider },
       );
 
-    // Warm the server (JIT, connection pools, plan caches) on a run of its own before measuring.
+    // Warm both servers (JIT, connection pools, plan caches) before measuring.
     const warm = Math.min(100, Math.ceil(effects / 10));
     const warmRun = await ledger.createRun({ workflow, triggerId: `evt-warm-${tag}` });
     await closedLoop(warm, agents, (i) =>
@@ -207,18 +215,38 @@ export async function benchSdkHttp(opts: {
         { provider },
       ),
     );
-    const baseline = sandbox.deliveries.length;
 
-    console.log(`[bench] sdk over http: ${effects} effects, ${agents} agents at once`);
-    const send = await closedLoop(effects, agents, async (i) => {
-      const r = await sendOne(customer(i, 'Welcome aboard'));
-      if (r.status !== 'done') throw new Error(`effect ${i} ended ${r.status}`);
-    });
-    const afterSend = sandbox.deliveries.length - baseline;
-    const replay = await closedLoop(effects, agents, async (i) => {
-      const r = await sendOne(customer(i, 'Welcome aboard, again (reworded on replay)'));
-      if (r.status !== 'skipped') throw new Error(`replayed effect ${i} was not skipped: ${r.status}`);
-    });
+    const floor = floorAgent(floorServer.url, provider, tag);
+    await closedLoop(warm, agents, (i) => floor.send(effects + i));
+    const baseline = sandbox.deliveries.length;
+    const perRound = Math.ceil(effects / ROUNDS);
+    const log = (line: string) => console.log(`[bench] sdk over http: ${line}`);
+    log(`${perRound * ROUNDS} effects per side in ${ROUNDS} alternating rounds, ${agents} agents at once`);
+    const send = await sideBySide(
+      ROUNDS,
+      perRound,
+      agents,
+      async (i) => {
+        const r = await sendOne(customer(i, 'Welcome aboard'));
+        if (r.status !== 'done') throw new Error(`effect ${i} ended ${r.status}`);
+      },
+      floor.send,
+      log,
+    );
+    const floorSent = perRound * ROUNDS;
+    const afterSend = sandbox.deliveries.length - baseline - floorSent;
+    log('the same effects again, subjects reworded: every one must be skipped');
+    const replay = await sideBySide(
+      ROUNDS,
+      perRound,
+      agents,
+      async (i) => {
+        const r = await sendOne(customer(i, 'Welcome aboard, again (reworded on replay)'));
+        if (r.status !== 'skipped') throw new Error(`replayed effect ${i} was not skipped: ${r.status}`);
+      },
+      floor.replay,
+      log,
+    );
     const owner = new pg.Client({ connectionString: opts.ownerUrl });
     await owner.connect();
     const done = Number(
@@ -230,19 +258,25 @@ export async function benchSdkHttp(opts: {
     );
     await owner.end();
     return {
-      effects,
+      effects: floorSent,
       agents,
       send,
       replay,
       deliveries: {
         afterSend,
-        afterReplay: sandbox.deliveries.length - baseline,
-        distinctTargets: new Set(sandbox.deliveries.slice(baseline).map((d) => d.to)).size,
+        afterReplay: sandbox.deliveries.length - baseline - floorSent,
+        distinctTargets: new Set(
+          sandbox.deliveries
+            .slice(baseline)
+            .filter((d) => !d.to.startsWith('floor-'))
+            .map((d) => d.to),
+        ).size,
       },
       done,
       server,
     };
   } finally {
+    await floorServer.stop();
     await api.stop();
     await sandbox.stop();
     await db.$disconnect();
