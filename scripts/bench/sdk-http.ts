@@ -217,7 +217,8 @@ export async function benchSdkHttp(opts: {
     );
 
     const floor = floorAgent(floorServer.url, provider, tag);
-    await closedLoop(warm, agents, (i) => floor.send(effects + i));
+    const floorWarm = floorAgent(floorServer.url, provider, `${tag}-warm`);
+    await closedLoop(warm, agents, (i) => floorWarm.send(i));
     const baseline = sandbox.deliveries.length;
     const perRound = Math.ceil(effects / ROUNDS);
     const log = (line: string) => console.log(`[bench] sdk over http: ${line}`);
