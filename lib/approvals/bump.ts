@@ -20,10 +20,11 @@ import {
   type RequestMeta,
 } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
+import { BUMP_APPROVAL_TTL_HOURS } from './expiry.ts';
 import { fourEyesRefusal } from './four-eyes.ts';
 import { effectKeysField, optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
 
-export const APPROVAL_TTL_HOURS = 24;
+export const APPROVAL_TTL_HOURS = BUMP_APPROVAL_TTL_HOURS;
 export const MAX_BULK = 10_000;
 
 interface Ctx {

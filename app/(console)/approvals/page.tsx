@@ -2,6 +2,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
+import { approvalExpiryText } from '@/lib/approvals/expiry.ts';
 import { approvalsPage } from '@/lib/read-models/admin.ts';
 import { ApprovalActions } from '@/app/(console)/_components/approval-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
@@ -18,10 +19,7 @@ export default async function ApprovalsPage() {
   const canDecide = can(user.role, 'effect.bump.approve');
   return (
     <>
-      <PageHeader
-        title="Four-eyes approvals"
-        description="Epoch bumps wait here until a second operator approves them (Z3). An approval is bound to the hash of the exact set and expires after 24 hours."
-      />
+      <PageHeader title="Four-eyes approvals" description={approvalExpiryText()} />
       <Card>
         {rows.length === 0 ? (
           <EmptyState title="No requests">
