@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { sqlRows, type Db } from '../db/client.ts';
 import { conflict, invalid } from '../ledger/errors.ts';
+import { completeRecord } from './idempotency-complete.ts';
 import { jsonSafe } from './problem.ts';
 
 export const STALE_SECONDS = 120;
@@ -53,9 +54,6 @@ const TAKE_OVER_SQL = `
    WHERE id = $1::bigint AND response_status IS NULL AND created_at < now() - make_interval(secs => $2::int)
   RETURNING id::text AS id`;
 const FREE_SQL = 'DELETE FROM idempotency_record WHERE id = $1::bigint';
-const COMPLETE_SQL = `
-  UPDATE idempotency_record SET response_status = $2::int, response_body = $3::jsonb, completed_at = now()
-   WHERE id = $1::bigint`;
 
 /** The scope of a runtime's records: a key means the same thing only for the runtime that sent it. */
 export const RUNTIME_SCOPE_PREFIX = 'runtime:';
@@ -127,7 +125,7 @@ export async function runReserved(
     await sqlRows(db, FREE_SQL, [id], 'idempotency_free');
   } else {
     const body = jsonSafe(result.body);
-    await sqlRows(db, COMPLETE_SQL, [id, result.status, JSON.stringify(body)], 'idempotency_complete');
+    await completeRecord(db, id, result.status, JSON.stringify(body));
     result = { status: result.status, body };
   }
   return { ...result, replayed: false };

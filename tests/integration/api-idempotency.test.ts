@@ -50,6 +50,24 @@ describe('Idempotency-Key on every POST (Z5)', () => {
     expect(await attempts('anna@example.com')).toBe(1);
   });
 
+  it('Z5: answers stored together (completions made at the same moment share one statement) are each replayed exactly', async () => {
+    const run = await makeRun(t.db);
+    const targets = Array.from({ length: 24 }, (_, i) => `batch-${i}@example.com`);
+    const send = (target: string) =>
+      post('/effects/claim', body(run.runId, target), { token: key.token, idempotencyKey: `batch-${target}` });
+    const firsts = await Promise.all(targets.map(async (target) => (await send(target)).json()));
+    const stored = await t.owner<{ n: string }>(
+      `SELECT count(*) AS n FROM idempotency_record WHERE key LIKE 'batch-%' AND response_status = 201`,
+    );
+    expect(Number(stored.rows[0]!.n)).toBe(targets.length);
+    const retries = await Promise.all(targets.map(send));
+    for (const [i, retry] of retries.entries()) {
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(await retry.json()).toEqual(firsts[i]);
+    }
+    for (const target of targets) expect(await attempts(target)).toBe(1);
+  });
+
   it('Z5: the same key with a different body (or path) is refused with 422 naming Idempotency-Key, and nothing changes', async () => {
     const run = await makeRun(t.db);
     expect(
