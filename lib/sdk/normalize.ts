@@ -23,6 +23,20 @@ export function normalizeTarget(type: TargetType, raw: unknown, field = 'target'
   }
 }
 
+/** Unicode format characters (category Cf: U+200B zero-width space, U+202E right-to-left override,
+ *  U+00AD soft hyphen, U+FEFF, U+2060 ...) are invisible: "anna\u200B@example.com" looks like
+ *  anna@example.com but would be a second key. Refused rather than stripped, so that what is keyed is
+ *  exactly what the caller can see; checked before trim(), which would silently drop U+FEFF. */
+export function refuseFormatCharacters(raw: string, field = 'target'): void {
+  const index = raw.search(/\p{Cf}/u);
+  if (index < 0) return;
+  const codePoint = raw.codePointAt(index)!.toString(16).toUpperCase().padStart(4, '0');
+  throw invalid(
+    field,
+    `${field} contains an invisible format character (U+${codePoint}) at position ${index}: remove it`,
+  );
+}
+
 // Printable, no whitespace, none of the characters that need quoting in a local part.
 const LOCAL_PART = /^[^\s@<>()[\]\\,;:"\u0000-\u001f\u007f]+$/u;
 const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
@@ -41,6 +55,7 @@ function caseFold(s: string): string {
 }
 
 export function normalizeEmail(raw: string, field = 'target'): string {
+  refuseFormatCharacters(raw, field);
   const value = raw.trim().normalize('NFC');
   const at = value.lastIndexOf('@');
   if (at <= 0 || at === value.length - 1)
@@ -67,6 +82,7 @@ export function normalizeEmail(raw: string, field = 'target'): string {
 
 /** E.164: "+" then 8 to 15 digits, no leading zero in the country code. */
 export function normalizePhone(raw: string, field = 'target'): string {
+  refuseFormatCharacters(raw, field);
   // "+49 (0) 151 ..." writes the national trunk prefix in brackets: it is not dialled internationally.
   let value = raw
     .trim()
@@ -91,6 +107,7 @@ const UNRESERVED = /%([0-9A-Fa-f]{2})/g;
 /** WHATWG parsing (lower-case host, punycode, default port dropped, dot segments resolved), then:
  *  no fragment, no credentials, percent-escapes of unreserved characters decoded, others upper-cased. */
 export function normalizeUrl(raw: string, field = 'target'): string {
+  refuseFormatCharacters(raw, field);
   let url: URL;
   try {
     url = new URL(raw.trim());

@@ -59,6 +59,25 @@ describe('POST /api/v1/effects/claim', () => {
     expect(await snapshot(t.db)).toEqual(before);
   });
 
+  it('K3: a target with an invisible format character (U+200B, U+202E, U+00AD, U+FEFF) is refused with 422 naming target; nothing is written', async () => {
+    const run = await makeRun(t.db);
+    const before = await snapshot(t.db);
+    for (const target of [
+      'an\u200bna@example.com',
+      'anna@example.com\u202e',
+      'an\u00adna@example.com',
+      '\ufeffanna@example.com',
+    ]) {
+      const res = await post('/effects/claim', claimBody(run.runId, target, 'rec-cf'), { token });
+      expect(res.status).toBe(422);
+      expect(res.headers.get('content-type')).toContain('application/problem+json');
+      const body = await res.json();
+      expect(body).toMatchObject({ code: 'validation', status: 422, field: 'target' });
+      expect(String(body.detail ?? body.title)).toMatch(/format character \(U\+[0-9A-F]{4}\)/);
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
   it('S1: 50 parallel HTTP claims of one key: exactly one 201, 49 200', async () => {
     const run = await makeRun(t.db);
     const responses = await Promise.all(

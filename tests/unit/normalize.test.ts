@@ -265,3 +265,64 @@ describe('K3: any target type', () => {
     expect(error.details.field).toBe('target');
   });
 });
+
+describe('K3: invisible format characters (Unicode category Cf)', () => {
+  // Each of these renders as nothing (or reorders text), so the address looks like anna@example.com.
+  const formatCharacters: [string, string][] = [
+    ['\u200b', 'zero-width space'],
+    ['\u200c', 'zero-width non-joiner'],
+    ['\u200d', 'zero-width joiner'],
+    ['\u200e', 'left-to-right mark'],
+    ['\u202e', 'right-to-left override'],
+    ['\u2066', 'left-to-right isolate'],
+    ['\u00ad', 'soft hyphen'],
+    ['\ufeff', 'byte order mark'],
+    ['\u2060', 'word joiner'],
+    ['\u061c', 'Arabic letter mark'],
+    ['\u{e0041}', 'tag latin capital A'],
+  ];
+  const placements = [
+    (c: string) => `an${c}na@example.com`,
+    (c: string) => `anna@exa${c}mple.com`,
+    (c: string) => `${c}anna@example.com`,
+    (c: string) => `anna@example.com${c}`,
+  ];
+
+  it.each(formatCharacters)(
+    'K3: %j (%s) anywhere in an email target is refused naming target and the code point; never keyed as a second mailbox',
+    (char) => {
+      const codePoint = `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      for (const place of placements) {
+        const error = refusal(() => normalizeTarget('email', place(char)));
+        expect(error.code).toBe('validation');
+        expect(error.details.field).toBe('target');
+        expect(error.message).toContain(codePoint);
+        expect(refusal(() => normalizeEmail(place(char))).details.field).toBe('target');
+      }
+    },
+  );
+
+  it('K3: every Cf code point of the Unicode version Node ships is refused in email, phone and URL targets', () => {
+    let checked = 0;
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const char = String.fromCodePoint(cp);
+      if (!/\p{Cf}/u.test(char)) continue;
+      checked++;
+      for (const [type, raw] of [
+        ['email', `an${char}na@example.com`],
+        ['phone', `+49151${char}12345678`],
+        ['url', `https://example.com/a${char}b`],
+      ] as [TargetType, string][]) {
+        expect(refusal(() => normalizeTarget(type, raw)).details.field).toBe('target');
+      }
+    }
+    // Unicode 15 lists 170 format characters; fewer would mean the check looked at the wrong category.
+    expect(checked).toBeGreaterThan(150);
+  });
+
+  it('K3: the same address without the format character still normalizes (only the invisible character is refused)', () => {
+    expect(normalizeTarget('email', 'Anna@Example.com')).toBe('anna@example.com');
+    expect(normalizeTarget('email', 'anna\u00e9@example.com')).toBe('anna\u00e9@example.com');
+  });
+});
