@@ -62,5 +62,7 @@ export function directTransport(options: DirectTransportOptions): Transport {
       (await call<never>(() => ops.opOutcome(ctx, body), { 200: s.effectStateResponse })).body,
     reportDeletion: async (body) =>
       (await call<never>(() => ops.opDeletion(ctx, body), { 200: s.deletionResponse })).body,
+    readEffect: async (key) =>
+      (await call<never>(() => ops.opReadEffect(ctx, key), { 200: s.effectViewResponse })).body,
   };
 }

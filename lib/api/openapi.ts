@@ -54,6 +54,11 @@ const ERRORS: Record<number, string> = {
   503: 'The database cannot be reached now; nothing was changed; retry after the Retry-After seconds.',
 };
 
+/** Path parameters that are not uuids. */
+const PATH_PARAMS: Record<string, Json> = {
+  key: { type: 'string', minLength: 1, maxLength: 4096, description: 'The effect key, percent-encoded.' },
+};
+
 /** Every operation can answer these, whatever it does. */
 const ALWAYS = [429, 500, 503];
 
@@ -142,6 +147,18 @@ export const OPERATIONS: Op[] = [
     errors: [401, 403, 404, 409, 422],
   },
   {
+    method: 'get',
+    path: '/effects/{key}',
+    id: 'readEffect',
+    tag: 'Effects',
+    summary: 'Read one effect',
+    description:
+      'The effect\'s current epoch: state, who changed it and when, the receipt, and the raw response its latest attempt stored (R1). The key is one path segment: percent-encode it (its "/" become %2F). 404 when no effect has this key.',
+    params: ['key'],
+    responses: { 200: { schema: s.effectViewResponse, description: 'The effect.' } },
+    errors: [401, 403, 404, 422],
+  },
+  {
     method: 'post',
     path: '/effects/outcome',
     id: 'reportOutcome',
@@ -202,7 +219,7 @@ export function openApiDocument(): Json {
       name,
       in: 'path',
       required: true,
-      schema: { type: 'string', format: 'uuid' },
+      schema: PATH_PARAMS[name] ?? { type: 'string', format: 'uuid' },
     }));
     if (op.method === 'post') {
       parameters.push({

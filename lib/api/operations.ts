@@ -18,6 +18,7 @@ import {
 import { LedgerError } from '../ledger/errors.ts';
 import { problem } from './problem.ts';
 import { readRun } from '../read-models/run-view.ts';
+import { readEffect } from '../read-models/effect-view.ts';
 import { parseInput } from '../ledger/validate.ts';
 import type { z } from 'zod';
 import { attemptParams, runParams } from './params.ts';
@@ -61,6 +62,10 @@ export async function opSubmitPlan(
 export async function opReadRun(ctx: OpContext, runId: string): Promise<OpResult> {
   parseInput(runParams, { runId });
   return { status: 200, body: await readRun(ctx, { runId }) };
+}
+
+export async function opReadEffect(ctx: OpContext, key: string): Promise<OpResult> {
+  return { status: 200, body: await readEffect(ctx, { key }) };
 }
 
 export async function opReplay(ctx: OpContext, runId: string, body: unknown = {}): Promise<OpResult> {

@@ -201,6 +201,31 @@ export const effectStateResponse = named(
   'EffectState',
 );
 
+export const effectViewResponse = named(
+  z.object({
+    key: z.string(),
+    runId: z.uuid(),
+    tool: z.string(),
+    action: z.string(),
+    recordId: z.string(),
+    target: z.string(),
+    targetType: z.string(),
+    epoch: z.number().int(),
+    state: stateEnum,
+    changedBy: z.string(),
+    changedAt: datetime,
+    receipt: z.string().nullable(),
+    leaseExpiresAt: datetime.nullable(),
+    leaseExpired: z.boolean(),
+    awaitingClaim: z.boolean(),
+    response: attemptResponseBody
+      .nullable()
+      .meta({ description: "The latest attempt's raw provider response of this epoch (R1), or null." }),
+  }),
+  'Effect',
+  'One effect at its current epoch: state, receipt and the stored raw response.',
+);
+
 export const deletionBody = named(revokeByDeletionInput, 'DeletionRequest');
 export const deletionResponse = named(
   z.object({

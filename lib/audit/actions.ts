@@ -72,6 +72,7 @@ export const AUDIT_ACTIONS = {
   // Runs and plans (P)
   'run.create': { subject: ['run', 'workflow', 'api'], by: ['runtime', 'system'], what: 'an agent run started' },
   'run.read': { subject: ['run', 'api'], by: ['runtime'], what: 'a runtime read a run' },
+  'effect.read': { subject: ['effect', 'api'], by: ['runtime'], what: 'a runtime read an effect' },
   'run.replay_request': { subject: ['run', 'api'], by: ['runtime'], what: 'a runtime asked to replay a run' },
   'run.crashed': { subject: ['run'], by: ['system'], what: 'a run stopped half-way' },
   'plan.submit': {

@@ -40,6 +40,10 @@ export class Ledger {
   replay(runId: string) {
     return this.transport.replay(runId);
   }
+  /** One effect by its key: state, epoch, receipt and the stored raw response; `not_found` when absent. */
+  readEffect(key: string) {
+    return this.transport.readEffect(key);
+  }
   /** V1, V2: report a deletion of what an effect produced; returns the successor id for a redo. */
   reportDeletion(input: DeletionRequest) {
     return this.transport.reportDeletion(input);

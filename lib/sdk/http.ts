@@ -173,5 +173,6 @@ export function httpTransport(options: HttpTransportOptions): Transport {
         .body,
     reportOutcome: async (body) => (await request<never>('POST', '/effects/outcome', body)).body,
     reportDeletion: async (body) => (await request<never>('POST', '/effects/deletion', body)).body,
+    readEffect: async (key) => (await request<never>('GET', `/effects/${encodeURIComponent(key)}`)).body,
   };
 }

@@ -201,6 +201,27 @@ export interface EffectStateResponse {
   receipt: string | null;
 }
 
+/** One effect at its current epoch (GET /effects/{key}): what a repeated call can answer with. */
+export interface EffectView {
+  key: string;
+  runId: string;
+  tool: string;
+  action: string;
+  recordId: string;
+  target: string;
+  targetType: string;
+  epoch: number;
+  state: EffectState;
+  changedBy: string;
+  changedAt: string;
+  receipt: string | null;
+  leaseExpiresAt: string | null;
+  leaseExpired: boolean;
+  awaitingClaim: boolean;
+  /** The latest attempt's raw provider response of this epoch (R1), or null. */
+  response: EncodedRawResponse | null;
+}
+
 export interface DeletionRequest {
   key: string;
   epoch?: number;
@@ -233,6 +254,8 @@ export interface Transport {
   recordResponse(attemptId: string, raw: RawResponse): Promise<AttemptRecorded>;
   reportOutcome(body: OutcomeRequest): Promise<EffectStateResponse>;
   reportDeletion(body: DeletionRequest): Promise<DeletionResponse>;
+  /** One effect by its key; a LedgerApiError `not_found` when no effect has it. */
+  readEffect(key: string): Promise<EffectView>;
 }
 
 /** The wire form of a raw response: the bytes as base64, status and header pairs untouched. */

@@ -8,6 +8,7 @@ import * as replay from '@/app/api/v1/runs/[runId]/replay/route.ts';
 import * as claim from '@/app/api/v1/effects/claim/route.ts';
 import * as outcome from '@/app/api/v1/effects/outcome/route.ts';
 import * as deletion from '@/app/api/v1/effects/deletion/route.ts';
+import * as effect from '@/app/api/v1/effects/[key]/route.ts';
 import * as attemptResponse from '@/app/api/v1/attempts/[attemptId]/response/route.ts';
 import * as openapi from '@/app/api/v1/openapi.json/route.ts';
 import * as docs from '@/app/api/v1/docs/route.ts';
@@ -21,6 +22,7 @@ const ROUTES: [RegExp, string[], Record<string, Handler>][] = [
   [/^\/api\/v1\/effects\/claim$/, [], claim as never],
   [/^\/api\/v1\/effects\/outcome$/, [], outcome as never],
   [/^\/api\/v1\/effects\/deletion$/, [], deletion as never],
+  [/^\/api\/v1\/effects\/([^/]+)$/, ['key'], effect as never],
   [/^\/api\/v1\/attempts\/([^/]+)\/response$/, ['attemptId'], attemptResponse as never],
   [/^\/api\/v1\/openapi\.json$/, [], openapi as never],
   [/^\/api\/v1\/docs$/, [], docs as never],

@@ -31,6 +31,7 @@ describe('SDK wire types', () => {
     expectTypeOf<sdk.AttemptRecorded>().toEqualTypeOf<z.output<typeof s.attemptRecorded>>();
     expectTypeOf<sdk.EffectStateResponse>().toEqualTypeOf<z.output<typeof s.effectStateResponse>>();
     expectTypeOf<sdk.DeletionResponse>().toEqualTypeOf<z.output<typeof s.deletionResponse>>();
+    expectTypeOf<sdk.EffectView>().toEqualTypeOf<z.output<typeof s.effectViewResponse>>();
     expectTypeOf<sdk.Problem>().toEqualTypeOf<z.output<typeof s.problemSchema>>();
   });
 
