@@ -1,5 +1,6 @@
 // The one place that reads process.env (conventions: validate configuration once).
 import { z } from 'zod';
+import { webhookSecretProblem } from './providers/webhook/secret.ts';
 
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -30,7 +31,14 @@ const schema = z.object({
   /** Provider secrets: only ever from the environment. */
   SMTP_USER: z.string().optional(),
   SMTP_PASSWORD: z.string().optional(),
-  WEBHOOK_SIGNING_SECRET: z.string().optional(),
+  /** "whsec_" + base64 of 24 to 64 bytes (Standard Webhooks); any other shape is refused at start. */
+  WEBHOOK_SIGNING_SECRET: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      const problem = v === undefined ? null : webhookSecretProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   /** Replay worker (scripts/worker.ts): parallel chunk handlers per process, reconciler period. */
   REPLAY_CONCURRENCY: z.coerce.number().int().positive().default(4),
   /** Prints where a replay worker's time goes, every 5 s (for profiling). */
