@@ -17,6 +17,12 @@ const schema = z.object({
   PORT: z.coerce.number().int().positive().default(3000),
   /** The demo sandbox provider started by `npm start`. */
   SANDBOX_PORT: z.coerce.number().int().positive().default(4010),
+  /** The embedded PostgreSQL of `npm start` (demo only; ignored when DATABASE_URL is set). */
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().positive().default(54329),
+  /** Address the console/API listens on (`npm run start:prod`). */
+  LISTEN_HOST: z.string().default('0.0.0.0'),
+  /** How long SIGTERM/SIGINT waits for in-flight requests and replay chunks before killing what is left. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
   NEXTAUTH_URL: z.string().optional(),
   NEXTAUTH_SECRET: z.string().optional(),
   OIDC_ISSUER: z.string().optional(),
@@ -60,4 +66,9 @@ export function env(): Env {
 /** For scripts that set variables (e.g. the embedded server's URL) before the app reads them. */
 export function resetEnvCache(): void {
   cached = undefined;
+}
+
+/** Which of these variables are unset or blank (production refuses to start without them). */
+export function unsetVariables<N extends string>(names: readonly N[]): N[] {
+  return names.filter((name) => !process.env[name]?.trim());
 }
