@@ -1,5 +1,6 @@
 // The one place that reads process.env (conventions: validate configuration once).
 import { z } from 'zod';
+import { webhookSecretProblem } from './providers/webhook/secret.ts';
 
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -17,6 +18,12 @@ const schema = z.object({
   PORT: z.coerce.number().int().positive().default(3000),
   /** The demo sandbox provider started by `npm start`. */
   SANDBOX_PORT: z.coerce.number().int().positive().default(4010),
+  /** The embedded PostgreSQL of `npm start` (demo only; ignored when DATABASE_URL is set). */
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().positive().default(54329),
+  /** Address the console/API listens on (`npm run start:prod`). */
+  LISTEN_HOST: z.string().default('0.0.0.0'),
+  /** How long SIGTERM/SIGINT waits for in-flight requests and replay chunks before killing what is left. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
   NEXTAUTH_URL: z.string().optional(),
   NEXTAUTH_SECRET: z.string().optional(),
   OIDC_ISSUER: z.string().optional(),
@@ -30,7 +37,14 @@ const schema = z.object({
   /** Provider secrets: only ever from the environment. */
   SMTP_USER: z.string().optional(),
   SMTP_PASSWORD: z.string().optional(),
-  WEBHOOK_SIGNING_SECRET: z.string().optional(),
+  /** "whsec_" + base64 of 24 to 64 bytes (Standard Webhooks); any other shape is refused at start. */
+  WEBHOOK_SIGNING_SECRET: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      const problem = v === undefined ? null : webhookSecretProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   /** Replay worker (scripts/worker.ts): parallel chunk handlers per process, reconciler period. */
   REPLAY_CONCURRENCY: z.coerce.number().int().positive().default(4),
   /** Prints where a replay worker's time goes, every 5 s (for profiling). */
@@ -60,4 +74,9 @@ export function env(): Env {
 /** For scripts that set variables (e.g. the embedded server's URL) before the app reads them. */
 export function resetEnvCache(): void {
   cached = undefined;
+}
+
+/** Which of these variables are unset or blank (production refuses to start without them). */
+export function unsetVariables<N extends string>(names: readonly N[]): N[] {
+  return names.filter((name) => !process.env[name]?.trim());
 }

@@ -1,7 +1,10 @@
-// `npm start`: PostgreSQL (embedded unless DATABASE_URL is set), migrations, demo data on an empty
-// database, a production build when sources changed, then the console on http://localhost:3000
-// plus the background worker (forced replays and reconciliation).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// `npm start`: the demo. PostgreSQL (embedded unless DATABASE_URL is set), migrations, demo data on
+// an empty database, a production build when sources changed, then the console on
+// http://localhost:3000 plus the background worker (forced replays and reconciliation). Production
+// runs `npm run start:prod` and `npm run worker` instead (docs/DEPLOYMENT.md): they never seed.
+// SIGTERM or SIGINT stops the console and the worker (each gets SHUTDOWN_GRACE_SECONDS to finish what
+// it holds), then the sandbox and the embedded PostgreSQL, and exits 0 with no process left behind.
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +13,7 @@ import { provisionDatabase } from '../lib/db/provision.ts';
 import { startSandbox } from '../lib/providers/sandbox/server.ts';
 import { seedIfEmpty } from './seed.ts';
 import { nextBuildIsFresh } from './support/next-build.ts';
+import { nextCli, spawnGroup, stopGroups, type GroupChild } from './support/processes.ts';
 import { WORKER_NODE_ARGS } from './support/worker-args.ts';
 
 const say = (line: string) => console.log(`[start] ${line}`);
@@ -29,15 +33,18 @@ async function main() {
   const port = env().PORT;
   const dataDir = path.resolve(env().LEDGER_DATA_DIR);
   const database = await provisionDatabase({ log: say });
-  const children: ChildProcess[] = [];
+  const children: GroupChild[] = [];
   let stopping = false;
   let sandboxStop: (() => Promise<void>) | undefined;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    for (const child of children) child.kill('SIGTERM');
+    say('stopping: the console and the worker finish what they hold...');
+    const killed = await stopGroups(children, env().SHUTDOWN_GRACE_SECONDS * 1000);
+    if (killed.length) say(`killed after the grace period: ${killed.join(', ')}`);
     await sandboxStop?.().catch(() => {});
     await database.stop().catch(() => {});
+    say('stopped');
     process.exit(code);
   };
   process.on('SIGINT', () => void stop(0));
@@ -66,20 +73,23 @@ async function main() {
       const build = spawnSync('npx', ['--no-install', 'next', 'build'], { stdio: 'inherit', env: childEnv });
       if (build.status !== 0) throw new Error('next build failed');
     }
-    const next = spawn('npx', ['--no-install', 'next', dev ? 'dev' : 'start', '-p', String(port)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const next = spawnGroup('console', process.execPath, [nextCli(), dev ? 'dev' : 'start', '-p', String(port)], {
+      stdio: ['ignore', 'inherit', 'inherit'],
       env: childEnv,
     });
     children.push(next);
-    next.stdout!.on('data', (chunk: Buffer) => process.stdout.write(chunk));
-    next.on('exit', (code) => void stop(code ?? 1));
-    if (existsSync('scripts/worker.ts')) {
-      const worker = spawn(process.execPath, [...WORKER_NODE_ARGS, '--import', 'tsx', 'scripts/worker.ts'], {
-        stdio: 'inherit',
+    // The console ending on its own (a crash) ends the demo with an error.
+    void next.exited.then(() => stop(1));
+    const worker = spawnGroup(
+      'worker',
+      process.execPath,
+      [...WORKER_NODE_ARGS, '--import', 'tsx', 'scripts/worker.ts'],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
         env: childEnv,
-      });
-      children.push(worker);
-    }
+      },
+    );
+    children.push(worker);
 
     say('');
     say(`Effect Ledger console: http://localhost:${port}`);

@@ -8,12 +8,13 @@ import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { invalid, LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
-import { authenticate, authenticateAndReserve, requestMeta } from './auth.ts';
+import { authenticate, requestMeta } from './auth.ts';
 import { apiDb } from './db.ts';
 import { isProblem, jsonSafe, problem, problemFrom, problemHeaders, type Problem } from './problem.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
-import { parseIdempotencyKey, requestHash, runReserved } from './idempotency.ts';
+import { parseIdempotencyKey, requestHash } from './idempotency.ts';
+import { idempotentPost } from './idempotent-post.ts';
 import type { OpResult } from './operations.ts';
 
 /** Limits of a request body: bigger or deeper bodies get 413 and change nothing. */
@@ -41,6 +42,14 @@ export interface RouteSpec<S extends z.ZodType | undefined> {
   responses?: Record<number, z.ZodType>;
   /** Path parameter schema (validated before anything runs: 422 naming the parameter). */
   params?: z.ZodType;
+  /**
+   * The operation's answer when it is known to change nothing (a claim of a held key), from reads
+   * alone; null when the operation must run. With an Idempotency-Key such an answer is stored with
+   * its record in one insert, instead of reserving the key, running and completing the record.
+   */
+  readOnlyAnswer?: (
+    c: HandlerContext<S extends z.ZodType ? z.output<S> : undefined, never>,
+  ) => Promise<OpResult | null>;
 }
 
 type RouteCtx<P> = { params: Promise<P> };
@@ -164,10 +173,17 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
         await authenticate(db, request, meta, spec.action);
         throw error;
       }
+      const context = (actor: RuntimeActor) => ({
+        db,
+        actor,
+        meta,
+        request: meta,
+        body: input.body as never,
+        params: input.params as never,
+      });
       const run = async (actor: RuntimeActor): Promise<OpResult> => {
         try {
-          const c = { db, actor, meta, request: meta, body: input.body as never, params: input.params };
-          return shape(spec, await fn(c));
+          return shape(spec, await fn(context(actor)));
         } catch (error) {
           return answer(problemFrom(error));
         }
@@ -177,11 +193,17 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
         return json(r.status, r.body, meta);
       }
       const hash = requestHash('POST', new URL(request.url).pathname, input.raw ?? null);
-      const { actor, reservation } = await authenticateAndReserve(db, request, meta, spec.action, {
-        key: input.key,
-        hash,
-      });
-      const r = await runReserved(db, reservation, () => run(actor));
+      const readOnly =
+        spec.readOnlyAnswer &&
+        (async (actor: RuntimeActor): Promise<OpResult | null> => {
+          try {
+            const found = await spec.readOnlyAnswer!(context(actor));
+            return found && shape(spec, found);
+          } catch (error) {
+            return answer(problemFrom(error));
+          }
+        });
+      const r = await idempotentPost(db, request, meta, spec.action, { key: input.key, hash }, run, readOnly);
       return json(r.status, r.body, meta, r.replayed ? { 'idempotent-replayed': 'true' } : {});
     } catch (error) {
       const p = problemFrom(error);

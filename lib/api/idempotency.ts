@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { sqlRows, type Db } from '../db/client.ts';
 import { conflict, invalid } from '../ledger/errors.ts';
 import { completeRecord } from './idempotency-complete.ts';
+import { insertRecord } from './idempotency-insert.ts';
 import { jsonSafe } from './problem.ts';
 
 export const STALE_SECONDS = 120;
@@ -42,10 +43,8 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
-// Plain statements on the pool (lib/db/client.ts sqlRows): every POST runs two of them.
-const INSERT_SQL = `
-  INSERT INTO idempotency_record (scope, key, request_hash) VALUES ($1, $2, $3)
-  ON CONFLICT (scope, key) DO NOTHING RETURNING id::text AS id`;
+// Plain statements on the pool (lib/db/client.ts sqlRows); records are created by
+// idempotency-insert.ts and completed by idempotency-complete.ts, both group-committed.
 const PRIOR_SQL = `
   SELECT id::text AS id, request_hash, response_status, response_body, created_at < now() - make_interval(secs => $3::int) AS stale
     FROM idempotency_record WHERE scope = $1 AND key = $2`;
@@ -69,9 +68,45 @@ export async function withIdempotency(
   hash: string,
   run: () => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
-  const inserted = await sqlRows<{ id: string }>(db, INSERT_SQL, [scope, key, hash], 'idempotency_insert');
-  const id = inserted[0]?.id;
-  return runReserved(db, id !== undefined ? { id } : await existingRecord(db, scope, key, hash), run);
+  return runReserved(db, await reserveRecord(db, scope, key, hash), run);
+}
+
+/** Reserves the key for a request about to run its operation, or decides from the earlier record. */
+export async function reserveRecord(db: Db, scope: string, key: string, hash: string): Promise<Reservation> {
+  const id = await insertRecord(db, { scope, key, hash, answer: null });
+  return id !== null ? { id } : existingRecord(db, scope, key, hash);
+}
+
+/** Whether an answer is stored for replay. A 5xx may not have finished; a 404 or 422 was refused
+ *  before anything changed, so the key is freed for a corrected request. */
+export function keepsAnswer(status: number): boolean {
+  return status < 500 && status !== 404 && status !== 422;
+}
+
+/**
+ * Stores an answer that changed nothing (a claim of a held key), computed before any reservation,
+ * together with its record: one insert instead of a reservation and a completion. When the key was
+ * already used, the earlier record decides exactly as for any other request (its stored answer, 409
+ * while it runs, 422 for a different request), never this answer; a stale record of a request that
+ * died is taken over and completed with this answer.
+ */
+export async function storeAnswer(
+  db: Db,
+  scope: string,
+  key: string,
+  hash: string,
+  answer: StoredResponse,
+): Promise<StoredResponse & { replayed: boolean }> {
+  if (!keepsAnswer(answer.status)) throw new Error(`storeAnswer: a ${answer.status} answer is not stored`);
+  const body = jsonSafe(answer.body);
+  const id = await insertRecord(db, {
+    scope,
+    key,
+    hash,
+    answer: { status: answer.status, body: JSON.stringify(body) },
+  });
+  if (id !== null) return { status: answer.status, body, replayed: false };
+  return runReserved(db, await existingRecord(db, scope, key, hash), async () => answer);
 }
 
 /** When the key was already taken: the stored answer, a take-over of a record whose request died, or
@@ -120,8 +155,7 @@ export async function runReserved(
     await sqlRows(db, FREE_SQL, [id], 'idempotency_free');
     throw error;
   }
-  // A 5xx may not have finished; a 404 or 422 was refused before anything changed: free the key.
-  if (result.status >= 500 || result.status === 404 || result.status === 422) {
+  if (!keepsAnswer(result.status)) {
     await sqlRows(db, FREE_SQL, [id], 'idempotency_free');
   } else {
     const body = jsonSafe(result.body);

@@ -7,6 +7,7 @@ import {
   checkReplay,
   claimEffect,
   completeEffect,
+  peekClaim,
   createRun,
   failEffect,
   markStuck,
@@ -88,6 +89,17 @@ export async function opClaim(ctx: OpContext, body: z.input<typeof claimBody>): 
     const { key, epoch, attemptId, idempotencyKey } = result;
     return { status: 201, body: { claimed: true, key, epoch, attemptId, idempotencyKey } };
   }
+  return claimLostAnswer(result);
+}
+
+/** A claim of a held key answered from one read, or null when the claim must run (it may win). */
+export async function opPeekClaim(ctx: OpContext, body: z.input<typeof claimBody>): Promise<OpResult | null> {
+  const input = parseInput(claimBody, body);
+  const held = await peekClaim(ctx, input);
+  return held && claimLostAnswer(held);
+}
+
+function claimLostAnswer(result: Extract<Awaited<ReturnType<typeof claimEffect>>, { claimed: false }>): OpResult {
   const { key, epoch, state, changedBy, changedAt } = result;
   return { status: 200, body: { claimed: false, key, epoch, state, changedBy, changedAt } };
 }

@@ -24,7 +24,7 @@ export interface ProvisionedDatabase {
 export interface ProvisionOptions {
   /** Folder for the embedded cluster and its credentials. */
   dataDir?: string;
-  /** Preferred embedded port (default 54329). */
+  /** Embedded port (default EMBEDDED_POSTGRES_PORT, 54329). */
   port?: number;
   log?: (line: string) => void;
 }
@@ -50,13 +50,12 @@ export async function provisionDatabase(options: ProvisionOptions = {}): Promise
     return { appUrl: e.DATABASE_URL, ownerUrl, embedded: null, appliedMigrations, stop: async () => {} };
   }
   const dataDir = path.resolve(options.dataDir ?? e.LEDGER_DATA_DIR);
-  const creds = loadOrCreateCredentials(dataDir, options.port ?? 54329);
-  log(
-    `starting embedded PostgreSQL (data in ${path.relative(process.cwd(), dataDir) || dataDir}/pg, port ${creds.port})`,
-  );
+  const port = options.port ?? e.EMBEDDED_POSTGRES_PORT;
+  const creds = loadOrCreateCredentials(dataDir, port);
+  log(`starting embedded PostgreSQL (data in ${path.relative(process.cwd(), dataDir) || dataDir}/pg, port ${port})`);
   const embedded = await startEmbeddedPostgres({
     dir: path.join(dataDir, 'pg'),
-    port: options.port ?? creds.port,
+    port,
     password: creds.ownerPassword,
     persistent: true,
   });

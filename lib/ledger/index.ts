@@ -7,6 +7,7 @@ export * from './transitions.ts';
 export * from './policies.ts';
 export { getTool, getRun, forgetTool, type ToolInfo, type RunInfo } from './catalog.ts';
 export * from './commands/claim-effect.ts';
+export * from './commands/peek-claim.ts';
 export * from './commands/claim-replay-target.ts';
 export * from './commands/transition-effect.ts';
 export * from './commands/complete-effect.ts';

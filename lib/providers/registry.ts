@@ -8,6 +8,7 @@ import { env } from '../env.ts';
 import type { Provider, ProviderSettingsBase } from './types.ts';
 import { SmtpProvider, type SmtpSettings } from './smtp/index.ts';
 import { WebhookProvider, type WebhookSettings } from './webhook/index.ts';
+import { webhookSecretProblem } from './webhook/secret.ts';
 
 /** Providers may know a receipt before the call (SMTP: the Message-ID from the idempotency key). */
 export interface ReceiptHinting {
@@ -37,12 +38,30 @@ const smtpSchema = z.strictObject({
 const webhookSchema = z.strictObject({
   ...base,
   type: z.literal('webhook'),
-  allowedHosts: z.record(z.string(), z.array(z.string().min(1))),
+  /** Endpoints: a host name or IP literal, optionally with a port ("hooks.example.com", "10.0.0.5:8443"). */
+  allowedHosts: z.record(
+    z.string(),
+    z.array(
+      z
+        .string()
+        .regex(
+          /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/,
+          'an allowed host is a host name or IP, optionally with ":port" (no scheme, path or wildcard)',
+        ),
+    ),
+  ),
   timeoutSeconds: z.number().positive().optional(),
   receiptHeader: z.string().optional(),
   lookupUrl: z.url().optional(),
 });
-const otherSchema = z.looseObject({ ...base, type: z.string().min(1) });
+// Other types only: a malformed smtp or webhook entry must fail its own schema, not pass as "other".
+const otherSchema = z.looseObject({
+  ...base,
+  type: z
+    .string()
+    .min(1)
+    .refine((t) => t !== 'smtp' && t !== 'webhook', 'see the smtp or webhook settings'),
+});
 export const providersConfigSchema = z.record(z.string(), z.union([smtpSchema, webhookSchema, otherSchema]));
 export type ProvidersConfig = z.input<typeof providersConfigSchema>;
 
@@ -73,6 +92,10 @@ export class ProviderRegistry {
       ProviderSettingsBase & { type: string }
     >;
     for (const [name, provider] of Object.entries(extra)) this.instances.set(name, provider);
+    // Refused where it is configured, not at the first delivery: a secret receivers cannot verify.
+    const webhooks = Object.keys(this.settingsByName).filter((n) => this.settingsByName[n]!.type === 'webhook');
+    const problem = secrets.webhookSecret === undefined ? null : webhookSecretProblem(secrets.webhookSecret);
+    if (webhooks.length > 0 && problem) throw new Error(`webhook providers ${webhooks.join(', ')}: ${problem}`);
   }
 
   names(): string[] {

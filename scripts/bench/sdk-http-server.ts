@@ -5,10 +5,13 @@
 // Run as a child process by sdk-http.ts (its own core), or in process by the reduced test.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { setDb } from '@/lib/api/db.ts';
 import { createDb } from '@/lib/db/client.ts';
 import { dispatchApi } from '../support/api-router.ts';
+import { startServerProbe } from './server-probe.ts';
 
 /** Serves the API on a free port of 127.0.0.1 with the app role's client (`connections` pooled). */
 export async function startApiServer(
@@ -56,11 +59,23 @@ export async function startApiServer(
 }
 
 // As a child process: argv[2] = app URL, argv[3] = pool size; prints the URL, stops on stdin close.
+// With BENCH_SDK_PROFILE=<dir>, a line "phase <name>" on stdin starts that phase's profile
+// (server-probe.ts) and writes the previous one.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const dir = process.env.BENCH_SDK_PROFILE;
+  const probe = dir ? await startServerProbe(path.resolve(dir)) : null;
   const api = await startApiServer(process.argv[2]!, Number(process.argv[3] ?? 16));
   process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);
-  process.stdin.resume();
-  process.stdin.on('end', () => {
-    void api.stop().then(() => process.exit(0));
+  const lines = createInterface({ input: process.stdin });
+  let pending = Promise.resolve();
+  lines.on('line', (line) => {
+    const phase = /^phase (\S+)$/.exec(line.trim())?.[1];
+    if (phase && probe) pending = pending.then(() => probe.phase(phase));
+  });
+  lines.on('close', () => {
+    void pending
+      .then(() => probe?.stop())
+      .then(() => api.stop())
+      .then(() => process.exit(0));
   });
 }

@@ -97,21 +97,19 @@ interface Customer {
   body: string;
 }
 
-async function spawnApiServer(appUrl: string, connections: number): Promise<{ url: string; stop(): Promise<void> }> {
-  // BENCH_SDK_PROFILE=<dir>: the server writes a V8 CPU profile there when it stops (where the time went).
-  const profile = process.env.BENCH_SDK_PROFILE
-    ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_SDK_PROFILE)}`]
-    : [];
+interface ApiServer {
+  url: string;
+  /** Marks the start of a bench phase (profiled by the child process server only). */
+  phase?(name: string): void;
+  stop(): Promise<void>;
+}
+
+async function spawnApiServer(appUrl: string, connections: number): Promise<ApiServer> {
+  // BENCH_SDK_PROFILE=<dir>: the server writes a CPU profile and its statement times per phase there
+  // (server-probe.ts: where the time went).
   const child = spawn(
     process.execPath,
-    [
-      ...profile,
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('./sdk-http-server.ts', import.meta.url)),
-      appUrl,
-      String(connections),
-    ],
+    ['--import', 'tsx', fileURLToPath(new URL('./sdk-http-server.ts', import.meta.url)), appUrl, String(connections)],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },
@@ -124,6 +122,9 @@ async function spawnApiServer(appUrl: string, connections: number): Promise<{ ur
   const { url } = JSON.parse(line) as { url: string };
   return {
     url,
+    phase: (name: string) => {
+      child.stdin!.write(`phase ${name}\n`);
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -143,7 +144,7 @@ export async function benchSdkHttp(opts: {
   const server: ServerKind = opts.server ?? (nextBuildIsFresh(root) ? 'next start' : 'child process');
   const db = createDb(opts.appUrl, 2);
   const sandbox = await startSandbox();
-  const api =
+  const api: ApiServer =
     server === 'in process'
       ? await startApiServer(opts.appUrl, agents)
       : server === 'next start'
@@ -223,6 +224,7 @@ export async function benchSdkHttp(opts: {
     const perRound = Math.ceil(effects / ROUNDS);
     const log = (line: string) => console.log(`[bench] sdk over http: ${line}`);
     log(`${perRound * ROUNDS} effects per side in ${ROUNDS} alternating rounds, ${agents} agents at once`);
+    api.phase?.('send');
     const send = await sideBySide(
       ROUNDS,
       perRound,
@@ -237,6 +239,7 @@ export async function benchSdkHttp(opts: {
     const floorSent = perRound * ROUNDS;
     const afterSend = sandbox.deliveries.length - baseline - floorSent;
     log('the same effects again, subjects reworded: every one must be skipped');
+    api.phase?.('replay');
     const replay = await sideBySide(
       ROUNDS,
       perRound,

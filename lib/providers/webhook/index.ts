@@ -7,6 +7,7 @@ import { createHmac } from 'node:crypto';
 import { parseKey } from '@/lib/ledger/keys.ts';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
 import { callFailure, type ProviderSettingsBase } from '../types.ts';
+import { webhookSecretProblem, webhookSigningKey } from './secret.ts';
 
 export interface WebhookSettings extends ProviderSettingsBase {
   type: 'webhook';
@@ -22,8 +23,31 @@ export interface WebhookSettings extends ProviderSettingsBase {
 }
 
 export function signStandardWebhook(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+  const key = webhookSigningKey(secret);
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/** Errors that prove no byte of the request left this process: the connection was never established
+ *  (refused, no such host, no route, connect timeout). undici wraps the socket error in `cause`, and
+ *  with several addresses (localhost: ::1 and 127.0.0.1) in an AggregateError whose every member
+ *  must be a connect failure. Anything after the connection was made is ambiguous. */
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+function neverConnected(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 4) return false;
+  const e = error as { code?: string; syscall?: string; cause?: unknown; errors?: unknown[] };
+  if (Array.isArray(e.errors) && e.errors.length > 0) return e.errors.every((m) => neverConnected(m, depth + 1));
+  if (e.syscall === 'connect' || e.syscall === 'getaddrinfo' || (e.code && NEVER_CONNECTED.has(e.code))) return true;
+  return neverConnected(e.cause, depth + 1);
+}
+
+function errorCode(error: unknown): string | null {
+  for (
+    let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0;
+    e && i < 5;
+    e = e.cause as typeof e, i++
+  )
+    if (typeof e.code === 'string') return e.code;
+  return null;
 }
 
 export class WebhookProvider implements Provider {
@@ -38,6 +62,8 @@ export class WebhookProvider implements Provider {
     this.name = name;
     this.supportsReceiptLookup = Boolean(settings.lookupUrl);
     if (!settings.secret) throw new Error(`webhook provider ${name}: no signing secret (set WEBHOOK_SIGNING_SECRET)`);
+    const problem = webhookSecretProblem(settings.secret);
+    if (problem) throw new Error(`webhook provider ${name}: WEBHOOK_SIGNING_SECRET is unusable: ${problem}`);
   }
 
   /** Whether the tool that owns `key` may call `target`. */
@@ -83,16 +109,19 @@ export class WebhookProvider implements Provider {
           'idempotency-key': id,
         },
         body,
-        signal: signal ?? AbortSignal.timeout((this.settings.timeoutSeconds ?? 15) * 1000),
+        // The caller's deadline and the configured timeout both apply: whichever comes first.
+        signal: AbortSignal.any([
+          ...(signal ? [signal] : []),
+          AbortSignal.timeout((this.settings.timeoutSeconds ?? 15) * 1000),
+        ]),
       });
     } catch (error) {
-      const cause = (error as { cause?: { code?: string; syscall?: string } }).cause;
-      const neverConnected =
-        cause?.code === 'ECONNREFUSED' || cause?.code === 'ENOTFOUND' || cause?.syscall === 'connect';
+      // Refused connection: nothing was sent, the key may be freed (S3). A timeout or a reset after
+      // the request was written: the receiver may have acted, so the outcome is unknown (S4).
       throw callFailure(
-        neverConnected ? 'no' : 'maybe',
+        neverConnected(error) ? 'no' : 'maybe',
         `webhook to ${new URL(request.target).host}: ${(error as Error).message}`,
-        { code: cause?.code ?? null },
+        { code: errorCode(error) },
       );
     }
     return { status: res.status, headers: [...res.headers.entries()], body: new Uint8Array(await res.arrayBuffer()) };

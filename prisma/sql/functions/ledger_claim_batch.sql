@@ -114,21 +114,14 @@ BEGIN
   END IF;
 
   -- Keys already held (pending, done, unknown, revoked or stuck at their current epoch): their claimers
-  -- lose, answered set-wise from the same unlocked read ledger_claim makes before it would lock
-  -- anything. A key whose row this statement cannot see yet (another transaction's claim still in
-  -- flight) is left to ledger_claim below, which waits for that transaction as a lone claim would.
+  -- lose, answered set-wise from the same unlocked read ledger_claim itself makes before it would lock
+  -- anything (ledger_claim_peek, the one definition of "held"). A key whose row this statement cannot
+  -- see yet (another transaction's claim still in flight) is left to ledger_claim below, which waits
+  -- for that transaction as a lone claim would.
   FOR r IN
-    -- LIMIT 1 keeps each look-up an index probe per key: a cached generic plan must not turn into a
-    -- scan of the whole key table.
-    SELECT u.o::integer AS o, x.epoch, x.state, x.idempotency_key, x.changed_by, x.changed_at, x.id
-      FROM unnest(p_keys) WITH ORDINALITY AS u(key, o)
-      CROSS JOIN LATERAL (
-        SELECT e.epoch, e.state, e.idempotency_key, e.changed_by, e.changed_at, e.id, e.awaiting_claim
-          FROM effect_key k JOIN effect e ON e.key = k.key AND e.epoch = k.current_epoch
-         WHERE k.key = u.key LIMIT 1
-      ) x
-     WHERE NOT v_done[u.o]
-       AND x.state <> 'failed' AND NOT (x.state = 'pending' AND x.awaiting_claim)
+    SELECT p.ord AS o, p.epoch, p.state, p.idempotency_key, p.changed_by, p.changed_at, p.effect_id AS id
+      FROM ledger_claim_peek(p_keys) p
+     WHERE NOT v_done[p.ord]
   LOOP
     v_done[r.o] := true;
     v_left := v_left - 1;

@@ -1,10 +1,16 @@
 import { apiRoute } from '@/lib/api/handler.ts';
-import { opClaim } from '@/lib/api/operations.ts';
+import { opClaim, opPeekClaim } from '@/lib/api/operations.ts';
 import { claimBody, claimLost, claimWon } from '@/lib/api/schemas.ts';
 
 export const dynamic = 'force-dynamic';
 
 export const POST = apiRoute(
-  { action: 'effect.claim', body: claimBody, responses: { 201: claimWon, 200: claimLost } },
+  {
+    action: 'effect.claim',
+    body: claimBody,
+    responses: { 201: claimWon, 200: claimLost },
+    // A replayed claim of a held key changes nothing: answered from one read (Z5 still stores it).
+    readOnlyAnswer: (c) => opPeekClaim(c, c.body),
+  },
   (c) => opClaim(c, c.body),
 );
