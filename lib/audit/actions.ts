@@ -100,6 +100,16 @@ export const AUDIT_ACTIONS = {
   'approval.reject': { subject: ['approval'], by: ['operator'], what: 'a second operator rejected the bumps' },
   // People, tools, keys (Z)
   'auth.sign_in': { subject: ['user'], by: ['admin', 'operator', 'support', 'auditor'], what: 'a sign-in' },
+  'auth.sign_out': {
+    subject: ['user'],
+    by: ['admin', 'operator', 'support', 'auditor'],
+    what: 'a sign-out: the session is refused from then on',
+  },
+  'user.password_change': {
+    subject: ['user', 'console'],
+    by: ['admin', 'operator', 'support', 'auditor'],
+    what: 'a person chose a new password',
+  },
   'user.create': { subject: ['user'], by: ADMIN, what: 'a user was added' },
   'user.role': { subject: ['user'], by: ['admin'], what: "a user's role changed" },
   'user.disable': { subject: ['user'], by: ['admin'], what: 'a user was disabled' },

@@ -68,6 +68,7 @@ export async function authorize(
       unknown_user: 'this account no longer exists',
       disabled: 'this account is disabled',
       session_revoked: 'your session was revoked (role or account changed): sign in again',
+      signed_out: 'this session was signed out: sign in again',
     }[session.problem];
     throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'unauthenticated', why);
   }

@@ -8,8 +8,10 @@ import { db } from '../db/client.ts';
 import { env } from '../env.ts';
 import { dummyHash, verifyPassword } from './password.ts';
 import { clearFailures, recordFailure, signInBlocked } from './rate-limit.ts';
+import { currentRequest } from './request.ts';
 import { authSecret } from './secret.ts';
-import { SESSION_MAX_AGE } from './session.ts';
+import { newSessionId, SESSION_MAX_AGE } from './session.ts';
+import { endSession } from './sign-out.ts';
 
 // next-auth ships CommonJS: under Next and vitest the default import is the function, under plain Node
 // ESM (tsx scripts such as `npm run proof`) it is the module object holding it.
@@ -121,6 +123,8 @@ export function authOptions(): AuthOptions {
       },
       async jwt({ token, user, account }) {
         if (user) {
+          // One id per sign-in, kept through every re-encode: sign-out revokes exactly this session (Z4).
+          token.sid = newSessionId();
           if (account?.provider === 'oidc') {
             const known = await db().user.findUniqueOrThrow({ where: { email: String(user.email).toLowerCase() } });
             token.uid = known.id;
@@ -134,6 +138,16 @@ export function authOptions(): AuthOptions {
       },
       async session({ session, token }) {
         return { ...session, uid: token.uid };
+      },
+    },
+    events: {
+      async signOut({ token }) {
+        const info = await currentRequest().catch(() => null);
+        await endSession(
+          db(),
+          token,
+          info ? { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId } : undefined,
+        );
       },
     },
   };

@@ -1,6 +1,8 @@
 // Resolves the signed-in user on EVERY request from the database, not from the token alone: the
-// token carries only the user id and the session version it was issued at. A disabled user, or one
-// whose role changed (both bump session_version), is refused on the next request (Z4).
+// token carries only the user id, the session version it was issued at and the id of its sign-in
+// (sid). A disabled user, or one whose role changed (both bump session_version), is refused on the
+// next request, and so is a signed-out session, whose sid is in session_revocation (Z4).
+import { randomUUID } from 'node:crypto';
 import { decode, encode } from 'next-auth/jwt';
 import type { Role } from '../db/generated/enums.ts';
 import { db as defaultDb, type DbOrTx } from '../db/client.ts';
@@ -14,9 +16,26 @@ export interface SessionUser {
   email: string;
   name: string;
   role: Role;
+  /** Z7: a password someone else chose; nothing but changing it is allowed until then. */
+  mustChangePassword: boolean;
 }
 
-export type SessionProblem = 'no_session' | 'unknown_user' | 'disabled' | 'session_revoked';
+export type SessionProblem = 'no_session' | 'unknown_user' | 'disabled' | 'session_revoked' | 'signed_out';
+
+/** What a session token says about itself. `sid` names the sign-in, and stays the same when next-auth
+ *  re-encodes the token (its own `jti` changes on every encode, so it cannot name a session). */
+export interface SessionClaims {
+  uid: string;
+  sv: number;
+  sid: string;
+  exp: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function newSessionId(): string {
+  return randomUUID();
+}
 
 function readCookie(header: string | null, name: string): string | null {
   if (!header) return null;
@@ -28,14 +47,21 @@ function readCookie(header: string | null, name: string): string | null {
   return null;
 }
 
-export async function tokenFromCookie(header: string | null): Promise<{ uid: string; sv: number } | null> {
+/** The claims of a decoded token, or null when any is missing: a token without a session id (issued
+ *  before sign-out could end sessions) cannot be signed out, so it is not accepted either. */
+export function sessionClaims(token: Record<string, unknown> | null | undefined): SessionClaims | null {
+  if (!token) return null;
+  const { uid, sv, sid, exp } = token;
+  if (typeof uid !== 'string' || typeof sv !== 'number' || typeof sid !== 'string' || !UUID.test(sid)) return null;
+  return { uid, sv, sid, exp: typeof exp === 'number' ? exp : Math.floor(Date.now() / 1000) + SESSION_MAX_AGE };
+}
+
+export async function tokenFromCookie(header: string | null): Promise<SessionClaims | null> {
   for (const name of SESSION_COOKIES) {
     const raw = readCookie(header, name);
     if (!raw) continue;
     try {
-      const token = await decode({ token: raw, secret: authSecret() });
-      if (token && typeof token.uid === 'string' && typeof token.sv === 'number')
-        return { uid: token.uid, sv: token.sv };
+      return sessionClaims(await decode({ token: raw, secret: authSecret() }));
     } catch {
       return null;
     }
@@ -51,19 +77,35 @@ export async function sessionFromCookie(
   if (!token) return { user: null, problem: 'no_session' };
   const row = await database.user.findUnique({
     where: { id: token.uid },
-    select: { id: true, email: true, name: true, role: true, disabled: true, sessionVersion: true },
+    select: {
+      id: true,
+      email: true,
+      name: true,
+      role: true,
+      disabled: true,
+      sessionVersion: true,
+      mustChangePassword: true,
+      revokedSessions: { where: { sessionId: token.sid }, select: { sessionId: true } },
+    },
   });
   if (!row) return { user: null, problem: 'unknown_user' };
-  const user = { id: row.id, email: row.email, name: row.name, role: row.role };
+  const user = {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    mustChangePassword: row.mustChangePassword,
+  };
   if (row.disabled) return { user, problem: 'disabled' };
   if (row.sessionVersion !== token.sv) return { user, problem: 'session_revoked' };
+  if (row.revokedSessions.length > 0) return { user, problem: 'signed_out' };
   return { user, problem: null };
 }
 
 /** A session cookie value for a user (tests and the Playwright sign-in fixture). */
 export async function mintSessionToken(user: { id: string; email: string; sessionVersion: number }): Promise<string> {
   return encode({
-    token: { sub: user.id, uid: user.id, sv: user.sessionVersion, email: user.email },
+    token: { sub: user.id, uid: user.id, sv: user.sessionVersion, sid: newSessionId(), email: user.email },
     secret: authSecret(),
     maxAge: SESSION_MAX_AGE,
   });

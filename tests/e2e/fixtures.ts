@@ -1,6 +1,7 @@
 // Sign-in fixture: a real next-auth session cookie minted with the server's secret (the same
 // token the credentials flow issues), so journeys skip the form; one test uses the form itself.
 import { test as base, type Page } from '@playwright/test';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { encode } from 'next-auth/jwt';
 import { STATE_FILE } from './global-setup.ts';
@@ -31,7 +32,7 @@ export const test = base.extend<{ signInAs: (persona: Persona, page?: Page) => P
     await use(async (persona) => {
       const user = s.seeded.users[persona];
       const token = await encode({
-        token: { sub: user.id, uid: user.id, sv: user.sessionVersion, email: user.email },
+        token: { sub: user.id, uid: user.id, sv: user.sessionVersion, sid: randomUUID(), email: user.email },
         secret: s.secret,
         maxAge: 3600,
       });

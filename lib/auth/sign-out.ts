@@ -1,0 +1,39 @@
+// Sign-out ends the session on the server (Z4): the token's session id goes into session_revocation,
+// which every request checks, so a copy of the cookie taken before the sign-out is refused after
+// it. The revocation and its audit entry are written in one transaction (A1).
+import { appendAudit } from '../audit/append.ts';
+import type { Db } from '../db/client.ts';
+import type { RequestMeta } from '../ledger/actor.ts';
+import { sessionClaims } from './session.ts';
+
+/** Revokes the session a decoded token names. A token that names no session (or no user) changes nothing. */
+export async function endSession(
+  db: Db,
+  token: Record<string, unknown> | null | undefined,
+  request?: RequestMeta,
+): Promise<{ revoked: boolean }> {
+  const claims = sessionClaims(token);
+  if (!claims) return { revoked: false };
+  return db.$transaction(async (tx) => {
+    const user = await tx.user.findUnique({ where: { id: claims.uid }, select: { id: true, email: true, role: true } });
+    if (!user) return { revoked: false };
+    const now = new Date();
+    // Rows whose token has expired protect nothing any more: the expiry alone refuses the token.
+    await tx.sessionRevocation.deleteMany({ where: { expiresAt: { lt: now } } });
+    const written = await tx.sessionRevocation.createMany({
+      data: [{ sessionId: claims.sid, userId: user.id, expiresAt: new Date(claims.exp * 1000) }],
+      skipDuplicates: true,
+    });
+    if (written.count === 0) return { revoked: false };
+    await appendAudit(tx, {
+      chain: `user:${user.id}`,
+      actor: { kind: 'user', id: user.id, label: user.email, role: user.role },
+      action: 'auth.sign_out',
+      subjectType: 'user',
+      subjectId: user.id,
+      detail: { sessionId: claims.sid },
+      request,
+    });
+    return { revoked: true };
+  });
+}

@@ -1,0 +1,40 @@
+// Z4 in a real browser: a session cookie saved before "Sign out" no longer opens the console after it.
+import { randomUUID } from 'node:crypto';
+import { expect, test } from './fixtures.ts';
+import { PASSWORD, USERS } from './seed.ts';
+
+test('Z4: after Sign out, a saved copy of the session cookie is refused (pages go to sign-in, routes 401)', async ({
+  page,
+  browser,
+  e2e,
+}) => {
+  await page.goto('/sign-in');
+  await page.getByLabel('Email').fill(USERS.support);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/runs/);
+  await expect(page.getByTestId('current-user')).toHaveText(USERS.support);
+
+  const saved = (await page.context().cookies()).find((c) => c.name === 'next-auth.session-token');
+  expect(saved).toBeDefined();
+  // A console route: with the live session an unknown replay is a 404, so a 401 later means the session ended.
+  const progress = `/api/console/replays/${randomUUID()}/progress`;
+  expect((await page.request.get(progress)).status()).toBe(404);
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/sign-in\?reason=signed_out/);
+  await expect(page.getByRole('status')).toHaveText('You are signed out.');
+
+  // Replay the saved cookie from a fresh browser context, as someone who copied it would.
+  const replay = await browser.newContext({ baseURL: e2e.baseURL });
+  try {
+    await replay.addCookies([{ ...saved!, expires: Math.floor(Date.now() / 1000) + 3600 }]);
+    const other = await replay.newPage();
+    await other.goto('/runs');
+    await expect(other).toHaveURL(/\/sign-in\?reason=signed_out/);
+    await expect(other.getByTestId('current-user')).toHaveCount(0);
+    expect((await replay.request.get(progress, { maxRedirects: 0 })).status()).toBe(401);
+  } finally {
+    await replay.close();
+  }
+});
