@@ -14,6 +14,8 @@ export interface AcceptedMessage {
   to: string[];
   size: number;
   at: number;
+  /** The message exactly as received after DATA (CRLF line ends), when started with keepRaw. */
+  raw?: string;
 }
 
 export interface TestSmtpServer {
@@ -39,7 +41,7 @@ function header(raw: string, name: string): string | null {
   return m ? m[1]!.trim() : null;
 }
 
-export async function startTestSmtpServer(options: { port?: number } = {}): Promise<TestSmtpServer> {
+export async function startTestSmtpServer(options: { port?: number; keepRaw?: boolean } = {}): Promise<TestSmtpServer> {
   const messages: AcceptedMessage[] = [];
   const hidden = new Set<string>();
   const make = () =>
@@ -62,6 +64,7 @@ export async function startTestSmtpServer(options: { port?: number } = {}): Prom
             to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
             size: raw.length,
             at: Date.now(),
+            ...(options.keepRaw ? { raw } : {}),
           });
           callback(null, `OK: queued as ${queueId}`);
         });

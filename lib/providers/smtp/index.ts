@@ -9,6 +9,7 @@ import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
 import { callFailure, type ProviderSettingsBase } from '../types.ts';
+import { foldableHeaderValue } from './headers.ts';
 
 export interface SmtpSettings extends ProviderSettingsBase {
   type: 'smtp';
@@ -102,15 +103,14 @@ export class SmtpProvider implements Provider {
       const info = await this.transport.sendMail({
         from: this.settings.from,
         to: request.target,
-        subject: typeof payload.subject === 'string' ? payload.subject : '(no subject)',
+        subject: foldableHeaderValue(typeof payload.subject === 'string' ? payload.subject : '(no subject)'),
         text: typeof payload.text === 'string' ? payload.text : '',
         ...(typeof payload.html === 'string' ? { html: payload.html } : {}),
         messageId,
-        headers: {
-          'Idempotency-Key': request.idempotencyKey,
-          'X-Effect-Key': encodeURIComponent(request.key),
-          'X-Effect-Epoch': String(request.epoch),
-        },
+        // What the recipient sees carries no internal ids: the Message-ID and this header are both the
+        // opaque idempotency key (a hash of the effect key and epoch), never the key itself, whose
+        // trigger and record ids are ours. Support finds the effect from either value (R2, C1).
+        headers: { 'Idempotency-Key': request.idempotencyKey },
       });
       return this.raw(250, messageId, info.response, {
         accepted: info.accepted.map(String),
