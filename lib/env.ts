@@ -22,6 +22,8 @@ const schema = z.object({
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().positive().default(54329),
   /** Address the console/API listens on (`npm run start:prod`). */
   LISTEN_HOST: z.string().default('0.0.0.0'),
+  /** When set, GET /metrics requires it as a bearer token. */
+  METRICS_TOKEN: z.string().min(1).optional(),
   /** How long SIGTERM/SIGINT waits for in-flight requests and replay chunks before killing what is left. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
   NEXTAUTH_URL: z.string().optional(),

@@ -1,40 +1,65 @@
-// The replay worker as its own process: chunk handlers on pg-boss, rescue of dead workers' chunks,
-// and the reconciler (C1-C3) on start-up and every RECONCILE_INTERVAL_SECONDS. Run several for more
-// throughput: `npm run worker`. With MIGRATION_DATABASE_URL set, installs the job schema first.
-import { createDb } from '../lib/db/client.ts';
+// The replay worker as its own process: chunk handlers on pg-boss in every worker; rescue of dead
+// workers' chunks, the sweep of stalled replays and the reconciler (C1-C3, on start-up and every
+// RECONCILE_INTERVAL_SECONDS) only in the leader, one worker across all of them (lib/ops/leader.ts).
+// Run several for more throughput: `npm run worker`. With MIGRATION_DATABASE_URL set, installs the
+// job schema first. Refuses to start on migrations of this build not applied (`npm run migrate`).
+// SIGTERM/SIGINT: no new chunks; running ones get SHUTDOWN_GRACE_SECONDS to finish (an unfinished one
+// goes back to the queue for another worker); leadership is handed back; exit 0.
+import { createDb, preparedStatementsFor } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
+import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
+import { pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
 import '../lib/providers/sandbox/register.ts'; // provider type sandbox
 import { installJobEngine, startReplayWorker } from '../lib/replay/index.ts';
 
+const log = (line: string) => console.log(`${new Date().toISOString()} [worker ${process.pid}] ${line}`);
+
 async function main() {
   const e = env();
   if (!e.DATABASE_URL) throw new Error('DATABASE_URL is not set (the app role connection)');
+  const pending = await pendingMigrations(preparedStatementsFor(e.DATABASE_URL).url);
+  if (pending.length) throw new Error(pendingMigrationsMessage(pending));
   if (e.MIGRATION_DATABASE_URL) await installJobEngine(e.MIGRATION_DATABASE_URL);
   const db = createDb(e.DATABASE_URL, e.REPLAY_CONCURRENCY * 2 + 4);
   const providers = providerRegistryFromEnv();
-  const log = (line: string) => console.log(`${new Date().toISOString()} [worker ${process.pid}] ${line}`);
+  const leader = await startLeaderElection({
+    connectionString: preparedStatementsFor(e.DATABASE_URL).url,
+    lockKey: LEADER_LOCKS.replayMaintenance,
+    log: (line) => log(`${line} (rescue, sweep, reconciler)`),
+  });
   const worker = await startReplayWorker({
     appUrl: e.DATABASE_URL,
     db,
     providers,
     concurrency: e.REPLAY_CONCURRENCY,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_SECONDS * 1000,
+    leader,
     log,
   });
   log(`ready: ${e.REPLAY_CONCURRENCY} chunk handlers, providers ${providers.names().join(', ') || '(none)'}`);
+  let stopping = false;
   const stop = async () => {
-    log('stopping');
-    await worker.stop();
-    await providers.close();
-    await db.$disconnect();
-    process.exit(0);
+    if (stopping) return;
+    stopping = true;
+    log(`stopping: running chunks get ${e.SHUTDOWN_GRACE_SECONDS} s to finish`);
+    try {
+      await worker.stop(e.SHUTDOWN_GRACE_SECONDS * 1000);
+      await leader.stop();
+      await providers.close();
+      await db.$disconnect();
+      log('stopped');
+      process.exit(0);
+    } catch (error) {
+      log(`stopping failed: ${(error as Error).message}`);
+      process.exit(1);
+    }
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
 }
 
 main().catch((error) => {
-  console.error(error);
+  console.error(`[worker] ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -10,6 +10,7 @@ import { invalid, LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { authenticate, requestMeta } from './auth.ts';
 import { apiDb } from './db.ts';
+import { observeApiAnswer } from '../ops/metrics.ts';
 import { isProblem, jsonSafe, problem, problemFrom, problemHeaders, type Problem } from './problem.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -162,6 +163,12 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
 ) {
   return async (request: Request, ctx?: RouteCtx<P>): Promise<Response> => {
     const meta = requestMeta(request);
+    const started = performance.now();
+    // Every answer leaves through here, so the metrics see each one (GET /metrics).
+    const reply = (status: number, body: unknown, extra?: Record<string, string>, replayed = false) => {
+      observeApiAnswer(spec.action, status, body, (performance.now() - started) / 1000, replayed);
+      return json(status, body, meta, extra);
+    };
     try {
       const db = apiDb();
       // The request is read and checked before any query; a bad one is still answered 401 first when
@@ -190,7 +197,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
       };
       if (request.method !== 'POST' || input.key === null) {
         const r = await run(await authenticate(db, request, meta, spec.action));
-        return json(r.status, r.body, meta);
+        return reply(r.status, r.body);
       }
       const hash = requestHash('POST', new URL(request.url).pathname, input.raw ?? null);
       const readOnly =
@@ -204,10 +211,10 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
           }
         });
       const r = await idempotentPost(db, request, meta, spec.action, { key: input.key, hash }, run, readOnly);
-      return json(r.status, r.body, meta, r.replayed ? { 'idempotent-replayed': 'true' } : {});
+      return reply(r.status, r.body, r.replayed ? { 'idempotent-replayed': 'true' } : {}, r.replayed);
     } catch (error) {
       const p = problemFrom(error);
-      return json(p.status, p, meta, p.status === 401 ? { 'www-authenticate': 'Bearer realm="effect-ledger"' } : {});
+      return reply(p.status, p, p.status === 401 ? { 'www-authenticate': 'Bearer realm="effect-ledger"' } : {});
     }
   };
 }

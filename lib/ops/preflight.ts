@@ -40,18 +40,24 @@ export async function pendingMigrations(connectionString: string, names = migrat
   const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {
-    const table = await client.query<{ present: boolean }>(
-      `SELECT to_regclass('public._prisma_migrations') IS NOT NULL AS present`,
-    );
-    if (!table.rows[0]?.present) return names;
-    const done = await client.query<{ migration_name: string }>(
-      `SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
-    );
-    const applied = new Set(done.rows.map((r) => r.migration_name));
-    return names.filter((n) => !applied.has(n));
+    return await pendingMigrationsWith(async (sql) => (await client.query(sql)).rows, names);
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/** The same check on a connection the caller already has (GET /readyz uses the app's pool). */
+export async function pendingMigrationsWith(
+  query: (sql: string) => Promise<Record<string, unknown>[]>,
+  names = migrationNames(),
+): Promise<string[]> {
+  const [table] = await query(`SELECT to_regclass('public._prisma_migrations') IS NOT NULL AS present`);
+  if (!table?.present) return names;
+  const done = await query(
+    `SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+  );
+  const applied = new Set(done.map((r) => String(r.migration_name)));
+  return names.filter((n) => !applied.has(n));
 }
 
 /** The refusal printed for pending migrations: which ones, and the command that applies them. */

@@ -6,6 +6,8 @@
 //  - sweep: a running replay with items left and no open job (a crash between commit and enqueue)
 //    gets its remaining items queued again,
 //  - reconciliation (C1-C3) on start-up and every interval.
+// Rescue, sweep and reconciliation run only in the leader when one is given (lib/ops/leader.ts: one
+// at a time across every worker process); chunk handlers run in every worker.
 import pg from 'pg';
 import type PgBoss from 'pg-boss';
 import { sqlPool, type Db } from '../db/client.ts';
@@ -29,11 +31,14 @@ export interface WorkerOptions {
   payload?: ExecutorDeps['payload'];
   log?: (line: string) => void;
   onReconcile?: (r: ReconcileResult) => void;
+  /** Whether this process may run rescue, sweep and reconciliation now (absent: always). */
+  leader?: { isLeader(): boolean };
 }
 
 export interface ReplayWorker {
   boss: PgBoss;
-  stop(): Promise<void>;
+  /** Stops taking chunks and waits up to graceMs (default 10 s) for the running ones to finish. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export async function startReplayWorker(options: WorkerOptions): Promise<ReplayWorker> {
@@ -180,6 +185,7 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   const busy = new Set<string>();
   const guarded = (name: string, fn: () => Promise<void>) => async () => {
     if (stopping || busy.has(name)) return; // never two runs of one task at once
+    if (options.leader && !options.leader.isLeader()) return; // another worker leads
     busy.add(name);
     try {
       await fn();
@@ -200,11 +206,11 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
 
   return {
     boss,
-    async stop() {
+    async stop(graceMs = 10_000) {
       stopping = true;
       for (const t of timers) clearInterval(t);
       for (const wake of [...wakeUps]) wake();
-      await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+      await boss.stop({ graceful: true, wait: true, timeout: graceMs });
       await locks.end().catch(() => undefined);
     },
   };

@@ -1,0 +1,52 @@
+// What GET /healthz, /readyz and /metrics report, kept out of the route handlers (which only turn
+// these into HTTP). Readiness: the database answers and has every migration of this build; a load
+// balancer stops sending requests to a process that is not ready, and Kubernetes-style probes read it.
+import { apiDb } from '../api/db.ts';
+import { sqlPool, sqlRows } from '../db/client.ts';
+import { exposition, watchPool } from './metrics.ts';
+import { migrationNames, pendingMigrationsWith } from './preflight.ts';
+
+export interface Readiness {
+  ready: boolean;
+  checks: { database: string; migrations: string };
+}
+
+let shippedMigrations: string[] | undefined;
+
+export async function readiness(): Promise<Readiness> {
+  // Read once: the migrations folder ships with the build and does not change while it runs.
+  shippedMigrations ??= migrationNames();
+  if (!shippedMigrations.length) {
+    return {
+      ready: false,
+      checks: { database: 'not checked', migrations: 'no prisma/migrations folder next to the build: ship it' },
+    };
+  }
+  let pending: string[];
+  try {
+    const db = apiDb();
+    pending = await pendingMigrationsWith((sql) => sqlRows<Record<string, unknown>>(db, sql, []), shippedMigrations);
+  } catch (error) {
+    return {
+      ready: false,
+      checks: { database: `unreachable: ${(error as Error).message}`, migrations: 'not checked' },
+    };
+  }
+  if (pending.length) {
+    return {
+      ready: false,
+      checks: { database: 'ok', migrations: `pending: ${pending.join(', ')} (apply with npm run migrate)` },
+    };
+  }
+  return { ready: true, checks: { database: 'ok', migrations: 'ok' } };
+}
+
+/** The metrics text; the app's pool is watched from the first scrape on (no database, no pool gauge). */
+export async function scrape(): Promise<{ body: string; contentType: string }> {
+  try {
+    watchPool(sqlPool(apiDb()));
+  } catch {
+    // DATABASE_URL unset (a misconfigured process): the rest of the metrics still tell that story.
+  }
+  return exposition();
+}
