@@ -58,8 +58,26 @@ module.exports = {
         'server does; they are pure (node:crypto, node:url), and shipping them beats a list of server files the ' +
         'package would have to copy. Wire types are written by hand; tests/unit/sdk-wire-types.test.ts ties ' +
         'them to the zod schemas at compile time.',
-      from: { path: '^lib/sdk/' },
+      from: { path: '^lib/sdk/', pathNot: '^lib/sdk/(adapters|mcp)/' },
       to: { pathNot: ['^lib/sdk/', '^node:'], dependencyTypesNot: ['core'] },
+    },
+    {
+      name: 'sdk-boundaries-import-only-their-framework',
+      severity: 'error',
+      comment:
+        'The framework boundaries (lib/sdk/adapters, lib/sdk/mcp) are the only SDK files that import packages: ' +
+        'each its own framework (ai, @openai/agents, @langchain/*, @modelcontextprotocol/sdk and the zod its ' +
+        'schemas need), an optional peer dependency of the package. They reach the ledger only through the ' +
+        'SDK itself (one ledger path), never the server.',
+      from: { path: '^lib/sdk/(adapters|mcp)/' },
+      to: {
+        pathNot: [
+          '^lib/sdk/',
+          '^node:',
+          'node_modules/(ai|@ai-sdk/[^/]+|@openai/agents[^/]*|@langchain/[^/]+|@modelcontextprotocol/sdk|zod)/',
+        ],
+        dependencyTypesNot: ['core'],
+      },
     },
   ],
   options: {
