@@ -160,4 +160,28 @@ describe('replayed claims answered from one read (Z5)', () => {
     );
     expect(Number(attempts.rows[0]!.n)).toBe(1);
   });
+
+  it('Z5, Z6: a held key claimed with an Idempotency-Key by a key of another workflow is 403, audited once; a bad bearer is 401 and learns nothing', async () => {
+    const run = await makeRun(t.db);
+    const b = body(run.runId, `scoped-${suffix()}@example.com`);
+    expect((await post('/effects/claim', b, { token: key.token })).status).toBe(201);
+    const outsider = await makeKey(t.db, ['wf_somewhere_else']);
+    const refusals = async () =>
+      Number(
+        (
+          await t.owner<{ n: string }>(
+            `SELECT count(*) AS n FROM audit_entry WHERE outcome = 'refused' AND chain = $1 AND actor_id = $2`,
+            [`refused:run:${run.runId}`, outsider.id],
+          )
+        ).rows[0]!.n,
+      );
+    const k = `outsider-${suffix()}`;
+    const refused = await post('/effects/claim', b, { token: outsider.token, idempotencyKey: k });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: 'forbidden' });
+    expect(await refusals()).toBe(1);
+    const anonymous = await post('/effects/claim', b, { token: 'elk_nosuchkey_secret', idempotencyKey: k });
+    expect(anonymous.status).toBe(401);
+    expect(JSON.stringify(await anonymous.json())).not.toContain('pending');
+  });
 });

@@ -11,7 +11,9 @@ import { GroupCommit } from '@/lib/db/group-commit.ts';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import type { Actor, RequestMeta } from '../actor.ts';
 import { MAX_BATCH } from '../claim-batcher.ts';
-import { prepareClaim } from '../prepare-claim.ts';
+import { getRun, getTool } from '../catalog.ts';
+import { deriveClaimKey, prepareClaim, requireClaimer, requireClaimScope } from '../prepare-claim.ts';
+import { rememberEffectWorkflow } from '../scope.ts';
 import { parseInput } from '../validate.ts';
 import { claimEffectInput, type ClaimEffectResult } from './claim-effect.ts';
 
@@ -53,25 +55,55 @@ function peekBatcher(pool: pg.Pool): GroupCommit<string, PeekRow | undefined> {
   return batcher;
 }
 
+type HeldAnswer = Extract<ClaimEffectResult, { claimed: false }>;
+type ClaimCtx = { db: DbOrTx; actor: Actor; request?: RequestMeta };
+
 /** The losing claim's answer when the key is held; null when a claim could win (or its key is new). */
-export async function peekClaim(
-  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
-  rawInput: unknown,
-): Promise<Extract<ClaimEffectResult, { claimed: false }> | null> {
+export async function peekClaim(ctx: ClaimCtx, rawInput: unknown): Promise<HeldAnswer | null> {
   const input = parseInput(claimEffectInput, rawInput);
   const call = await prepareClaim(ctx, input);
-  const pool = sqlPool(ctx.db);
-  const row = pool
-    ? await peekBatcher(pool).submit(call.key)
-    : (await sqlRows<PeekRow>(ctx.db, PEEK_SQL, [[call.key]], 'ledger_claim_peek'))[0];
+  return heldAnswer(call.key, call.target, await peekRow(ctx.db, call.key));
+}
+
+/**
+ * peekClaim in two steps, so that its read can overlap with authenticating the caller: the first
+ * step needs no actor (the input, the catalog, the derived key; it starts the read); the second takes
+ * the authenticated actor, makes the claim's checks that depend on it (S7, Z6, refusals audited) and
+ * only then gives the answer. Nothing read is returned before those checks pass.
+ */
+export async function startClaimPeek(
+  db: DbOrTx,
+  rawInput: unknown,
+): Promise<(ctx: ClaimCtx) => Promise<HeldAnswer | null>> {
+  const input = parseInput(claimEffectInput, rawInput);
+  const [tool, run] = await Promise.all([getTool(db, input.tool), getRun(db, input.runId)]);
+  const { key, target } = deriveClaimKey(input, tool, run);
+  const read = peekRow(db, key);
+  // Awaited in the second step; until then a failed read must not count as unhandled.
+  read.catch(() => undefined);
+  return async (ctx) => {
+    await requireClaimer(ctx, run.id);
+    await requireClaimScope(ctx, run);
+    rememberEffectWorkflow(key, run.workflow);
+    return heldAnswer(key, target, await read);
+  };
+}
+
+function peekRow(db: DbOrTx, key: string): Promise<PeekRow | undefined> {
+  const pool = sqlPool(db);
+  if (pool) return peekBatcher(pool).submit(key);
+  return sqlRows<PeekRow>(db, PEEK_SQL, [[key]], 'ledger_claim_peek').then((rows) => rows[0]);
+}
+
+function heldAnswer(key: string, target: string, row: PeekRow | undefined): HeldAnswer | null {
   if (!row) return null;
   return {
     claimed: false,
-    key: call.key,
+    key,
     epoch: row.epoch,
     state: row.state,
     changedBy: row.changed_by,
     changedAt: row.changed_at,
-    target: call.target,
+    target,
   };
 }
