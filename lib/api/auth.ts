@@ -12,10 +12,10 @@ import {
   noteRuntimeKeyUse,
   RUNTIME_KEY_COLUMNS,
   runtimeKeyPrefix,
-  verifyRuntimeKey,
   type RuntimeKeyRow,
   type VerifiedKey,
 } from '../runtime-keys/index.ts';
+import { runtimeKeyRow } from './runtime-key-lookup.ts';
 import { existingRecord, RUNTIME_SCOPE_PREFIX, runtimeScope, type Reservation } from './idempotency.ts';
 
 type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
@@ -64,9 +64,18 @@ export async function authenticate(
   action: ApiDoorAction,
 ): Promise<RuntimeActor> {
   const token = bearerToken(request);
-  const result = token ? await verifyRuntimeKey(db, token) : NO_TOKEN;
+  const result = token ? await verify(db, token) : NO_TOKEN;
   if (result.ok) return result.actor;
   throw await refuse(db, request, meta, action, result);
+}
+
+/** verifyRuntimeKey's checks, on a row read through the batched lookup (runtime-key-lookup.ts). */
+async function verify(db: Db, token: string): Promise<VerifiedKey> {
+  const prefix = runtimeKeyPrefix(token);
+  const row = prefix ? await runtimeKeyRow(db, prefix) : undefined;
+  const result = checkRuntimeKey(row, token);
+  if (result.ok) await noteRuntimeKeyUse(db, row!);
+  return result;
 }
 
 // The key's row and, when the key is good, the reservation of the Idempotency-Key in one statement:

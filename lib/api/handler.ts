@@ -45,12 +45,14 @@ export interface RouteSpec<S extends z.ZodType | undefined> {
   params?: z.ZodType;
   /**
    * The operation's answer when it is known to change nothing (a claim of a held key), from reads
-   * alone; null when the operation must run. With an Idempotency-Key such an answer is stored with
-   * its record in one insert, instead of reserving the key, running and completing the record.
+   * alone. Two steps: the first runs before the caller is authenticated (its reads overlap with
+   * authentication; it may throw, and then the operation simply runs), the second gets the
+   * authenticated caller and answers, or gives null when the operation must run. With an
+   * Idempotency-Key such an answer is stored with its record in one insert.
    */
   readOnlyAnswer?: (
-    c: HandlerContext<S extends z.ZodType ? z.output<S> : undefined, never>,
-  ) => Promise<OpResult | null>;
+    c: Omit<HandlerContext<S extends z.ZodType ? z.output<S> : undefined, never>, 'actor'>,
+  ) => Promise<(c: HandlerContext<unknown, unknown>) => Promise<OpResult | null>>;
 }
 
 type RouteCtx<P> = { params: Promise<P> };
@@ -200,15 +202,25 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
         return reply(r.status, r.body);
       }
       const hash = requestHash('POST', new URL(request.url).pathname, input.raw ?? null);
+      const start = spec.readOnlyAnswer;
       const readOnly =
-        spec.readOnlyAnswer &&
-        (async (actor: RuntimeActor): Promise<OpResult | null> => {
-          try {
-            const found = await spec.readOnlyAnswer!(context(actor));
-            return found && shape(spec, found);
-          } catch (error) {
-            return answer(problemFrom(error));
-          }
+        start &&
+        (async () => {
+          const finish = await start({
+            db,
+            meta,
+            request: meta,
+            body: input.body as never,
+            params: input.params as never,
+          });
+          return async (actor: RuntimeActor): Promise<OpResult | null> => {
+            try {
+              const found = await finish(context(actor));
+              return found && shape(spec, found);
+            } catch (error) {
+              return answer(problemFrom(error));
+            }
+          };
         });
       const r = await idempotentPost(db, request, meta, spec.action, { key: input.key, hash }, run, readOnly);
       return reply(r.status, r.body, r.replayed ? { 'idempotent-replayed': 'true' } : {}, r.replayed);

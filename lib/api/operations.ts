@@ -7,7 +7,7 @@ import {
   checkReplay,
   claimEffect,
   completeEffect,
-  peekClaim,
+  startClaimPeek,
   createRun,
   failEffect,
   markStuck,
@@ -92,11 +92,19 @@ export async function opClaim(ctx: OpContext, body: z.input<typeof claimBody>): 
   return claimLostAnswer(result);
 }
 
-/** A claim of a held key answered from one read, or null when the claim must run (it may win). */
-export async function opPeekClaim(ctx: OpContext, body: z.input<typeof claimBody>): Promise<OpResult | null> {
-  const input = parseInput(claimBody, body);
-  const held = await peekClaim(ctx, input);
-  return held && claimLostAnswer(held);
+/**
+ * A claim of a held key answered from one read (null when the claim must run: it may win). Two
+ * steps: the first needs no caller and starts the read; the second checks the authenticated caller.
+ */
+export async function opStartPeekClaim(
+  db: Db,
+  body: z.input<typeof claimBody>,
+): Promise<(ctx: OpContext) => Promise<OpResult | null>> {
+  const finish = await startClaimPeek(db, parseInput(claimBody, body));
+  return async (ctx) => {
+    const held = await finish(ctx);
+    return held && claimLostAnswer(held);
+  };
 }
 
 function claimLostAnswer(result: Extract<Awaited<ReturnType<typeof claimEffect>>, { claimed: false }>): OpResult {

@@ -5,7 +5,7 @@
 import { auditRefusal } from '../audit/append.ts';
 import type { DbOrTx } from '../db/client.ts';
 import { partyOf, requestJson, type Actor, type RequestMeta } from './actor.ts';
-import { getRun, getTool } from './catalog.ts';
+import { getRun, getTool, type RunInfo, type ToolInfo } from './catalog.ts';
 import type { ClaimCall } from './claim-batcher.ts';
 import { forbidden, invalid } from './errors.ts';
 import { deriveKey } from './keys.ts';
@@ -25,34 +25,54 @@ export async function prepareClaim(
   ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
   input: ClaimIntent,
 ): Promise<ClaimCall> {
-  const { db, actor } = ctx;
-  const permitted = checkTransition('none', 'pending', partyOf(actor));
-  if (!permitted.allowed) {
-    await auditRefusal(db, {
-      chain: `run:${input.runId}`,
-      actor,
-      action: 'effect.claim',
-      subjectType: 'run',
-      subjectId: input.runId,
-      why: permitted.why,
-      request: ctx.request,
-    });
-    throw forbidden(permitted.why);
-  }
-  const [tool, run] = await Promise.all([getTool(db, input.tool), getRun(db, input.runId)]);
+  await requireClaimer(ctx, input.runId);
+  const [tool, run] = await Promise.all([getTool(ctx.db, input.tool), getRun(ctx.db, input.runId)]);
+  await requireClaimScope(ctx, run);
+  return claimCall(ctx, input, tool, run);
+}
+
+/** S7: only the parties the transition table lets claim may claim (a refusal is audited, A4). */
+export async function requireClaimer(
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  runId: string,
+): Promise<void> {
+  const permitted = checkTransition('none', 'pending', partyOf(ctx.actor));
+  if (permitted.allowed) return;
+  await auditRefusal(ctx.db, {
+    chain: `run:${runId}`,
+    actor: ctx.actor,
+    action: 'effect.claim',
+    subjectType: 'run',
+    subjectId: runId,
+    why: permitted.why,
+    request: ctx.request,
+  });
+  throw forbidden(permitted.why);
+}
+
+/** Z6: the runtime key must be scoped to the run's workflow (a refusal is audited, A4). */
+export async function requireClaimScope(
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  run: RunInfo,
+): Promise<void> {
   await requireWorkflowScope(ctx, run.workflow, {
     action: 'effect.claim',
     subjectType: 'run',
     subjectId: run.id,
     runId: run.id,
   });
+}
+
+/** K1-K3: the tool's registered action, then the key derived from the registered tool and the run's
+ *  trigger. Needs no actor, so it may run before the caller is known (it reads only the catalog). */
+export function deriveClaimKey(input: ClaimIntent, tool: ToolInfo, run: RunInfo): { key: string; target: string } {
   if (!tool.actions.includes(input.action)) {
     throw invalid(
       'action',
       `action "${input.action}" is not registered for tool "${tool.name}" (registered: ${tool.actions.join(', ')})`,
     );
   }
-  const { key, target } = deriveKey({
+  return deriveKey({
     triggerId: run.triggerId,
     tool: tool.name,
     action: input.action,
@@ -60,7 +80,17 @@ export async function prepareClaim(
     targetType: tool.targetType,
     target: input.target,
   });
+}
+
+function claimCall(
+  ctx: { actor: Actor; request?: RequestMeta },
+  input: ClaimIntent,
+  tool: ToolInfo,
+  run: RunInfo,
+): ClaimCall {
+  const { key, target } = deriveClaimKey(input, tool, run);
   rememberEffectWorkflow(key, run.workflow);
+  const { actor } = ctx;
   return {
     key,
     tool: tool.name,

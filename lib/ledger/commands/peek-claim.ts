@@ -5,39 +5,105 @@
 // Everything a claim checks first (S7, Z6 with its audited refusal, the registered action, the key
 // derived on the server: prepareClaim) runs here too, so a refusal is the claim's own refusal.
 // "Held" is defined once, in SQL (ledger_claim_peek), where ledger_claim_batch answers its losers.
-import { sqlRows, type DbOrTx } from '@/lib/db/client.ts';
+import type pg from 'pg';
+import { sqlPool, sqlRows, type DbOrTx } from '@/lib/db/client.ts';
+import { GroupCommit } from '@/lib/db/group-commit.ts';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import type { Actor, RequestMeta } from '../actor.ts';
-import { prepareClaim } from '../prepare-claim.ts';
+import { MAX_BATCH } from '../claim-batcher.ts';
+import { getRun, getTool } from '../catalog.ts';
+import { deriveClaimKey, prepareClaim, requireClaimer, requireClaimScope } from '../prepare-claim.ts';
+import { rememberEffectWorkflow } from '../scope.ts';
 import { parseInput } from '../validate.ts';
 import { claimEffectInput, type ClaimEffectResult } from './claim-effect.ts';
 
 const PEEK_SQL = `
-  SELECT epoch, state, changed_by, changed_at FROM ledger_claim_peek(ARRAY[$1::text])`;
+  SELECT ord, epoch, state, changed_by, changed_at FROM ledger_claim_peek($1::text[])`;
 
 interface PeekRow {
+  ord: number;
   epoch: number;
   state: EffectState;
   changed_by: string;
   changed_at: Date;
 }
 
+/** Each key's row in key order; undefined where the key is not held. */
+async function peekKeys(pool: pg.Pool, keys: string[]): Promise<(PeekRow | undefined)[]> {
+  const { rows } = await pool.query<PeekRow>({ name: 'ledger_claim_peek', text: PEEK_SQL, values: [keys] });
+  const answers: (PeekRow | undefined)[] = keys.map(() => undefined);
+  for (const row of rows) answers[row.ord - 1] = row;
+  return answers;
+}
+
+// Peeks made at the same moment share one statement (one round trip, one index probe per key), with
+// the claim batcher's pacing (lib/db/group-commit.ts): a lone peek goes out at once.
+const batchers = new WeakMap<pg.Pool, GroupCommit<string, PeekRow | undefined>>();
+
+function peekBatcher(pool: pg.Pool): GroupCommit<string, PeekRow | undefined> {
+  let batcher = batchers.get(pool);
+  if (!batcher) {
+    batcher = new GroupCommit<string, PeekRow | undefined>({
+      maxInFlight: Math.max(1, Math.floor((pool.options.max ?? 10) / 4)),
+      maxBatch: MAX_BATCH,
+      minBatch: 4,
+      runOne: async (key) => (await peekKeys(pool, [key]))[0],
+      runBatch: (keys) => peekKeys(pool, keys),
+    });
+    batchers.set(pool, batcher);
+  }
+  return batcher;
+}
+
+type HeldAnswer = Extract<ClaimEffectResult, { claimed: false }>;
+type ClaimCtx = { db: DbOrTx; actor: Actor; request?: RequestMeta };
+
 /** The losing claim's answer when the key is held; null when a claim could win (or its key is new). */
-export async function peekClaim(
-  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
-  rawInput: unknown,
-): Promise<Extract<ClaimEffectResult, { claimed: false }> | null> {
+export async function peekClaim(ctx: ClaimCtx, rawInput: unknown): Promise<HeldAnswer | null> {
   const input = parseInput(claimEffectInput, rawInput);
   const call = await prepareClaim(ctx, input);
-  const [row] = await sqlRows<PeekRow>(ctx.db, PEEK_SQL, [call.key], 'ledger_claim_peek');
+  return heldAnswer(call.key, call.target, await peekRow(ctx.db, call.key));
+}
+
+/**
+ * peekClaim in two steps, so that its read can overlap with authenticating the caller: the first
+ * step needs no actor (the input, the catalog, the derived key; it starts the read); the second takes
+ * the authenticated actor, makes the claim's checks that depend on it (S7, Z6, refusals audited) and
+ * only then gives the answer. Nothing read is returned before those checks pass.
+ */
+export async function startClaimPeek(
+  db: DbOrTx,
+  rawInput: unknown,
+): Promise<(ctx: ClaimCtx) => Promise<HeldAnswer | null>> {
+  const input = parseInput(claimEffectInput, rawInput);
+  const [tool, run] = await Promise.all([getTool(db, input.tool), getRun(db, input.runId)]);
+  const { key, target } = deriveClaimKey(input, tool, run);
+  const read = peekRow(db, key);
+  // Awaited in the second step; until then a failed read must not count as unhandled.
+  read.catch(() => undefined);
+  return async (ctx) => {
+    await requireClaimer(ctx, run.id);
+    await requireClaimScope(ctx, run);
+    rememberEffectWorkflow(key, run.workflow);
+    return heldAnswer(key, target, await read);
+  };
+}
+
+function peekRow(db: DbOrTx, key: string): Promise<PeekRow | undefined> {
+  const pool = sqlPool(db);
+  if (pool) return peekBatcher(pool).submit(key);
+  return sqlRows<PeekRow>(db, PEEK_SQL, [[key]], 'ledger_claim_peek').then((rows) => rows[0]);
+}
+
+function heldAnswer(key: string, target: string, row: PeekRow | undefined): HeldAnswer | null {
   if (!row) return null;
   return {
     claimed: false,
-    key: call.key,
+    key,
     epoch: row.epoch,
     state: row.state,
     changedBy: row.changed_by,
     changedAt: row.changed_at,
-    target: call.target,
+    target,
   };
 }

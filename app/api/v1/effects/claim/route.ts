@@ -1,5 +1,5 @@
 import { apiRoute } from '@/lib/api/handler.ts';
-import { opClaim, opPeekClaim } from '@/lib/api/operations.ts';
+import { opClaim, opStartPeekClaim } from '@/lib/api/operations.ts';
 import { claimBody, claimLost, claimWon } from '@/lib/api/schemas.ts';
 
 export const dynamic = 'force-dynamic';
@@ -10,7 +10,7 @@ export const POST = apiRoute(
     body: claimBody,
     responses: { 201: claimWon, 200: claimLost },
     // A replayed claim of a held key changes nothing: answered from one read (Z5 still stores it).
-    readOnlyAnswer: (c) => opPeekClaim(c, c.body),
+    readOnlyAnswer: (c) => opStartPeekClaim(c.db, c.body),
   },
   (c) => opClaim(c, c.body),
 );
