@@ -8,7 +8,10 @@ import { createRuntimeKey } from '@/lib/auth/admin-commands.ts';
 import { LedgerError } from '@/lib/ledger/errors.ts';
 
 let t: TestDatabase;
-const ctx = () => ({ db: t.db, actor: { kind: 'user' as const, id: randomUUID(), label: 'admin', role: 'admin' as const } });
+const ctx = () => ({
+  db: t.db,
+  actor: { kind: 'user' as const, id: randomUUID(), label: 'admin', role: 'admin' as const },
+});
 
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 4 });
