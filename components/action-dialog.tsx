@@ -36,6 +36,8 @@ export function ActionDialog<T>({
   successMessage,
   disabled,
   testId,
+  available,
+  successDetail,
 }: {
   trigger: ReactNode;
   triggerVariant?: 'primary' | 'secondary' | 'danger' | 'ghost';
@@ -56,6 +58,14 @@ export function ActionDialog<T>({
   successMessage?: string;
   disabled?: boolean;
   testId?: string;
+  /**
+   * Whether the decision applies to what the page shows now. Callers that pass it keep the dialog
+   * mounted whatever the state (only the trigger is hidden), so the page behind an open dialog is
+   * refreshed as soon as the decision lands while the dialog keeps showing its outcome.
+   */
+  available?: boolean;
+  /** More of the outcome, shown inside the dialog under the message (a secret shown once, say). */
+  successDetail?: (data: T) => ReactNode;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
@@ -63,6 +73,10 @@ export function ActionDialog<T>({
   const [error, setError] = useState<{ message: string; field?: string } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // What the person saw when they opened the dialog: a refresh behind it must not rewrite the preview.
+  const [shownPreview, setShownPreview] = useState<ReactNode>(null);
+  const [doneDetail, setDoneDetail] = useState<ReactNode>(null);
+  const refreshAtOnce = available !== undefined;
 
   async function onSubmit(e: React.FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -84,9 +98,11 @@ export function ActionDialog<T>({
     try {
       const result = await action(values);
       if (result.ok) {
-        // The page refreshes when the dialog closes: refreshing now could unmount the dialog (its
-        // button may vanish with the new state) before the person reads the outcome.
+        // Without `available` the page refreshes when the dialog closes: refreshing now could unmount
+        // the dialog (its button may vanish with the new state) before the person reads the outcome.
         setDone(success ? success(result.data) : (successMessage ?? 'Done.'));
+        setDoneDetail(successDetail ? successDetail(result.data) : null);
+        if (refreshAtOnce) router.refresh();
       } else {
         setError({ message: result.error, field: result.field });
       }
@@ -104,25 +120,29 @@ export function ActionDialog<T>({
 
   return (
     <>
-      <Button
-        type="button"
-        variant={triggerVariant}
-        size={triggerSize}
-        disabled={disabled}
-        data-testid={testId}
-        onClick={() => {
-          setError(null);
-          setDone(null);
-          ref.current?.showModal();
-        }}
-      >
-        {trigger}
-      </Button>
+      {available !== false && (
+        <Button
+          type="button"
+          variant={triggerVariant}
+          size={triggerSize}
+          disabled={disabled}
+          data-testid={testId}
+          onClick={() => {
+            setError(null);
+            setDone(null);
+            setDoneDetail(null);
+            setShownPreview(preview ?? null);
+            ref.current?.showModal();
+          }}
+        >
+          {trigger}
+        </Button>
+      )}
       <dialog
         ref={ref}
         aria-labelledby={`${id}-title`}
         onClose={() => {
-          if (done) router.refresh();
+          if (done && !refreshAtOnce) router.refresh();
         }}
         className="m-auto w-full max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl"
       >
@@ -134,11 +154,16 @@ export function ActionDialog<T>({
             {description && <div className="mt-1 text-sm text-zinc-600">{description}</div>}
           </div>
           <div className="space-y-4 overflow-y-auto px-5 py-4">
-            {preview && <div className="rounded-md border border-zinc-200 bg-zinc-50 p-3 text-sm">{preview}</div>}
+            {shownPreview && (
+              <div className="rounded-md border border-zinc-200 bg-zinc-50 p-3 text-sm">{shownPreview}</div>
+            )}
             {done ? (
-              <p role="status" className="rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-900">
-                {done}
-              </p>
+              <>
+                <p role="status" className="rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-900">
+                  {done}
+                </p>
+                {doneDetail}
+              </>
             ) : (
               <>
                 {fields.map((f) => {

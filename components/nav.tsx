@@ -45,13 +45,18 @@ export function Nav({
         <div className="text-zinc-500">
           Role: <span data-testid="current-role">{user.role}</span>
         </div>
-        <button
-          type="button"
-          onClick={() => signOut({ callbackUrl: '/sign-in?reason=signed_out' })}
-          className="mt-2 text-zinc-600 underline hover:text-zinc-900"
-        >
-          Sign out
-        </button>
+        <div className="mt-2 flex gap-3">
+          <button
+            type="button"
+            onClick={() => signOut({ callbackUrl: '/sign-in?reason=signed_out' })}
+            className="text-zinc-600 underline hover:text-zinc-900"
+          >
+            Sign out
+          </button>
+          <Link href="/account/password" className="text-zinc-600 underline hover:text-zinc-900">
+            Change password
+          </Link>
+        </div>
       </div>
     </aside>
   );

@@ -57,8 +57,10 @@ try {
       password,
     },
     { kind: 'system', id: 'user-create', label: 'npm run user:create' },
+    // Whoever ran the command knows the password: the person chooses their own at first sign-in (Z7).
+    { mustChangePassword: true },
   );
-  console.log(`created ${user.email} (${user.role})`);
+  console.log(`created ${user.email} (${user.role}); a new password is asked for at first sign-in`);
   if (!values.password) console.log(`one-time password: ${password}`);
 } catch (error) {
   console.error(

@@ -11,6 +11,7 @@ const REASONS: Record<string, string> = {
   disabled: 'This account is disabled. Ask an admin.',
   unknown_user: 'This account no longer exists.',
   signed_out: 'You are signed out.',
+  password_changed: 'Your password is changed. Sign in with the new one.',
 };
 
 export default async function SignInPage({

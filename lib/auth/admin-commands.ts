@@ -6,6 +6,7 @@ import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import * as keys from '../runtime-keys/index.ts';
 import { forgetTool } from '../ledger/index.ts';
+import { invalid } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { reasonField } from '@/lib/ledger/fields.ts';
 
@@ -24,11 +25,35 @@ const csv = (max: number) =>
 export const createRuntimeKeyInput = z.strictObject({
   name: z.string().trim().min(1, 'a name is required').max(200),
   workflows: csv(100).pipe(z.array(z.string()).min(1, 'scope the key to at least one workflow (or *)')),
+  /** The admin confirms that a workflow without runs is meant: one that has not run yet. */
+  newWorkflows: z.boolean().default(false),
 });
+
+/** The named workflows (other than *) that have no run: usually a typo, which would leave the key useless. */
+export async function workflowsWithoutRuns(db: Db, workflows: string[]): Promise<string[]> {
+  const named = [...new Set(workflows.filter((w) => w !== '*'))];
+  if (named.length === 0) return [];
+  const known = await db.run.findMany({
+    where: { workflow: { in: named } },
+    distinct: ['workflow'],
+    select: { workflow: true },
+  });
+  const found = new Set(known.map((r) => r.workflow));
+  return named.filter((w) => !found.has(w));
+}
 
 /** Delegates to lib/runtime-keys (the API authenticates with the same token format and hash). */
 export async function createRuntimeKey(ctx: Ctx, raw: unknown) {
-  const input = parseInput(createRuntimeKeyInput, raw);
+  const { newWorkflows, ...input } = parseInput(createRuntimeKeyInput, raw);
+  const unknown = newWorkflows ? [] : await workflowsWithoutRuns(ctx.db, input.workflows);
+  if (unknown.length > 0) {
+    const list = unknown.map((w) => `"${w}"`).join(', ');
+    throw invalid(
+      'workflows',
+      `no workflow ${list} has ever run: check the spelling, or tick "New workflow" to scope the key to a workflow that has not run yet`,
+      { unknownWorkflows: unknown },
+    );
+  }
   const created = await keys.createRuntimeKey(ctx, input);
   return { id: created.id, name: created.name, prefix: created.prefix, secret: created.token };
 }

@@ -1,5 +1,5 @@
 // First start: when no admin exists, create one with a one-time password that the start script
-// prints once. Returns null when an admin already exists (nothing is printed again).
+// prints once; the admin must choose their own at first sign-in (Z7). Returns null when an admin already exists (nothing is printed again).
 import type { Db } from '../db/client.ts';
 import { generatePassword } from './password.ts';
 import { insertUser } from './users.ts';
@@ -18,6 +18,7 @@ export async function ensureFirstAdmin(db: Db): Promise<{ email: string; passwor
       tx,
       { email: FIRST_ADMIN_EMAIL, name: 'First admin', role: 'admin', password },
       { kind: 'system', id: 'bootstrap', label: 'first start' },
+      { mustChangePassword: true },
     );
     return true;
   });

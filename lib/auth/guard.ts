@@ -37,7 +37,7 @@ export function userActor(user: SessionUser): Actor & { kind: 'user' } {
 export async function authorize(
   info: RequestInfo,
   permission: Permission,
-  options: { mutating: boolean; subject?: Subject },
+  options: { mutating: boolean; subject?: Subject; passwordChange?: boolean },
 ): Promise<Guarded> {
   const database = db();
   const request: RequestMeta = { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId };
@@ -73,6 +73,10 @@ export async function authorize(
     throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'unauthenticated', why);
   }
   const user = session.user;
+  // Z7: a password someone else chose opens nothing but the change of that password.
+  if (user.mustChangePassword && !options.passwordChange) {
+    throw await refuse(userActor(user), 'forbidden', 'choose a new password first (/account/password)');
+  }
   if (!can(user.role, permission)) {
     throw await refuse(userActor(user), 'forbidden', `the ${user.role} role may not ${permission}`);
   }
@@ -112,6 +116,7 @@ export async function consoleAction<S extends z.ZodType, T>(
   raw: unknown,
   run: (g: Guarded, input: z.output<S>) => Promise<T>,
   subject?: (input: z.output<S>) => Subject,
+  options: { passwordChange?: boolean } = {},
 ): Promise<ActionResult<T>> {
   try {
     const info = await currentRequest();
@@ -125,6 +130,7 @@ export async function consoleAction<S extends z.ZodType, T>(
     const g = await authorize(info, permission, {
       mutating: true,
       subject: input !== undefined && subject ? subject(input) : undefined,
+      passwordChange: options.passwordChange,
     });
     if (parseError) throw parseError;
     return { ok: true, data: await run(g, input as z.output<S>) };

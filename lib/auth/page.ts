@@ -6,11 +6,21 @@ import { db, type Db } from '../db/client.ts';
 import { can, type Permission } from './permissions.ts';
 import { sessionFromCookie, type SessionUser } from './session.ts';
 
+export const CHANGE_PASSWORD_PATH = '/account/password';
+
 export async function requireUser(permission: Permission = 'console.read'): Promise<SessionUser> {
+  const user = await requireSignedIn();
+  // Z7: until a password someone else chose is replaced, every page leads to the change.
+  if (user.mustChangePassword) redirect(CHANGE_PASSWORD_PATH);
+  if (!can(user.role, permission)) redirect('/forbidden');
+  return user;
+}
+
+/** A valid session, whether or not its password must be changed: only the change-password page uses it. */
+export async function requireSignedIn(): Promise<SessionUser> {
   const h = await headers();
   const session = await sessionFromCookie(h.get('cookie'), db());
   if (session.problem) redirect(`/sign-in?reason=${session.problem}`);
-  if (!can(session.user.role, permission)) redirect('/forbidden');
   return session.user;
 }
 
@@ -28,5 +38,5 @@ export async function requireViewer(permission: Permission = 'console.read'): Pr
 export async function optionalUser(): Promise<SessionUser | null> {
   const h = await headers();
   const session = await sessionFromCookie(h.get('cookie'), db());
-  return session.problem ? null : session.user;
+  return session.problem || session.user.mustChangePassword ? null : session.user;
 }

@@ -91,15 +91,25 @@ export async function updateUser(ctx: Ctx, raw: unknown) {
   });
 }
 
-/** Used by the first-start bootstrap and `npm run user:create` (no signed-in actor). */
+/** Used by the first-start bootstrap and `npm run user:create` (no signed-in actor). A password that
+ *  is printed for someone else to pass on is marked to be changed at first sign-in (Z7). */
 export async function insertUser(
   db: DbOrTx,
   data: { email: string; name: string; role: (typeof ROLES)[number]; password: string },
   actor: Actor,
+  options: { mustChangePassword?: boolean } = {},
 ) {
   const input = parseInput(createUserInput, data);
   const passwordHash = await hashPassword(input.password);
-  const user = await db.user.create({ data: { email: input.email, name: input.name, role: input.role, passwordHash } });
+  const user = await db.user.create({
+    data: {
+      email: input.email,
+      name: input.name,
+      role: input.role,
+      passwordHash,
+      mustChangePassword: options.mustChangePassword ?? false,
+    },
+  });
   await appendAudit(db, {
     chain: `user:${user.id}`,
     actor,
@@ -107,7 +117,7 @@ export async function insertUser(
     subjectType: 'user',
     subjectId: user.id,
     after: input.role,
-    detail: { email: input.email },
+    detail: { email: input.email, mustChangePassword: user.mustChangePassword },
   });
   return user;
 }

@@ -48,8 +48,12 @@ test('P1/P2/S5 operator: approves a submitted plan, then revokes a key with a re
   await revoke.getByLabel('Reason (required)').fill('Customer unsubscribed before the send');
   await revoke.getByRole('button', { name: 'Revoke' }).click();
   await expect(revoke.getByRole('status')).toContainText('Revoked');
+  // The page behind the open dialog already shows the new state (no reload, no close needed).
+  await expect(page.getByTestId('current-state')).toContainText('Revoked');
+  await expect(revoke.getByRole('status')).toContainText('Revoked');
   await revoke.getByRole('button', { name: 'Close' }).click();
   await expect(page.getByTestId('current-state')).toContainText('Revoked');
+  await expect(page.getByTestId('revoke')).toHaveCount(0);
   await expect(page.getByTestId('transition').last()).toContainText('Customer unsubscribed before the send');
 });
 

@@ -38,3 +38,50 @@ test('Z4: after Sign out, a saved copy of the session cookie is refused (pages g
     await replay.close();
   }
 });
+
+test('Z7: a person whose password was handed to them is sent to choose their own, then signs in with it', async ({
+  page,
+  e2e,
+}) => {
+  const { createDb } = await import('@/lib/db/client.ts');
+  const { insertUser } = await import('@/lib/auth/users.ts');
+  const db = createDb(e2e.appUrl, 1);
+  const email = `new-admin-${randomUUID().slice(0, 8)}@example.com`;
+  const handedOver = 'handed-over-one-time-pw';
+  try {
+    await insertUser(
+      db,
+      { email, name: 'New admin', role: 'admin', password: handedOver },
+      { kind: 'system', id: 'user-create', label: 'npm run user:create' },
+      { mustChangePassword: true },
+    );
+  } finally {
+    await db.$disconnect();
+  }
+  await page.goto('/sign-in');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(handedOver);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/account\/password/);
+  await expect(page.getByRole('status')).toContainText('Choose your own');
+  await page.goto('/admin/users');
+  await expect(page).toHaveURL(/\/account\/password/);
+
+  const mine = 'my-very-own-password-2026';
+  await page.getByLabel('Current password').fill(handedOver);
+  await page.getByLabel('New password (at least 12 characters)').fill(mine);
+  await page.getByLabel('New password again').fill(`${mine}-typo`);
+  await page.getByRole('button', { name: 'Save the new password' }).click();
+  await expect(page.getByText('the two new passwords differ')).toBeVisible();
+  await page.getByLabel('New password again').fill(mine);
+  await page.getByRole('button', { name: 'Save the new password' }).click();
+  await expect(page).toHaveURL(/\/sign-in\?reason=password_changed/);
+
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(mine);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/runs/);
+  await page.goto('/admin/users');
+  await expect(page).toHaveURL(/\/admin\/users/);
+  await expect(page.getByTestId('current-user')).toHaveText(email);
+});

@@ -8,6 +8,7 @@ import {
   updateUserAction,
 } from '@/app/actions/admin.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
+import { Button } from '@/components/ui/button.tsx';
 
 const ROLE_OPTIONS = ['operator', 'support', 'auditor', 'admin'].map((r) => ({ value: r, label: r }));
 
@@ -86,7 +87,6 @@ export function EditUser({
 }
 
 export function CreateKey() {
-  const [secret, setSecret] = useState<string | null>(null);
   return (
     <div className="space-y-2">
       <ActionDialog
@@ -98,23 +98,46 @@ export function CreateKey() {
         fields={[
           { name: 'name', label: 'Name', required: true, placeholder: 'campaign-runner-prod' },
           { name: 'workflows', label: 'Workflows (comma separated, * for all)', required: true },
+          {
+            name: 'newWorkflows',
+            label: 'New workflow',
+            type: 'checkbox',
+            hint: 'Tick when a named workflow has not run yet; otherwise a name without runs is refused as a likely typo.',
+          },
         ]}
         submitLabel="Create key"
         action={createRuntimeKeyAction}
         baseInput={{}}
-        success={(k) => {
-          setSecret(k.secret);
-          return 'Created. Copy the secret below now: it is shown only once.';
-        }}
+        success={() => 'Created. Copy the secret below now: it is shown only once.'}
+        successDetail={(k) => <NewSecret secret={k.secret} />}
       />
-      {secret && (
-        <div role="status" className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm">
-          <div className="font-medium">Copy this secret now; it will not be shown again.</div>
-          <code className="mono mt-1 block break-all" data-testid="new-key-secret">
-            {secret}
-          </code>
-        </div>
-      )}
+    </div>
+  );
+}
+
+// Inside the dialog, above its backdrop: the person sees and copies the secret before closing.
+function NewSecret({ secret }: { secret: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm">
+      <div className="font-medium">Copy this secret now; it will not be shown again.</div>
+      <code className="mono mt-1 block break-all select-all" data-testid="new-key-secret">
+        {secret}
+      </code>
+      <Button
+        type="button"
+        size="sm"
+        variant="secondary"
+        className="mt-2"
+        onClick={async () => {
+          // The clipboard API exists only on secure origins (https, localhost); elsewhere select-all helps.
+          if (!navigator.clipboard) return;
+          await navigator.clipboard.writeText(secret);
+          setCopied(true);
+        }}
+      >
+        {copied ? 'Copied' : 'Copy secret'}
+      </Button>
     </div>
   );
 }

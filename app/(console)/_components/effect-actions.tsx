@@ -1,6 +1,7 @@
 'use client';
 // The decisions one can take on a single key, shown to the roles that may take them (the server
-// checks again).
+// checks again). Each dialog stays mounted whatever the state, so after a decision the page behind
+// it shows the new state at once while the dialog still shows the outcome.
 import { requestBumpAction, resolveUnknownAction, revokeAction } from '@/app/actions/ledger.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
 import { BUMPABLE_STATES, REVOCABLE_STATES } from '@/lib/ledger/transitions.ts';
@@ -15,6 +16,7 @@ export function EffectActions({
   canRevoke,
   canBump,
   canResolve,
+  refreshBehind = true,
 }: {
   effectKey: string;
   target: string;
@@ -24,6 +26,9 @@ export function EffectActions({
   canRevoke: boolean;
   canBump: boolean;
   canResolve: boolean;
+  /** False where a decision removes the row that holds the dialog (the support queue): the page
+   *  then refreshes when the dialog closes, after the person has read the outcome. */
+  refreshBehind?: boolean;
 }) {
   const preview = (to: string) => (
     <div className="space-y-1">
@@ -36,9 +41,10 @@ export function EffectActions({
   );
   const revocable = (REVOCABLE_STATES as readonly string[]).includes(state);
   const bumpable = (BUMPABLE_STATES as readonly string[]).includes(state);
+  const available = (applies: boolean) => (refreshBehind ? applies : applies ? undefined : false);
   return (
     <div className="flex flex-wrap gap-2">
-      {canResolve && state === 'unknown' && (
+      {canResolve && (
         <>
           <ActionDialog
             trigger="Resolve: sent"
@@ -56,6 +62,7 @@ export function EffectActions({
             action={resolveUnknownAction}
             baseInput={{ key: effectKey, epoch, outcome: 'sent' }}
             success={() => 'Resolved as sent.'}
+            available={available(state === 'unknown')}
           />
           <ActionDialog
             trigger="Resolve: not sent"
@@ -68,10 +75,11 @@ export function EffectActions({
             action={resolveUnknownAction}
             baseInput={{ key: effectKey, epoch, outcome: 'not_sent' }}
             success={() => 'Resolved as not sent.'}
+            available={available(state === 'unknown')}
           />
         </>
       )}
-      {canRevoke && revocable && (
+      {canRevoke && (
         <ActionDialog
           trigger="Revoke"
           triggerVariant="danger"
@@ -85,9 +93,10 @@ export function EffectActions({
           action={revokeAction}
           baseInput={{ keys: [effectKey] }}
           success={() => 'Revoked.'}
+          available={available(revocable)}
         />
       )}
-      {canBump && bumpable && (
+      {canBump && (
         <ActionDialog
           trigger="Bump epoch"
           testId="bump"
@@ -101,6 +110,7 @@ export function EffectActions({
           success={(d) =>
             d.mode === 'requested' ? 'Requested: it awaits another operator on the Four-eyes page.' : 'Bumped.'
           }
+          available={available(bumpable)}
         />
       )}
     </div>

@@ -69,6 +69,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
                   canResolve={canResolve}
                   canRevoke={false}
                   canBump={false}
+                  refreshBehind={false}
                 />
               </li>
             ))}

@@ -1,0 +1,11 @@
+'use server';
+// The signed-in person's own account: choosing a new password (Z7). Open to every role, and the one
+// action allowed while a password someone else chose still has to be replaced.
+import { consoleAction } from '@/lib/auth/guard.ts';
+import { changePassword, changePasswordInput } from '@/lib/auth/password-change.ts';
+
+export async function changePasswordAction(input: unknown) {
+  return consoleAction('console.read', changePasswordInput, input, (g, i) => changePassword(g, i), undefined, {
+    passwordChange: true,
+  });
+}

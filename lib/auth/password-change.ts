@@ -1,0 +1,60 @@
+// A person chooses their own password (Z7). Required before anything else when the password was
+// chosen or seen by someone else (the first admin's one-time password, `npm run user:create`), and
+// open to anyone signed in. The change bumps session_version, which ends every session of the
+// person, the current one included: they sign in again with the new password.
+import { z } from 'zod';
+import { appendAudit } from '../audit/append.ts';
+import type { Db } from '../db/client.ts';
+import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import { invalid, notFound } from '../ledger/errors.ts';
+import { parseInput } from '../ledger/validate.ts';
+import { hashPassword, verifyPassword } from './password.ts';
+import { passwordField } from './users.ts';
+
+export const changePasswordInput = z
+  .strictObject({
+    currentPassword: z.string().min(1, 'enter your current password').max(200),
+    newPassword: passwordField,
+    confirmPassword: z.string().max(200),
+  })
+  .refine((v) => v.newPassword === v.confirmPassword, {
+    path: ['confirmPassword'],
+    message: 'the two new passwords differ',
+  })
+  .refine((v) => v.newPassword !== v.currentPassword, {
+    path: ['newPassword'],
+    message: 'choose a password different from the current one',
+  });
+
+interface Ctx {
+  db: Db;
+  actor: Actor & { kind: 'user' };
+  request?: RequestMeta;
+}
+
+export async function changePassword(ctx: Ctx, raw: unknown): Promise<{ id: string }> {
+  const input = parseInput(changePasswordInput, raw);
+  const current = await ctx.db.user.findUnique({ where: { id: ctx.actor.id }, omit: { passwordHash: false } });
+  if (!current) throw notFound('this account no longer exists');
+  if (!current.passwordHash || !(await verifyPassword(current.passwordHash, input.currentPassword)))
+    throw invalid('currentPassword', 'the current password is not right');
+  const passwordHash = await hashPassword(input.newPassword);
+  return ctx.db.$transaction(async (tx) => {
+    // Only the hash read above may be replaced: a concurrent change (another tab) makes this one fail.
+    const updated = await tx.user.updateMany({
+      where: { id: current.id, passwordHash: current.passwordHash },
+      data: { passwordHash, mustChangePassword: false, sessionVersion: { increment: 1 } },
+    });
+    if (updated.count === 0) throw invalid('currentPassword', 'the password changed meanwhile; sign in again');
+    await appendAudit(tx, {
+      chain: `user:${current.id}`,
+      actor: ctx.actor,
+      action: 'user.password_change',
+      subjectType: 'user',
+      subjectId: current.id,
+      detail: { required: current.mustChangePassword },
+      request: ctx.request,
+    });
+    return { id: current.id };
+  });
+}

@@ -1,0 +1,46 @@
+// Z6 (admin side): a runtime key scoped to a workflow that has never run is refused with a message
+// naming it (a typo would leave the key useless), unless the admin says the workflow is new.
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { makeRun, suffix } from '../helpers/factories.ts';
+import { createRuntimeKey } from '@/lib/auth/admin-commands.ts';
+import { LedgerError } from '@/lib/ledger/errors.ts';
+
+let t: TestDatabase;
+const ctx = () => ({
+  db: t.db,
+  actor: { kind: 'user' as const, id: randomUUID(), label: 'admin', role: 'admin' as const },
+});
+
+beforeAll(async () => {
+  t = await createTestDatabase({ poolSize: 4 });
+});
+
+describe('runtime keys scoped to workflows', () => {
+  it('Z6: a workflow without runs is refused with its name and nothing is written; a known, new-ticked or * scope is accepted', async () => {
+    const known = `wf_${suffix()}`;
+    await makeRun(t.db, known);
+    const typo = `${known}x`;
+    const error = await createRuntimeKey(ctx(), { name: 'k1', workflows: `${known}, ${typo}` }).catch((e) => e);
+    expect(error).toBeInstanceOf(LedgerError);
+    expect(error).toMatchObject({ code: 'validation', details: { field: 'workflows', unknownWorkflows: [typo] } });
+    expect((error as Error).message).toContain(`"${typo}"`);
+    expect(await t.db.runtimeKey.count()).toBe(0);
+    const audited = await t.owner<{ n: number }>(
+      `SELECT count(*)::int AS n FROM audit_entry WHERE action = 'runtime_key.create'`,
+    );
+    expect(audited.rows[0]!.n).toBe(0);
+
+    expect(await createRuntimeKey(ctx(), { name: 'k2', workflows: known })).toMatchObject({ name: 'k2' });
+    expect(await createRuntimeKey(ctx(), { name: 'k3', workflows: '*' })).toMatchObject({ name: 'k3' });
+    expect(await createRuntimeKey(ctx(), { name: 'k4', workflows: typo, newWorkflows: true })).toMatchObject({
+      name: 'k4',
+    });
+    expect((await t.db.runtimeKey.findMany({ orderBy: { name: 'asc' } })).map((k) => k.workflows)).toEqual([
+      [known],
+      ['*'],
+      [typo],
+    ]);
+  });
+});
