@@ -5,6 +5,7 @@
 // independent Python implementation (Debian's python3, standard library only) accept the export and
 // name the same first broken entry of a tampered copy; a filtered export states its seq range.
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -171,6 +172,53 @@ describe('A2, A5: the audit export as evidence', () => {
       entries: 3,
       chains: 1,
       partial: [{ chain: 'user:evidence', first_seq: 3, last_seq: 5 }],
+    });
+  });
+
+  it('A2: an entry hashed before version 2 keeps canonical form 1 and its hash; its chain continues in form 2; both verify in the database and offline', async () => {
+    // Written as the release before the audit_jcs migration did: form 1, triggers off (owner only).
+    const client = new pg.Client({ connectionString: t.ownerUrl });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL session_replication_role = replica');
+      await client.query(
+        `INSERT INTO audit_entry (chain, seq, prev_hash, hash, canon_version, at, actor_kind, actor_id, actor_label, action, subject_type, subject_id, outcome, detail)
+         VALUES ('user:legacy', 1, repeat('0', 64), '', 1, now(), 'system', 'migration', 'earlier release', 'user.create', 'user', 'legacy', 'ok', '{"n": 2, "note": "é"}')`,
+      );
+      await client.query(
+        `UPDATE audit_entry e SET hash = audit_hash(e.prev_hash, audit_canonical_v1(e)) WHERE chain = 'user:legacy'`,
+      );
+      await client.query(
+        `INSERT INTO audit_chain_head (chain, seq, hash) SELECT chain, seq, hash FROM audit_entry WHERE chain = 'user:legacy'`,
+      );
+      await client.query('COMMIT');
+    } finally {
+      await client.end();
+    }
+    await appendAudit(t.db, {
+      chain: 'user:legacy',
+      actor: userActor('admin'),
+      action: 'user.create',
+      subjectType: 'user',
+      subjectId: 'legacy',
+      detail: { after: 'migration' },
+    });
+    expect(await verifyAuditTrail(t.db)).toMatchObject({ ok: true });
+    const text = await exportJsonl({ action: 'user.create' });
+    const legacy = rows(text).filter((r) => r.chain === 'user:legacy');
+    expect(legacy.map((r) => [r.seq, r.version])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    expect(legacy[1]!.prev_hash).toBe(legacy[0]!.hash);
+    expect(verifyExport(text)).toMatchObject({ ok: true });
+    // Relabelling the old entry as form 2 does not pass: its hash covers form 1.
+    const relabelled = text.replace(JSON.stringify(legacy[0]), JSON.stringify({ ...legacy[0], version: 2 }));
+    expect(verifyExport(relabelled)).toMatchObject({
+      ok: false,
+      id: legacy[0]!.id,
+      problem: 'content does not match its hash',
     });
   });
 });
