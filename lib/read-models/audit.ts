@@ -1,5 +1,5 @@
-// Audit trail: filtered, keyset-paged by id (newest first), and the same filter streamed in
-// batches for the CSV / JSON Lines export (A5).
+// Audit trail: filtered, keyset-paged by id (newest first). The same filter drives the CSV / JSON
+// Lines export (A5, ./audit-export.ts).
 import { verifyAuditTrail, type ChainVerification } from '../audit/verify.ts';
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
@@ -34,7 +34,7 @@ export function auditFilterFrom(params: URLSearchParams | Record<string, string 
   };
 }
 
-function whereOf(f: AuditFilter): Prisma.Sql {
+export function whereOf(f: AuditFilter): Prisma.Sql {
   const w: Prisma.Sql[] = [Prisma.sql`TRUE`];
   if (f.actor) w.push(Prisma.sql`(a.actor_label ILIKE ${`%${f.actor}%`} OR a.actor_id = ${f.actor})`);
   if (f.action) w.push(Prisma.sql`a.action LIKE ${`${f.action}%`}`);
@@ -150,56 +150,6 @@ export async function auditPage(db: Db, f: AuditFilter, cursor?: string, limit =
   const rows = await batch(db, f, before, limit + 1);
   const page = rows.slice(0, limit);
   return { rows: page, next: rows.length > limit ? page[page.length - 1]!.id : null };
-}
-
-/** Every matching entry, oldest first, a thousand at a time (constant memory for any size). */
-export async function* auditStream(db: Db, f: AuditFilter): AsyncGenerator<AuditRow> {
-  let after: bigint | null = null;
-  for (;;) {
-    const rows = await batch(db, f, after, 1000, 'asc');
-    for (const r of rows) yield r;
-    if (rows.length < 1000) return;
-    after = BigInt(rows[rows.length - 1]!.id);
-  }
-}
-
-export const CSV_COLUMNS = [
-  'id',
-  'at',
-  'actorKind',
-  'actorLabel',
-  'actorRole',
-  'action',
-  'subjectType',
-  'subjectId',
-  'runId',
-  'beforeState',
-  'afterState',
-  'reason',
-  'outcome',
-  'ip',
-  'userAgent',
-  'requestId',
-  'chain',
-  'seq',
-  'hash',
-  'detail',
-] as const;
-
-function csvCell(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const s = v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  // Quote always; neutralize spreadsheet formulas (a reason starting with "=" is data, not a formula).
-  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
-  return `"${safe.replace(/"/g, '""')}"`;
-}
-
-export function csvLine(r: AuditRow): string {
-  return CSV_COLUMNS.map((c) => csvCell(r[c])).join(',') + '\r\n';
-}
-
-export function jsonLine(r: AuditRow): string {
-  return JSON.stringify(r) + '\n';
 }
 
 const LARGE_TRAIL = 100_000;

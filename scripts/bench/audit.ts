@@ -62,6 +62,7 @@ export async function bulkLoadAudit(owner: pg.Client, prefix: string, entries: n
     after_state: `'done'`,
     outcome: `'ok'`,
     request_id: `'req-' || n`,
+    canon_version: '2',
   });
   const row = (seq: string, prev: string) => {
     const v = values(seq, prev);

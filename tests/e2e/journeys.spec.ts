@@ -120,7 +120,7 @@ test('A5/A2 auditor: filters the trail, sees the chain verified, downloads the C
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-csv').click()]);
   const csv = readFileSync((await download.path())!, 'utf8');
   const lines = csv.trim().split('\r\n');
-  expect(lines[0]).toContain('actorLabel');
+  expect(lines[0]).toContain('actor_label');
   const row = lines.find((l) => l.includes('oscar.operator@example.com'));
   expect(row).toBeDefined();
   expect(row).toContain('"plan.approve"');

@@ -531,7 +531,7 @@ describe('A2: append-only, hash chained', () => {
     expect(total).toBeGreaterThan(100);
   });
 
-  it('A2: the canonical form has not changed since the first release: for every entry it equals the jsonb rendering the first hashes used', async () => {
+  it('A2: canonical form 1 has not changed since the first release: for every entry it equals the jsonb rendering the first hashes used', async () => {
     await t.db.$executeRaw`
       INSERT INTO audit_entry (chain, seq, prev_hash, hash, at, actor_kind, actor_id, actor_label, action, subject_type, subject_id, reason, outcome, detail)
       VALUES ('test:canonical', 0, '', '', now(), 'system', 'test', ${'quote " backslash \\ tab \t ctl \u0001 é 😀 </script>'}, 'test.canonical', 'test', 'c', ${'line\nbreak'}, 'ok',
@@ -540,7 +540,7 @@ describe('A2: append-only, hash chained', () => {
       .owner<{ entries: number; differ: number }>(
         `
       SELECT count(*)::int AS entries,
-             count(*) FILTER (WHERE audit_canonical(e) IS DISTINCT FROM jsonb_build_array(
+             count(*) FILTER (WHERE audit_canonical_v1(e) IS DISTINCT FROM jsonb_build_array(
                e.chain, e.seq, e.prev_hash, to_char(e.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                e.actor_kind::text, e.actor_id, e.actor_label, e.actor_role, e.action, e.subject_type, e.subject_id, e.run_id::text,
                e.before_state, e.after_state, e.reason, e.outcome, e.detail, e.ip, e.user_agent, e.request_id)::text)::int AS differ

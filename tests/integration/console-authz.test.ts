@@ -485,7 +485,7 @@ describe('cross-site requests and route handlers', () => {
     const ok = await request('auditor');
     expect(ok.status).toBe(200);
     const text = await ok.text();
-    expect(text.split('\r\n')[0]).toContain('actorLabel');
+    expect(text.split('\r\n')[0]).toContain('actor_label');
     expect(text).toContain('"user.create"');
     const jsonl = await (await request('admin', 'jsonl')).text();
     expect(JSON.parse(jsonl.trim().split('\n')[0]!).action).toMatch(/^user\./);

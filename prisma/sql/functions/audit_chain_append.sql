@@ -1,4 +1,4 @@
--- Assigns seq, prev_hash, hash and the database time (A2). Runs as the owner (SECURITY DEFINER) so the
+-- Assigns seq, prev_hash, hash, the canonical form version and the database time (A2). Runs as the owner (SECURITY DEFINER) so the
 -- app can extend a chain without being able to write chain heads itself. Locking only the chain's
 -- head row keeps unrelated chains (different effect keys) from serializing on each other.
 -- No SET search_path (a configuration save and restore per audit entry): every table and function is
@@ -19,6 +19,8 @@ DECLARE
   v_expect_new boolean := NEW.seq = 1;
 BEGIN
   NEW.at := clock_timestamp();
+  -- Every new entry is hashed over canonical form 2 (RFC 8785), whatever the writer set (docs/AUDIT.md).
+  NEW.canon_version := 2;
   FOR attempt IN 1..2 LOOP
     IF NOT v_expect_new THEN
       -- Existing chain: the head row lock orders appends to this chain only.

@@ -1,10 +1,19 @@
-// Streamed audit export (A5): CSV or JSON Lines of the filtered trail, oldest first, fetched from
+// Streamed audit export (A5): CSV or JSON Lines of the filtered trail as evidence (every hashed field,
+// lib/read-models/audit-export.ts), oldest first, fetched from
 // the database a thousand rows at a time so any size streams in constant memory. The filter is checked
 // before anything streams (a bad one is a 422 naming the parameter, not a 200 that breaks mid-stream or
 // silently exports more than asked), and every export is itself written to the audit trail.
 import { appendAudit } from '@/lib/audit/append.ts';
 import { consoleRoute } from '@/lib/auth/guard.ts';
-import { auditStream, CSV_COLUMNS, csvLine, exportRequestFrom, jsonLine } from '@/lib/read-models/audit.ts';
+import { exportRequestFrom } from '@/lib/read-models/audit.ts';
+import {
+  auditExportStream,
+  CSV_COLUMNS,
+  csvLine,
+  exportSummary,
+  isFiltered,
+  jsonLine,
+} from '@/lib/read-models/audit-export.ts';
 
 export const dynamic = 'force-dynamic';
 
@@ -20,7 +29,8 @@ export const GET = consoleRoute('audit.export', { mutating: false }, async (g, r
     detail: { format, filter: Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) },
     request: g.request,
   });
-  const rows = auditStream(g.db, filter);
+  const rows = auditExportStream(g.db, filter);
+  const summary = exportSummary(isFiltered(filter));
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -28,7 +38,12 @@ export const GET = consoleRoute('audit.export', { mutating: false }, async (g, r
     },
     async pull(controller) {
       const next = await rows.next();
-      if (next.done) return controller.close();
+      if (next.done) {
+        // JSON Lines closes with the seq range per chain (what a partial export holds); see docs/AUDIT.md.
+        if (format === 'jsonl') controller.enqueue(encoder.encode(summary.line()));
+        return controller.close();
+      }
+      summary.add(next.value);
       controller.enqueue(encoder.encode(format === 'csv' ? csvLine(next.value) : jsonLine(next.value)));
     },
     async cancel() {
