@@ -22,7 +22,7 @@ const auditedRefusals = async (ip: string) =>
   ).rows[0]!.n;
 
 describe('runtime-key failures per source', () => {
-  it(`${DOOR_MAX_FAILURES} failures from one address, then 429 with Retry-After and no more audit entries; another address still gets in`, async () => {
+  it(`Z6: ${DOOR_MAX_FAILURES} failures from one address, then 429 with Retry-After and no more audit entries; another address still gets in`, async () => {
     const attacker = '203.0.113.77';
     const body = { workflow: 'wf', triggerId: 'evt-door' };
     const bad = { token: 'elk_notakey_xxxxxxxxxxxxxxxxxxxxxxxx', headers: { 'x-forwarded-for': attacker } };

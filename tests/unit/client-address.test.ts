@@ -7,7 +7,7 @@ describe('client address', () => {
   const none = parseTrustedProxies('');
   const lb = parseTrustedProxies('10.0.0.0/8, 192.0.2.7, fd00::/8');
 
-  it('ignores X-Forwarded-For from a peer that is not a trusted proxy', () => {
+  it('A1: ignores X-Forwarded-For from a peer that is not a trusted proxy', () => {
     expect(clientAddress('198.51.100.4', '203.0.113.9', none)).toBe('198.51.100.4');
     expect(clientAddress('198.51.100.4', '203.0.113.9', lb)).toBe('198.51.100.4');
   });
