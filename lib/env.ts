@@ -22,6 +22,11 @@ const schema = z.object({
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().positive().default(54329),
   /** Address the console/API listens on (`npm run start:prod`). */
   LISTEN_HOST: z.string().default('0.0.0.0'),
+  /** Structured JSON log level (pino): fatal, error, warn, info, debug, trace or silent. */
+  /** Unset: info, or warn under NODE_ENV=test (test runs stay readable). */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  /** Proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For is believed. */
+  TRUSTED_PROXIES: z.string().default(''),
   /** When set, GET /metrics requires it as a bearer token. */
   METRICS_TOKEN: z.string().min(1).optional(),
   /** How long SIGTERM/SIGINT waits for in-flight requests and replay chunks before killing what is left. */

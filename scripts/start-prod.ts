@@ -10,7 +10,7 @@ import path from 'node:path';
 import { preparedStatementsFor } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
 import { missingVariables, pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
-import { nextCli, spawnGroup, stopGroups } from './support/processes.ts';
+import { spawnGroup, stopGroups } from './support/processes.ts';
 
 const refuse = (lines: string[]): never => {
   for (const line of lines) console.error(`[start:prod] ${line}`);
@@ -36,7 +36,7 @@ async function main() {
   const server = spawnGroup(
     'console',
     process.execPath,
-    [nextCli(), 'start', '-p', String(e.PORT), '-H', e.LISTEN_HOST],
+    ['--import', import.meta.resolve('tsx'), path.join(import.meta.dirname, 'support/web-server.ts')],
     {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, NODE_ENV: 'production' },

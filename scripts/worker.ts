@@ -8,12 +8,15 @@
 import { createDb, preparedStatementsFor } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
 import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
+import { componentLogger } from '../lib/ops/log.ts';
 import { pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
 import '../lib/providers/sandbox/register.ts'; // provider type sandbox
 import { installJobEngine, startReplayWorker } from '../lib/replay/index.ts';
 
-const log = (line: string) => console.log(`${new Date().toISOString()} [worker ${process.pid}] ${line}`);
+// One JSON line per event (lib/ops/log.ts); the replay code's messages are the `msg`.
+const logger = componentLogger('worker');
+const log = (line: string) => logger.info(line);
 
 async function main() {
   const e = env();
@@ -37,7 +40,7 @@ async function main() {
     leader,
     log,
   });
-  log(`ready: ${e.REPLAY_CONCURRENCY} chunk handlers, providers ${providers.names().join(', ') || '(none)'}`);
+  log(`worker ready: ${e.REPLAY_CONCURRENCY} chunk handlers, providers ${providers.names().join(', ') || '(none)'}`);
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -60,6 +63,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error(`[worker] ${error instanceof Error ? error.message : String(error)}`);
+  logger.fatal(error instanceof Error ? error.message : String(error));
   process.exit(1);
 });

@@ -11,6 +11,8 @@ import { parseInput } from '../ledger/validate.ts';
 import { authenticate, requestMeta } from './auth.ts';
 import { apiDb } from './db.ts';
 import { observeApiAnswer } from '../ops/metrics.ts';
+import { doorRetryAfter, noteDoorFailure } from '../ops/door-limiter.ts';
+import { componentLogger } from '../ops/log.ts';
 import { isProblem, jsonSafe, problem, problemFrom, problemHeaders, type Problem } from './problem.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -23,6 +25,9 @@ export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 export const MAX_BODY_DEPTH = 32;
 
 type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
+
+let apiLogger: ReturnType<typeof componentLogger> | undefined;
+const apiLog = () => (apiLogger ??= componentLogger('api', true));
 
 export interface HandlerContext<B, P> {
   db: Db;
@@ -166,11 +171,21 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
   return async (request: Request, ctx?: RouteCtx<P>): Promise<Response> => {
     const meta = requestMeta(request);
     const started = performance.now();
-    // Every answer leaves through here, so the metrics see each one (GET /metrics).
+    let actorId = 'anonymous';
+    // Every answer leaves through here, so the metrics and the log see each one.
     const reply = (status: number, body: unknown, extra?: Record<string, string>, replayed = false) => {
-      observeApiAnswer(spec.action, status, body, (performance.now() - started) / 1000, replayed);
+      const seconds = (performance.now() - started) / 1000;
+      observeApiAnswer(spec.action, status, body, seconds, replayed);
+      const line = { requestId: meta.requestId, actor: actorId, ip: meta.ip, operation: spec.action, status };
+      apiLog().info({ ...line, ms: Math.round(seconds * 10_000) / 10 }, 'api answer');
       return json(status, body, meta, extra);
     };
+    // A source that keeps failing authentication is turned away before any query (lib/ops/door-limiter.ts).
+    const wait = doorRetryAfter(meta.ip);
+    if (wait) {
+      const p = problem('rate_limited', `too many failed authentications from this address; retry in ${wait} s`);
+      return reply(429, p, { 'retry-after': String(wait) });
+    }
     try {
       const db = apiDb();
       // The request is read and checked before any query; a bad one is still answered 401 first when
@@ -191,6 +206,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
         params: input.params as never,
       });
       const run = async (actor: RuntimeActor): Promise<OpResult> => {
+        actorId = `${actor.kind}:${actor.id}`;
         try {
           return shape(spec, await fn(context(actor)));
         } catch (error) {
@@ -226,6 +242,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
       return reply(r.status, r.body, r.replayed ? { 'idempotent-replayed': 'true' } : {}, r.replayed);
     } catch (error) {
       const p = problemFrom(error);
+      if (p.status === 401) noteDoorFailure(meta.ip);
       return reply(p.status, p, p.status === 401 ? { 'www-authenticate': 'Bearer realm="effect-ledger"' } : {});
     }
   };

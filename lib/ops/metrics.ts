@@ -24,12 +24,6 @@ function build() {
       labelNames: ['state'] as const,
       registers: [registry],
     }),
-    providerCalls: new Counter({
-      name: 'ledger_provider_calls_total',
-      help: 'Provider calls made by this process (replay sends, reconciliation lookups), by provider, call and outcome (answered, no_response, error).',
-      labelNames: ['provider', 'call', 'outcome'] as const,
-      registers: [registry],
-    }),
     errors: new Counter({
       name: 'ledger_errors_total',
       help: 'Error answers (status 500 and above) of the agent API, by problem code.',

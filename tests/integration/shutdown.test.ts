@@ -44,7 +44,7 @@ describe('graceful shutdown', () => {
       }),
     );
     await demo.waitFor('Effect Ledger console:');
-    await demo.waitFor(/\[worker \d+\] ready:/);
+    await demo.waitFor(/"component":"worker".*"msg":"worker ready: /);
     await eventually(() => listening(ports.PORT), 'the console to listen');
     for (const port of Object.values(ports)) expect(await listening(port)).toBe(true);
     const family = descendants(demo.child.pid!);

@@ -1,0 +1,61 @@
+// The production HTTP server (`npm run start:prod` runs it after its checks): Next.js through its
+// custom-server API behind a thin front that
+//  - sets X-Forwarded-For to the one client address it can vouch for (lib/ops/client-address.ts:
+//    the header is believed only through TRUSTED_PROXIES; `next start` keeps whatever a client sent),
+//    so the audit trail and the per-source limits see the real source,
+//  - gives every request an X-Request-Id (the caller's, or a new one) and writes one JSON access line,
+//  - on SIGTERM/SIGINT stops accepting connections, lets in-flight requests finish and exits 0.
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import next from 'next';
+import { env } from '@/lib/env.ts';
+import { clientAddress, parseTrustedProxies } from '@/lib/ops/client-address.ts';
+import { componentLogger } from '@/lib/ops/log.ts';
+
+const e = env();
+const log = componentLogger('web');
+const proxies = parseTrustedProxies(e.TRUSTED_PROXIES);
+const app = next({ dev: false, dir: process.cwd(), hostname: e.LISTEN_HOST, port: e.PORT });
+await app.prepare();
+const handle = app.getRequestHandler();
+
+const server = createServer((req, res) => {
+  const started = performance.now();
+  const ip = clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for']?.toString(), proxies);
+  req.headers['x-forwarded-for'] = ip;
+  delete req.headers['x-real-ip']; // a client-chosen fallback the API would otherwise read
+  const requestId = req.headers['x-request-id']?.toString().slice(0, 128) || randomUUID();
+  req.headers['x-request-id'] = requestId;
+  res.setHeader('x-request-id', requestId);
+  res.once('finish', () => {
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    log.info(
+      { requestId, ip, method: req.method, path: req.url?.split('?')[0], status: res.statusCode, ms },
+      'request',
+    );
+  });
+  handle(req, res).catch((error: unknown) => {
+    log.error({ requestId, err: error }, 'request failed');
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end('Internal error');
+  });
+});
+server.listen(e.PORT, e.LISTEN_HOST, () => log.info({ port: e.PORT, host: e.LISTEN_HOST }, 'listening'));
+
+let stopping = false;
+const stop = (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'stopping: no new connections; in-flight requests finish');
+  // Idle keep-alive connections would hold close() open until they time out: end them now (and
+  // each busy one as soon as its request is answered, since close() marks the server as closing).
+  server.close(() => {
+    void app.close().finally(() => {
+      log.info('stopped');
+      process.exit(0);
+    });
+  });
+  server.closeIdleConnections();
+};
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
