@@ -1,7 +1,9 @@
 // `npm run sdk:pack`: lib/sdk as the package agent teams install from a tarball. esbuild bundles the
-// two entry points (the SDK, and the sandbox provider's client) into ES modules, tsc writes the
-// declarations, and npm pack makes `<name>-<version>.tgz`. The package has no dependencies: the
-// build refuses any input outside lib/sdk and any import that is not a Node built-in.
+// entry points (the SDK, the sandbox provider's client, and the framework boundaries: AI SDK, OpenAI
+// Agents, LangChain, MCP) into ES modules, tsc writes the declarations, and npm pack makes
+// `<name>-<version>.tgz`. The package has no dependencies: the build refuses any input outside lib/sdk
+// and any import that is neither a Node built-in nor a boundary's own framework, which is an optional
+// peer dependency (a team using one boundary installs only that framework, which it already has).
 // Output (gitignored): .sdk-build/package/ (what is packed) and .sdk-build/*.tgz.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +16,17 @@ import ts from 'typescript';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SDK = path.join(ROOT, 'lib/sdk');
 /** The package's entry points: subpath -> source file in lib/sdk. */
-const ENTRIES = { index: 'index.ts', sandbox: 'sandbox.ts' } as const;
+const ENTRIES = {
+  index: 'index.ts',
+  sandbox: 'sandbox.ts',
+  ai: 'adapters/ai.ts',
+  'openai-agents': 'adapters/openai-agents.ts',
+  langchain: 'adapters/langchain.ts',
+  mcp: 'mcp/index.ts',
+} as const;
+/** The frameworks the boundaries import, as optional peer dependencies, with the versions tested here. */
+const PEERS = ['ai', '@openai/agents', '@langchain/core', '@modelcontextprotocol/sdk', 'zod'] as const;
+const isPeer = (specifier: string) => PEERS.some((p) => specifier === p || specifier.startsWith(`${p}/`));
 
 export interface PackedSdk {
   name: string;
@@ -29,6 +41,7 @@ export interface PackedSdk {
 
 interface RootPackage {
   version: string;
+  devDependencies?: Record<string, string>;
   license?: string;
   engines?: Record<string, string>;
 }
@@ -45,13 +58,14 @@ async function bundle(dist: string): Promise<string[]> {
     platform: 'node',
     target: 'node20',
     metafile: true,
+    external: PEERS.flatMap((p) => [p, `${p}/*`]),
     logLevel: 'warning',
   });
   const outside = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith('lib/sdk/'));
   if (outside.length) throw new Error(`the SDK bundle pulled in files outside lib/sdk: ${outside.join(', ')}`);
   const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
   const foreign = Object.values(result.metafile.outputs)
-    .flatMap((o) => o.imports.filter((i) => i.external && !builtins.has(i.path)).map((i) => i.path))
+    .flatMap((o) => o.imports.filter((i) => i.external && !builtins.has(i.path) && !isPeer(i.path)).map((i) => i.path))
     .filter((p, i, all) => all.indexOf(p) === i);
   if (foreign.length) throw new Error(`the SDK bundle imports packages: ${foreign.join(', ')}`);
   return Object.entries(result.metafile.outputs).map(([file, o]) => `${path.basename(file)} ${kb(o.bytes)}`);
@@ -88,7 +102,7 @@ function declarations(dist: string): number {
     throw new Error(`declarations failed:\n${ts.formatDiagnostics(problems, host)}`);
   }
   // The sources import './x.ts'; a consumer's TypeScript looks for './x.js' next to './x.d.ts'.
-  const files = readdirSync(dist).filter((f) => f.endsWith('.d.ts'));
+  const files = (readdirSync(dist, { recursive: true }) as string[]).filter((f) => f.endsWith('.d.ts'));
   for (const file of files) {
     const text = readFileSync(path.join(dist, file), 'utf8');
     writeFileSync(path.join(dist, file), text.replace(/(from\s+|import\()(['"])(\.\.?\/[^'"]+)\.ts\2/g, '$1$2$3.js$2'));
@@ -97,7 +111,11 @@ function declarations(dist: string): number {
 }
 
 function manifest(root: RootPackage): Record<string, unknown> {
-  const entry = (name: string) => ({ types: `./dist/${name}.d.ts`, default: `./dist/${name}.js` });
+  const entry = (name: keyof typeof ENTRIES) => ({
+    types: `./dist/${ENTRIES[name].replace(/\.ts$/, '.d.ts')}`,
+    default: `./dist/${name}.js`,
+  });
+  const peerDependencies = Object.fromEntries(PEERS.map((p) => [p, root.devDependencies?.[p] ?? '*']));
   return {
     name: '@effect-ledger/sdk',
     version: root.version,
@@ -108,7 +126,17 @@ function manifest(root: RootPackage): Record<string, unknown> {
     private: true,
     type: 'module',
     engines: { node: root.engines?.node ?? '>=20.19' },
-    exports: { '.': entry('index'), './sandbox': entry('sandbox'), './package.json': './package.json' },
+    exports: {
+      '.': entry('index'),
+      './sandbox': entry('sandbox'),
+      './ai': entry('ai'),
+      './openai-agents': entry('openai-agents'),
+      './langchain': entry('langchain'),
+      './mcp': entry('mcp'),
+      './package.json': './package.json',
+    },
+    peerDependencies,
+    peerDependenciesMeta: Object.fromEntries(PEERS.map((p) => [p, { optional: true }])),
     main: './dist/index.js',
     types: './dist/index.d.ts',
     files: ['dist'],
@@ -147,7 +175,7 @@ export async function packSdk(options: { outDir?: string; log?: (line: string) =
   const license = ['LICENSE', 'LICENSE.md', 'LICENSE.txt'].find((f) => existsSync(path.join(ROOT, f)));
   if (license) copyFileSync(path.join(ROOT, license), path.join(packageDir, license));
   log(
-    `3/4 package.json (${pkg.name}@${pkg.version}, license ${pkg.license}, no dependencies), README.md${license ? `, ${license}` : ''}`,
+    `3/4 package.json (${pkg.name}@${pkg.version}, license ${pkg.license}, no dependencies, optional peers ${PEERS.join(', ')}), README.md${license ? `, ${license}` : ''}`,
   );
   log('4/4 npm pack');
   const packed = npmPack(packageDir, outDir);

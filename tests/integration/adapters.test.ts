@@ -12,7 +12,7 @@ import { ProviderRegistry } from '@/lib/providers/registry.ts';
 import { SandboxProvider, startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
 import { reconcileOnce } from '@/lib/replay/reconcile.ts';
 import { guardCall } from '@/lib/sdk/adapters/guard.ts';
-import { createLedger, type Ledger } from '@/lib/sdk/index.ts';
+import { createLedger, ProviderRejected, type Ledger } from '@/lib/sdk/index.ts';
 import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
 import { welcomeDefinition, type Welcome } from '../helpers/adapter-agents/team-tool.ts';
 import { FRAMEWORKS, runAgent, type Framework } from '../helpers/adapter-agents/runners.ts';
@@ -156,6 +156,28 @@ describe.each(Object.keys(FRAMEWORKS) as Framework[])('the %s boundary', (fw) =>
       first.customerId,
     ]);
     expect(rows).toHaveLength(1);
+  });
+});
+
+describe('the guard every boundary shares', () => {
+  it("S3 S4: a provider refusal is the tool's own error and frees the key; a result without a receipt is held as unknown", async () => {
+    const { run, ledger, definition } = await setUp();
+    const guard = { ledger, definition, run: run.runId };
+    const refused = customer(6, 'guard');
+    const error = await guardCall(guard, refused, () => {
+      throw new ProviderRejected('recipient refused', { status: 422 });
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderRejected);
+    // The key is free again (S3): the next call runs the tool.
+    expect(await guardCall(guard, refused, () => ({ id: 'msg-after-refusal' }))).toMatchObject({ kind: 'ran' });
+
+    const silent = customer(7, 'guard');
+    const held = await guardCall(guard, silent, () => ({ ok: true }));
+    expect(held).toMatchObject({ kind: 'held', hold: { state: 'unknown', tool: definition.name } });
+    let ranAgain = false;
+    const again = await guardCall(guard, silent, () => (ranAgain = true));
+    expect(again).toMatchObject({ kind: 'held', hold: { state: 'unknown' } });
+    expect(ranAgain).toBe(false);
   });
 });
 

@@ -77,7 +77,7 @@ describe('GET /api/v1/effects/{key}', () => {
     expect(Buffer.from(view.response.bodyBase64, 'base64').toString('utf8')).toBe(body);
   });
 
-  it('an absent key is a 404 problem document naming it; a key of another workflow is a 403; no key is a 401', async () => {
+  it('Z6: an absent key is a 404 problem document naming it; a key of another workflow is a 403; no key is a 401', async () => {
     const missing = await get(path('v1/evt_none/tool/action/rec/email/nobody%40example.com'), token);
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toContain('application/problem+json');

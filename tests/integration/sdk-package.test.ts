@@ -69,7 +69,7 @@ afterAll(async () => {
 });
 
 describe('the SDK package', () => {
-  it('packs a versioned tarball with ES modules, types, a README and a manifest without dependencies', () => {
+  it("packs a versioned tarball with ES modules, types, a README and a manifest without dependencies (the boundaries' frameworks optional peers)", () => {
     const root = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; license: string };
     expect(path.basename(packed.tarball)).toBe(`effect-ledger-sdk-${root.version}.tgz`);
     const manifest = JSON.parse(readFileSync(path.join(packed.packageDir, 'package.json'), 'utf8'));
@@ -77,8 +77,22 @@ describe('the SDK package', () => {
     expect(manifest.license).toBe(root.license);
     expect(manifest.engines.node).toBeTruthy();
     expect(manifest.dependencies).toBeUndefined();
-    expect(manifest.peerDependencies).toBeUndefined();
-    expect(Object.keys(manifest.exports)).toEqual(['.', './sandbox', './package.json']);
+    // The framework boundaries' frameworks are optional peers: a team installs only the one it uses.
+    const peers = ['ai', '@openai/agents', '@langchain/core', '@modelcontextprotocol/sdk', 'zod'];
+    expect(Object.keys(manifest.peerDependencies)).toEqual(peers);
+    expect(Object.values(manifest.peerDependenciesMeta)).toEqual(peers.map(() => ({ optional: true })));
+    expect(Object.keys(manifest.exports)).toEqual([
+      '.',
+      './sandbox',
+      './ai',
+      './openai-agents',
+      './langchain',
+      './mcp',
+      './package.json',
+    ]);
+    for (const entry of Object.values(manifest.exports) as ({ types: string; default: string } | string)[])
+      if (typeof entry !== 'string')
+        for (const file of [entry.types, entry.default]) expect(packed.files).toContain(file.slice(2));
     for (const file of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/sandbox.js'])
       expect(packed.files).toContain(file);
     expect(packed.files.filter((f) => !f.startsWith('dist/') && !['package.json', 'README.md'].includes(f))).toEqual(
