@@ -27,6 +27,8 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   /** Proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For is believed. */
   TRUSTED_PROXIES: z.string().default(''),
+  /** A worker's own /healthz, /readyz (heartbeat fresh) and /metrics port; unset: none. */
+  WORKER_HTTP_PORT: z.coerce.number().int().positive().optional(),
   /** When set, GET /metrics requires it as a bearer token. */
   METRICS_TOKEN: z.string().min(1).optional(),
   /** How long SIGTERM/SIGINT waits for in-flight requests and replay chunks before killing what is left. */

@@ -5,10 +5,12 @@
 // job schema first. Refuses to start on migrations of this build not applied (`npm run migrate`).
 // SIGTERM/SIGINT: no new chunks; running ones get SHUTDOWN_GRACE_SECONDS to finish (an unfinished one
 // goes back to the queue for another worker); leadership is handed back; exit 0.
-import { createDb, preparedStatementsFor } from '../lib/db/client.ts';
+import { createDb, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
 import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
 import { componentLogger } from '../lib/ops/log.ts';
+import { watchPool } from '../lib/ops/metrics.ts';
+import { startWorkerHttp } from './support/worker-http.ts';
 import { pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
 import '../lib/providers/sandbox/register.ts'; // provider type sandbox
@@ -40,6 +42,10 @@ async function main() {
     leader,
     log,
   });
+  watchPool(sqlPool(db));
+  const http = e.WORKER_HTTP_PORT
+    ? await startWorkerHttp(e.WORKER_HTTP_PORT, leader.lastContact, e.METRICS_TOKEN)
+    : undefined;
   log(`worker ready: ${e.REPLAY_CONCURRENCY} chunk handlers, providers ${providers.names().join(', ') || '(none)'}`);
   let stopping = false;
   const stop = async () => {
@@ -47,6 +53,7 @@ async function main() {
     stopping = true;
     log(`stopping: running chunks get ${e.SHUTDOWN_GRACE_SECONDS} s to finish`);
     try {
+      http?.close();
       await worker.stop(e.SHUTDOWN_GRACE_SECONDS * 1000);
       await leader.stop();
       await providers.close();

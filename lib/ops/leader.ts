@@ -20,6 +20,8 @@ export interface LeaderOptions {
 
 export interface Leadership {
   isLeader(): boolean;
+  /** When this process last heard from PostgreSQL on its leader connection (ms since epoch; 0: never). */
+  lastContact(): number;
   /** Gives the lock back (a follower waiting on it takes over at its next try) and closes the connection. */
   stop(): Promise<void>;
 }
@@ -29,6 +31,7 @@ export async function startLeaderElection(options: LeaderOptions): Promise<Leade
   let client: pg.Client | undefined;
   let leader = false;
   let stopped = false;
+  let contact = 0;
 
   const drop = (reason: string) => {
     if (leader) log(`leadership lost: ${reason}`);
@@ -55,12 +58,14 @@ export async function startLeaderElection(options: LeaderOptions): Promise<Leade
       }
       if (leader) {
         await client.query('SELECT 1'); // the lock lives as long as this session does
+        contact = Date.now();
         return;
       }
       const r = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
         LEADER_LOCK_CLASS,
         options.lockKey,
       ]);
+      contact = Date.now();
       if (r.rows[0]?.ok && !stopped) {
         leader = true;
         log('leadership acquired');
@@ -78,6 +83,7 @@ export async function startLeaderElection(options: LeaderOptions): Promise<Leade
 
   return {
     isLeader: () => leader && !stopped,
+    lastContact: () => contact,
     async stop() {
       stopped = true;
       clearInterval(timer);

@@ -3,20 +3,27 @@
 // (scripts/worker.ts): the leader is killed with SIGKILL and the other takes over; SIGTERM ends a
 // worker with exit 0 and hands the lock back.
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '@/lib/db/embedded.ts';
 import { LEADER_LOCK_CLASS, LEADER_LOCKS } from '@/lib/ops/leader.ts';
 import { installJobEngine } from '@/lib/replay/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { scriptEnv, startScript, TSX, type Started } from '../helpers/processes.ts';
+import { listening, scriptEnv, startScript, TSX, type Started } from '../helpers/processes.ts';
 
 const started: Started[] = [];
 afterAll(() => {
   for (const s of started) if (s.child.exitCode === null) s.child.kill('SIGKILL');
 });
 
-function worker(t: TestDatabase): Started {
+function worker(t: TestDatabase, httpPort?: number): Started {
   const s = startScript(
     ['--import', TSX, 'scripts/worker.ts'],
-    scriptEnv({ DATABASE_URL: t.appUrl, NODE_ENV: 'test', RECONCILE_INTERVAL_SECONDS: '1', REPLAY_CONCURRENCY: '1' }),
+    scriptEnv({
+      DATABASE_URL: t.appUrl,
+      NODE_ENV: 'test',
+      RECONCILE_INTERVAL_SECONDS: '1',
+      REPLAY_CONCURRENCY: '1',
+      WORKER_HTTP_PORT: httpPort ? String(httpPort) : undefined,
+    }),
   );
   started.push(s);
   return s;

@@ -1,0 +1,48 @@
+// A worker's own probes and metrics on WORKER_HTTP_PORT (workers serve no other HTTP):
+//  GET /healthz  200 while the process runs,
+//  GET /readyz   200 while its heartbeat is fresh: its leader connection (lib/ops/leader.ts) reached
+//                PostgreSQL within the last STALE_MS, whether it leads or follows; else 503,
+//  GET /metrics  Prometheus text of this process (its database pool, process metrics).
+import { createServer, type Server } from 'node:http';
+import { exposition } from '@/lib/ops/metrics.ts';
+
+export const STALE_MS = 15_000;
+
+export function startWorkerHttp(port: number, heartbeat: () => number, token?: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    const send = (status: number, type: string, body: string) => {
+      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body);
+    };
+    const path = req.url?.split('?')[0];
+    if (req.method !== 'GET')
+      return send(405, 'application/problem+json', JSON.stringify({ status: 405, title: 'Method not allowed' }));
+    if (path === '/healthz') return send(200, 'application/json', JSON.stringify({ status: 'ok' }));
+    if (path === '/readyz') {
+      const age = Date.now() - heartbeat();
+      if (age <= STALE_MS)
+        return send(200, 'application/json', JSON.stringify({ status: 'ready', heartbeatAgeMs: age }));
+      const detail = `no contact with the database for ${Math.round(age / 1000)} s`;
+      return send(
+        503,
+        'application/problem+json',
+        JSON.stringify({ status: 503, code: 'unavailable', title: 'Service unavailable', detail }),
+      );
+    }
+    if (path === '/metrics') {
+      if (token && req.headers.authorization !== `Bearer ${token}`)
+        return send(
+          401,
+          'application/problem+json',
+          JSON.stringify({ status: 401, code: 'unauthenticated', title: 'Not authenticated' }),
+        );
+      void exposition().then(({ body, contentType }) => send(200, contentType, body));
+      return;
+    }
+    send(404, 'application/problem+json', JSON.stringify({ status: 404, code: 'not_found', title: 'Not found' }));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve(server));
+  });
+}

@@ -1,0 +1,105 @@
+// Issue 17: `npm run start:prod` serving for real (the production build; built first when there is
+// none): the probes and metrics over HTTP, a request id on every answer and in the JSON access log,
+// X-Forwarded-For ignored from a peer that is not a trusted proxy (the audit entry keeps the real
+// peer), and SIGTERM ending it with exit 0, no process left and the port free.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '@/lib/db/embedded.ts';
+import { nextCli } from '@/scripts/support/processes.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+import {
+  alive,
+  descendants,
+  listening,
+  ROOT,
+  scriptEnv,
+  startScript,
+  TSX,
+  type Started,
+} from '../helpers/processes.ts';
+
+let server: Started | undefined;
+afterAll(() => {
+  if (server?.child.exitCode === null) {
+    for (const pid of descendants(server.child.pid!)) process.kill(pid, 'SIGKILL');
+    server.child.kill('SIGKILL');
+  }
+});
+
+describe('npm run start:prod', () => {
+  it(
+    'serves the probes and the API behind its front, then stops cleanly on SIGTERM',
+    { timeout: 900_000 },
+    async () => {
+      if (!existsSync(path.join(ROOT, '.next/BUILD_ID'))) {
+        const build = spawnSync(process.execPath, [nextCli(), 'build'], { cwd: ROOT, stdio: 'inherit' });
+        expect(build.status).toBe(0);
+      }
+      const t = await createTestDatabase({ poolSize: 2 });
+      const port = await freePort();
+      server = startScript(
+        ['--import', TSX, 'scripts/start-prod.ts'],
+        scriptEnv({
+          DATABASE_URL: t.appUrl,
+          NEXTAUTH_SECRET: 'y'.repeat(32),
+          NEXTAUTH_URL: `http://127.0.0.1:${port}`,
+          PORT: String(port),
+          LISTEN_HOST: '127.0.0.1',
+          SHUTDOWN_GRACE_SECONDS: '60',
+        }),
+      );
+      await server.waitFor('"msg":"listening"');
+      const base = `http://127.0.0.1:${port}`;
+
+      const health = await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'probe-1' } });
+      expect(health.status).toBe(200);
+      expect(health.headers.get('x-request-id')).toBe('probe-1');
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(200);
+      expect((await ready.json()).checks).toEqual({ database: 'ok', migrations: 'ok' });
+      expect(ready.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+
+      // A client-chosen X-Forwarded-For from an untrusted peer is ignored: the audit entry has the peer.
+      const refused = await fetch(`${base}/api/v1/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.66', 'x-request-id': 'spoof-1' },
+        body: JSON.stringify({ workflow: 'wf', triggerId: 'evt' }),
+      });
+      expect(refused.status).toBe(401);
+      const audit = await t.owner<{ ip: string | null }>(`SELECT ip FROM audit_entry WHERE request_id = 'spoof-1'`);
+      expect(audit.rows).toEqual([{ ip: '127.0.0.1' }]);
+
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      expect(metrics).toMatch(/^ledger_http_request_duration_seconds_count\{operation="[a-z.]+",status="401"\} 1$/m);
+      expect(metrics).toMatch(/^ledger_db_pool_waiting \d+$/m);
+
+      // JSON access lines with the request id, and the API's own line with the actor.
+      const lines = server
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.find((l) => l.requestId === 'probe-1' && l.msg === 'request')).toMatchObject({
+        component: 'web',
+        path: '/healthz',
+        status: 200,
+      });
+      expect(lines.find((l) => l.requestId === 'spoof-1' && l.msg === 'api answer')).toMatchObject({
+        component: 'api',
+        actor: 'anonymous',
+        ip: '127.0.0.1',
+        status: 401,
+      });
+
+      const family = descendants(server.child.pid!);
+      expect(family.length).toBeGreaterThanOrEqual(1);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      expect(server.output()).toContain('[start:prod] stopped');
+      expect(family.filter(alive)).toEqual([]);
+      expect(await listening(port)).toBe(false);
+    },
+  );
+});
