@@ -113,6 +113,25 @@ export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null):
       ? `End-to-end effects/s / ledger claims/s at 0% duplicates (the claim is the ceiling of an effect): ${fmt(s.send.product.perSecond / ledgerClaimsPerSecond, 2)}.`
       : 'Ledger claims were not measured in this run, so no claims ratio.',
     `Checked: ${correct ? `${fmt(s.effects)} deliveries to ${fmt(s.effects)} distinct targets, none added by the replay, ${fmt(s.done)} effects done` : `**wrong counts**: ${JSON.stringify({ ...s.deliveries, done: s.done })}`}.`,
+    '',
+    "A replayed effect is one claim request that loses (its key is held): the product reads the runtime key and the claim's current state side by side (`ledger_claim_peek`, the definition of a held key that `ledger_claim_batch` uses too), checks the caller's scope, and stores the answer with its Idempotency-Key record in one insert; reads and inserts made at the same moment share a statement, the inserts a commit. The floor's replay is one `INSERT ... ON CONFLICT DO NOTHING` that finds the row.",
+    ...replayProfileLines(s),
+  ];
+}
+
+/** Where the API server's time went during the replay (BENCH_SDK_PROFILE=<dir>). */
+function replayProfileLines(s: SdkHttpBench): string[] {
+  const p = s.replayProfile;
+  if (!p) return [];
+  return [
+    '',
+    `Where the replay's time went in the API server (\`BENCH_SDK_PROFILE=<dir>\`: a CPU profile of the replay phase, ${fmt(p.totalMs / 1000, 1)} s sampled, and the wall time of each database statement it sent, from send to answer):`,
+    '',
+    '| where (server CPU) | ms | share |',
+    '|---|---:|---:|',
+    ...p.byPlace.map((x) => `| ${x.name} | ${fmt(x.ms)} | ${fmt(x.share * 100, 1)}% |`),
+    '',
+    p.statements.trimEnd(),
   ];
 }
 

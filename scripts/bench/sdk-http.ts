@@ -6,7 +6,7 @@
 // Then the same run is replayed with reworded subjects: every effect must be skipped (K1, S1).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -19,6 +19,7 @@ import { createLedger, defineTool, httpTransport } from '@/lib/sdk/index.ts';
 import { SandboxProvider, startSandbox } from '@/lib/providers/sandbox/index.ts';
 import { floorAgent, sideBySide, startFloor, type SideBySide } from './agent-path.ts';
 import { closedLoop } from './harness.ts';
+import { summarize, type ProfileShare } from './profile-summary.ts';
 
 /** Alternating rounds per side (product, floor); each side's figure is the median round. */
 const ROUNDS = 3;
@@ -38,6 +39,27 @@ export interface SdkHttpBench {
   /** Effects in state done for the run: must equal `effects`. */
   done: number;
   server: ServerKind;
+  /** With BENCH_SDK_PROFILE: where the API server's time went during the replay (server-probe.ts). */
+  replayProfile?: ReplayProfile;
+}
+
+export interface ReplayProfile {
+  /** The statement table the server wrote (Markdown). */
+  statements: string;
+  /** Sampled CPU time of the server process, and its split by place. */
+  totalMs: number;
+  byPlace: ProfileShare[];
+}
+
+/** The replay phase's files, once the server has written them (it does when it stops). */
+function readReplayProfile(): ReplayProfile | undefined {
+  const dir = process.env.BENCH_SDK_PROFILE;
+  if (!dir || !existsSync(path.join(dir, 'replay.cpuprofile'))) return undefined;
+  const profile = JSON.parse(readFileSync(path.join(dir, 'replay.cpuprofile'), 'utf8')) as Parameters<
+    typeof summarize
+  >[0];
+  const { total, byPlace } = summarize(profile, 10);
+  return { statements: readFileSync(path.join(dir, 'replay-statements.md'), 'utf8'), totalMs: total, byPlace };
 }
 
 /** `next start` on the project's own build; a node:http server over the route handlers in a child
@@ -152,6 +174,7 @@ export async function benchSdkHttp(opts: {
         : await spawnApiServer(opts.appUrl, agents);
   // The floor makes its own table, which the app role may not: it connects as the owner.
   const floorServer = await startFloor(opts.ownerUrl, agents);
+  let result: SdkHttpBench;
   try {
     const tag = Date.now().toString(36);
     const workflow = `bench_sdk_${tag}`;
@@ -261,7 +284,7 @@ export async function benchSdkHttp(opts: {
       ).rows[0]!.n,
     );
     await owner.end();
-    return {
+    result = {
       effects: floorSent,
       agents,
       send,
@@ -285,4 +308,5 @@ export async function benchSdkHttp(opts: {
     await sandbox.stop();
     await db.$disconnect();
   }
+  return server === 'child process' ? { ...result, replayProfile: readReplayProfile() } : result;
 }
