@@ -111,7 +111,7 @@ test('A5/A2 auditor: filters the trail, sees the chain verified, downloads the C
   await signInAs('auditor');
   await page.goto('/audit');
   await expect(page.getByTestId('chain-badge')).toHaveAttribute('data-ok', 'true');
-  await page.getByLabel('Action (prefix)').fill('plan.approve');
+  await page.getByLabel('Action (any part of the name)').fill('plan.approve');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await expect(page).toHaveURL(/action=plan.approve/);
   const rows = page.getByTestId('audit-row');
