@@ -197,6 +197,8 @@ export const decideInput = z.strictObject({
 
 export async function decideBump(ctx: Ctx, raw: unknown) {
   const input = parseInput(decideInput, raw);
+  // The requester reads the rejection on the request's card: it has to say why (an approval's note is optional).
+  if (input.decision === 'reject' && !input.reason) throw invalid('reason', 'reason: say why you reject the request');
   const { db, actor } = ctx;
   const request = await db.approvalRequest.findUnique({ where: { id: input.requestId } });
   if (!request || request.kind !== 'effect.bump')

@@ -27,10 +27,11 @@ export async function approvalsPage(db: Db) {
       u.email,
     ]),
   );
+  const notes = await decisionNotes(db, requests);
   const now = Date.now();
   return requests.map((r) => {
     // Bump requests carry their (key, epoch) items; replay requests carry only the frozen count.
-    const payload = r.payload as { items?: { key: string; epoch: number }[]; count?: number };
+    const payload = r.payload as { items?: { key: string; epoch: number }[]; count?: number; replayId?: string };
     const items = payload.items ?? [];
     return {
       id: r.id,
@@ -45,10 +46,38 @@ export async function approvalsPage(db: Db) {
       requestedBy: users.get(r.requestedById) ?? r.requestedById,
       decidedBy: r.decidedById ? (users.get(r.decidedById) ?? r.decidedById) : null,
       decidedAt: r.decidedAt,
+      decisionNote: notes.get(payload.replayId ?? r.id) ?? null,
       count: payload.count ?? items.length,
       items: items.slice(0, 200),
     };
   });
+}
+
+/** What the deciding person wrote, read from the decision's own audit entry (A1 keeps it there): a
+ *  bump decision names the request, a replay decision names its replay. */
+async function decisionNotes(
+  db: Db,
+  requests: readonly { id: string; status: string; payload: unknown; runId: string | null }[],
+): Promise<Map<string, string>> {
+  const decided = requests.filter((r) => r.status === 'approved' || r.status === 'rejected');
+  if (decided.length === 0) return new Map();
+  // Looked up by chain (indexed): a bump decision is on its request's chain, a replay's on its run's.
+  const chains = decided.map((r) =>
+    (r.payload as { replayId?: string }).replayId && r.runId ? `run:${r.runId}` : `approval:${r.id}`,
+  );
+  const subjects = decided.map((r) => (r.payload as { replayId?: string }).replayId ?? r.id);
+  const entries = await db.auditEntry.findMany({
+    where: {
+      chain: { in: [...new Set(chains)] },
+      subjectId: { in: subjects },
+      outcome: 'ok',
+      action: { in: ['approval.approve', 'approval.reject', 'replay.approve', 'replay.reject'] },
+      reason: { not: null },
+    },
+    select: { subjectId: true, reason: true },
+    orderBy: { id: 'asc' },
+  });
+  return new Map(entries.map((e) => [e.subjectId, e.reason ?? '']));
 }
 
 /** Email of each user id, for pages that name who requested or decided something. */

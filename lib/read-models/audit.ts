@@ -37,7 +37,9 @@ export function auditFilterFrom(params: URLSearchParams | Record<string, string 
 export function whereOf(f: AuditFilter): Prisma.Sql {
   const w: Prisma.Sql[] = [Prisma.sql`TRUE`];
   if (f.actor) w.push(Prisma.sql`(a.actor_label ILIKE ${`%${f.actor}%`} OR a.actor_id = ${f.actor})`);
-  if (f.action) w.push(Prisma.sql`a.action LIKE ${`${f.action}%`}`);
+  // The text matches anywhere in the action's name ("revoke" finds effect.revoke and
+  // runtime_key.revoke), LIKE's wildcards taken literally.
+  if (f.action) w.push(Prisma.sql`a.action ILIKE ${`%${f.action.replace(/[\\%_]/g, '\\$&')}%`}`);
   if (f.run && /^[0-9a-f-]{36}$/i.test(f.run)) w.push(Prisma.sql`a.run_id = ${f.run}::uuid`);
   if (f.target)
     w.push(
@@ -49,6 +51,18 @@ export function whereOf(f: AuditFilter): Prisma.Sql {
   if (from && !Number.isNaN(from.getTime())) w.push(Prisma.sql`a.at >= ${from}`);
   if (to && !Number.isNaN(to.getTime())) w.push(Prisma.sql`a.at < ${to}`);
   return Prisma.join(w, ' AND ');
+}
+
+/** What is wrong with a filter as a whole (its fields each parse): an inverted date range. */
+export function auditFilterProblem(f: AuditFilter): { field: 'to'; message: string } | null {
+  const from = f.from ? new Date(f.from) : null;
+  const to = f.to ? new Date(f.to) : null;
+  if (from && to && !Number.isNaN(from.getTime()) && !Number.isNaN(to.getTime()) && from >= to)
+    return {
+      field: 'to',
+      message: `"To" (${f.to}) must be later than "From" (${f.from}): nothing can match this range`,
+    };
+  return null;
 }
 
 export interface AuditRow {
@@ -187,4 +201,6 @@ function checkExportParams(p: URLSearchParams): void {
     if (name === 'run' && !/^[0-9a-f-]{36}$/i.test(value)) throw invalid(name, 'run: a run id (uuid)');
     if (name === 'outcome' && value !== 'ok' && value !== 'refused') throw invalid(name, 'outcome: ok or refused');
   }
+  const range = auditFilterProblem(auditFilterFrom(p));
+  if (range) throw invalid(range.field, range.message);
 }

@@ -96,8 +96,13 @@ test('Z3 four-eyes: one operator requests an epoch bump, the same operator canno
   await page.goto('/approvals');
   await request.getByTestId('approve-request').click();
   const approve = page.getByRole('dialog').filter({ hasText: 'Approve the bump' });
+  await approve.getByLabel('Comment (optional)').fill('Receipt request confirmed with the customer');
   await approve.getByRole('button', { name: 'Approve and bump' }).click();
   await expect(approve.getByRole('status')).toContainText('1 bumped');
+  await page.goto('/approvals');
+  await expect(request.getByTestId('decision')).toHaveText(
+    'Approved by oscar.operator@example.com: Receipt request confirmed with the customer',
+  );
   await page.goto(`/runs/${e2e.seeded.liveRunId}?q=${encodeURIComponent(e2e.seeded.bumpTarget)}`);
   const row = page.getByTestId('target-row').filter({ hasText: e2e.seeded.bumpTarget });
   await expect(row).toHaveAttribute('data-state', 'pending');
@@ -111,7 +116,7 @@ test('A5/A2 auditor: filters the trail, sees the chain verified, downloads the C
   await signInAs('auditor');
   await page.goto('/audit');
   await expect(page.getByTestId('chain-badge')).toHaveAttribute('data-ok', 'true');
-  await page.getByLabel('Action (prefix)').fill('plan.approve');
+  await page.getByLabel('Action (any part of the name)').fill('plan.approve');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await expect(page).toHaveURL(/action=plan.approve/);
   const rows = page.getByTestId('audit-row');

@@ -29,7 +29,14 @@ export function ApprovalActions({
               Bound to set hash <span className="mono text-xs break-all">{setHash}</span>
             </span>
           }
-          fields={[{ name: 'reason', label: 'Note', type: 'textarea' }]}
+          fields={[
+            {
+              name: 'reason',
+              label: 'Comment (optional)',
+              type: 'textarea',
+              hint: 'Shown on the request and kept on the audit trail.',
+            },
+          ]}
           submitLabel="Approve and bump"
           action={decideBumpAction}
           baseInput={{ requestId, setHash, decision: 'approve' }}
@@ -44,7 +51,16 @@ export function ApprovalActions({
         trigger="Reject"
         triggerVariant="ghost"
         title="Reject this request"
-        fields={[{ name: 'reason', label: 'Reason', type: 'textarea' }]}
+        testId="reject-request"
+        fields={[
+          {
+            name: 'reason',
+            label: 'Reason',
+            type: 'textarea',
+            required: true,
+            hint: 'The requester sees it on the request.',
+          },
+        ]}
         submitLabel="Reject"
         action={decideBumpAction}
         baseInput={{ requestId, setHash, decision: 'reject' }}

@@ -55,6 +55,12 @@ export default async function ApprovalsPage() {
                       ) : null}
                     </div>
                     <div className="mt-1 text-sm">Reason: {r.reason}</div>
+                    {r.decidedBy && (r.status === 'approved' || r.status === 'rejected') && (
+                      <div className="mt-1 text-sm" data-testid="decision">
+                        {r.status === 'rejected' ? 'Rejected' : 'Approved'} by <b>{r.decidedBy}</b>
+                        {r.decisionNote ? <>: {r.decisionNote}</> : r.status === 'approved' ? ' (no comment)' : null}
+                      </div>
+                    )}
                     {r.kind === 'replay' && r.runId && (
                       <div className="mt-1 text-xs">
                         <Link

@@ -6,7 +6,8 @@ import { userActor } from '@/lib/auth/guard.ts';
 import { requestInfoFromHeaders } from '@/lib/auth/request.ts';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
-import { auditFilterFrom, auditPage, pageVerification } from '@/lib/read-models/audit.ts';
+import { AUDIT_ACTIONS } from '@/lib/audit/actions.ts';
+import { auditFilterFrom, auditFilterProblem, auditPage, pageVerification } from '@/lib/read-models/audit.ts';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
@@ -18,6 +19,7 @@ export const metadata: Metadata = { title: 'Audit trail' };
 export default async function AuditPage({ searchParams }: { searchParams: Promise<SP> }) {
   const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
   const filter = auditFilterFrom(sp);
+  const problem = auditFilterProblem(filter);
   const [page, { result: chain, checkedAt }] = await Promise.all([
     auditPage(db, filter, one(sp, 'cursor')),
     pageVerification(db),
@@ -68,7 +70,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         >
           {[
             ['actor', 'Actor (email or id)', 'text'],
-            ['action', 'Action (prefix)', 'text'],
+            ['action', 'Action (any part of the name)', 'text'],
             ['run', 'Run id', 'text'],
             ['target', 'Target', 'text'],
             ['from', 'From', 'datetime-local'],
@@ -79,11 +81,19 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
               <input
                 name={name}
                 type={type}
+                list={name === 'action' ? 'audit-actions' : undefined}
                 defaultValue={filter[name as keyof typeof filter] ?? ''}
+                aria-invalid={problem?.field === name || undefined}
+                aria-describedby={problem?.field === name ? 'audit-filter-problem' : undefined}
                 className={`${inputClass} mt-1`}
               />
             </label>
           ))}
+          <datalist id="audit-actions" data-testid="audit-actions">
+            {Object.entries(AUDIT_ACTIONS).map(([name, spec]) => (
+              <option key={name} value={name} label={spec.what} />
+            ))}
+          </datalist>
           <label className="text-xs font-medium text-zinc-700">
             Outcome
             <select name="outcome" defaultValue={filter.outcome ?? ''} className={`${inputClass} mt-1`}>
@@ -92,6 +102,15 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
               <option value="refused">refused</option>
             </select>
           </label>
+          {problem && (
+            <p
+              id="audit-filter-problem"
+              role="alert"
+              className="col-span-2 rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 md:col-span-4 lg:col-span-7"
+            >
+              {problem.message}
+            </p>
+          )}
           <div className="col-span-2 flex flex-wrap gap-2 md:col-span-4 lg:col-span-7">
             <button type="submit" className={linkButton('primary', 'sm')}>
               Apply filters
@@ -124,7 +143,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       <Card>
         {page.rows.length === 0 ? (
           <EmptyState title="No entry matches">
-            Loosen a filter: actions match by prefix (e.g. effect.), actors by part of the email.
+            Loosen a filter: actions and actors match by any part of their name or email.
           </EmptyState>
         ) : (
           <div className="overflow-x-auto">

@@ -1,0 +1,66 @@
+// Console defects of the "console for real teams" issue, each in a real browser.
+import { expect, test } from './fixtures.ts';
+
+test('Z1 navigation: an unknown URL shows the not-found page inside the console, with its navigation', async ({
+  page,
+  signInAs,
+}) => {
+  await signInAs('auditor');
+  const response = await page.goto('/no-such-page/at-all');
+  expect(response?.status()).toBe(404);
+  await expect(page.getByRole('heading', { name: 'Not found' })).toBeVisible();
+  await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Runs' })).toBeVisible();
+  await expect(page.getByTestId('current-role')).toHaveText('auditor');
+  const api = await page.request.get('/api/v1/no-such-route');
+  expect(api.status()).toBe(404);
+  expect(api.headers()['content-type']).toContain('application/problem+json');
+});
+
+test('A5 audit: the action filter matches anywhere in the name, lists the actions, and names an inverted range', async ({
+  page,
+  signInAs,
+}) => {
+  await signInAs('auditor');
+  await page.goto('/audit');
+  await expect(page.getByTestId('audit-actions').locator('option[value="effect.revoke"]')).toHaveCount(1);
+  // "create" starts no action name: a prefix filter would find nothing.
+  await page.getByLabel('Action (any part of the name)').fill('create');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page).toHaveURL(/action=create/);
+  const actions = page.getByTestId('audit-row').locator('td:nth-child(4)');
+  await expect(actions.first()).toBeVisible();
+  const names = await actions.allTextContents();
+  for (const name of names) expect(name).toContain('create');
+  expect(names).toContain('user.create');
+
+  await page.goto('/audit?from=2026-12-02T10%3A00&to=2026-12-01T10%3A00');
+  await expect(page.locator('#audit-filter-problem')).toContainText('must be later than');
+  await expect(page.getByLabel('To', { exact: true })).toHaveAttribute('aria-invalid', 'true');
+});
+
+test('Z6 admin: a key for a workflow that never ran is refused by name; a created secret is visible and copyable in the dialog', async ({
+  page,
+  signInAs,
+  context,
+}) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await signInAs('admin');
+  await page.goto('/admin/keys');
+  await page.getByRole('button', { name: 'Create runtime key' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Name (required)').fill('typo-key');
+  await dialog.getByLabel('Workflows (comma separated, * for all) (required)').fill('welcome-campaing');
+  await dialog.getByRole('button', { name: 'Create key' }).click();
+  await expect(dialog.getByText('no workflow "welcome-campaing" has ever run')).toBeVisible();
+
+  await dialog.getByLabel('Workflows (comma separated, * for all) (required)').fill('*');
+  await dialog.getByRole('button', { name: 'Create key' }).click();
+  const secret = dialog.getByTestId('new-key-secret');
+  await expect(secret).toBeVisible();
+  const value = (await secret.textContent())!.trim();
+  expect(value).toMatch(/^elk_/);
+  // A click reaches only what is on top: behind the modal's backdrop it would time out.
+  await dialog.getByRole('button', { name: 'Copy secret' }).click({ timeout: 5_000 });
+  await expect(dialog.getByRole('button', { name: 'Copied' })).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(value);
+});
