@@ -3,11 +3,10 @@
 // (scripts/worker.ts): the leader is killed with SIGKILL and the other takes over; SIGTERM ends a
 // worker with exit 0 and hands the lock back.
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '@/lib/db/embedded.ts';
 import { LEADER_LOCK_CLASS, LEADER_LOCKS } from '@/lib/ops/leader.ts';
 import { installJobEngine } from '@/lib/replay/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { listening, scriptEnv, startScript, TSX, type Started } from '../helpers/processes.ts';
+import { scriptEnv, startScript, TSX, type Started } from '../helpers/processes.ts';
 
 const started: Started[] = [];
 afterAll(() => {
