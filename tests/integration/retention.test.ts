@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyAuditTrail } from '@/lib/audit/verify.ts';
 import { claimEffect, completeEffect, markUnknown } from '@/lib/ledger/index.ts';
 import { pruneRetiredRuns } from '@/lib/retention/prune.ts';
+import { startRetentionSchedule } from '@/lib/retention/schedule.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, runtimeActor, suffix } from '../helpers/factories.ts';
 import { runScript, scriptEnv } from '../helpers/processes.ts';
@@ -156,5 +157,40 @@ describe('T1: retention is tied to the run, never to the key', () => {
     expect(await counts(b.runId)).toMatchObject({ bodies: 0, items: 0, records: 1, keys: 1, effects: 1 });
     const entries = await t.db.auditEntry.count({ where: { action: 'retention.prune', actorId: 'prune-cli' } });
     expect(entries).toBe(2);
+  });
+
+  it('T1: the scheduled prune runs only in the worker that leads', async () => {
+    const run = await runWith(['done']);
+    await age(run.runId, 60);
+    const isPruned = async () =>
+      (await t.owner(`SELECT 1 FROM run WHERE id = $1 AND pruned_at IS NOT NULL`, [run.runId])).rowCount === 1;
+    let followerAsked = 0;
+    const follower = startRetentionSchedule({
+      db: t.db,
+      isLeader: () => {
+        followerAsked += 1; // a follower is asked on every tick and declines
+        return false;
+      },
+      intervalMs: 20,
+      policy,
+      log: () => undefined,
+    });
+    await expect.poll(() => followerAsked, { timeout: 60_000 }).toBeGreaterThanOrEqual(3);
+    await follower.stop();
+    expect(await isPruned()).toBe(false);
+    const leader = startRetentionSchedule({
+      db: t.db,
+      isLeader: () => true,
+      intervalMs: 20,
+      policy,
+      log: () => undefined,
+    });
+    await expect.poll(isPruned, { timeout: 60_000 }).toBe(true);
+    await leader.stop();
+    const entry = await t.db.auditEntry.findFirstOrThrow({
+      where: { action: 'retention.prune', actorId: 'retention' },
+    });
+    expect(entry).toMatchObject({ actorKind: 'policy', chain: 'retention' });
+    expect(entry.detail).toMatchObject({ runs: 1, rawResponses: 1 });
   });
 });
