@@ -59,6 +59,13 @@ const schema = z.object({
   /** Prints where a replay worker's time goes, every 5 s (for profiling). */
   REPLAY_TRACE: z.stringbool().default(false),
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().positive().default(30),
+  /** Retention (T1, lib/retention): days after a run's event closed, or its last activity, before its
+   *  idempotency records, raw provider responses and finished replay items are pruned. */
+  RETENTION_WINDOW_DAYS: z.coerce.number().int().min(1).default(30),
+  /** Runs pruned per transaction (one audit entry each). */
+  RETENTION_BATCH_RUNS: z.coerce.number().int().positive().default(200),
+  /** How often the worker leader prunes; 0 turns the scheduled prune off (`npm run prune` still works). */
+  RETENTION_INTERVAL_MINUTES: z.coerce.number().min(0).default(60),
   /** How long a four-eyes replay request stays approvable (Z3). */
   REPLAY_APPROVAL_TTL_MINUTES: z.coerce.number().positive().default(240),
 });

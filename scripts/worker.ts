@@ -15,6 +15,7 @@ import { pendingMigrations, pendingMigrationsMessage } from '../lib/ops/prefligh
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
 import '../lib/providers/sandbox/register.ts'; // provider type sandbox
 import { installJobEngine, startReplayWorker } from '../lib/replay/index.ts';
+import { startRetentionSchedule } from '../lib/retention/schedule.ts';
 
 // One JSON line per event (lib/ops/log.ts); the replay code's messages are the `msg`.
 const logger = componentLogger('worker');
@@ -46,6 +47,13 @@ async function main() {
   const http = e.WORKER_HTTP_PORT
     ? await startWorkerHttp(e.WORKER_HTTP_PORT, leader.lastContact, e.METRICS_TOKEN)
     : undefined;
+  // T1: the leader prunes retired runs every RETENTION_INTERVAL_MINUTES (lib/retention).
+  const retention = startRetentionSchedule({
+    db,
+    isLeader: () => leader.isLeader(),
+    intervalMs: e.RETENTION_INTERVAL_MINUTES * 60_000,
+    log,
+  });
   log(`worker ready: ${e.REPLAY_CONCURRENCY} chunk handlers, providers ${providers.names().join(', ') || '(none)'}`);
   let stopping = false;
   const stop = async () => {
@@ -55,6 +63,7 @@ async function main() {
     try {
       http?.close();
       await worker.stop(e.SHUTDOWN_GRACE_SECONDS * 1000);
+      await retention.stop();
       await leader.stop();
       await providers.close();
       await db.$disconnect();

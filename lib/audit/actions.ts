@@ -17,7 +17,8 @@ export type AuditSubjectType =
   | 'runtime_key'
   | 'audit'
   | 'api'
-  | 'console';
+  | 'console'
+  | 'retention';
 
 export interface AuditActionSpec {
   /** The subject types an entry of this action may name. */
@@ -121,6 +122,12 @@ export const AUDIT_ACTIONS = {
   'runtime_key.revoke': { subject: ['runtime_key'], by: ['admin'], what: 'a runtime key was revoked' },
   'audit.read': { subject: ['audit'], by: ['admin', 'operator', 'support', 'auditor'], what: 'the trail was read' },
   'audit.export': { subject: ['audit', 'console'], by: ['admin', 'auditor'], what: 'the trail was exported' },
+  // Retention (T1): one entry per prune transaction, with its counts
+  'retention.prune': {
+    subject: ['retention'],
+    by: ['policy', 'system'],
+    what: "pruned retired runs' idempotency records, raw responses and finished replay items",
+  },
   // Refusals at the console's door are recorded under the permission that was missing (Z2, A4).
   'console.read': { subject: ['console'], by: ['admin', 'operator', 'support', 'auditor'], what: 'console access' },
   'effect.bump.request': { subject: ['effect', 'console'], by: ['operator'], what: 'asked for an epoch bump' },

@@ -1,34 +1,36 @@
-// Per-provider rate limit for the executor: a token bucket per provider name in this process. Each
-// worker process holds its own buckets, so with N worker processes configure rateLimitPerSecond as
-// the provider's limit divided by N (see docs/REPLAY.md).
+// Per-provider rate limit for the executor, global across every worker process on the database: each
+// send reserves the provider's next free slot in `provider_rate_slot` with one atomic upsert (the row
+// lock orders concurrent reservations), then waits until its slot. Slots are 1/rate seconds apart on
+// the database's clock, so however many workers send, the provider sees at most
+// `rateLimitPerSecond` sends in any second (plus the one that opens it). An idle provider's slot is
+// in the past: the next send starts at once, and no burst is saved up while idle.
+import { sqlRows, type Db } from '@/lib/db/client.ts';
+
+// greatest(next_at, now) is the reserved slot; the row moves on by one interval. clock_timestamp()
+// (not now()) so that a slow transaction does not reserve a slot in the past.
+const RESERVE_SQL = `
+  INSERT INTO provider_rate_slot AS s (provider, next_at)
+  VALUES ($1, clock_timestamp() + make_interval(secs => $2::float8))
+  ON CONFLICT (provider) DO UPDATE
+    SET next_at = greatest(s.next_at, clock_timestamp()) + make_interval(secs => $2::float8)
+  RETURNING s.next_at - make_interval(secs => $2::float8) AS slot,
+            greatest(0, extract(epoch FROM (s.next_at - make_interval(secs => $2::float8)) - clock_timestamp()) * 1000)::float8 AS wait_ms`;
+
 export class RateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number; chain: Promise<void> }>();
+  constructor(
+    private readonly db: Db,
+    private readonly limitOf: (provider: string) => number | undefined,
+  ) {}
 
-  constructor(private readonly limitOf: (provider: string) => number | undefined) {}
-
-  /** Resolves when a send to `provider` may start. Callers queue in order. */
-  acquire(provider: string): Promise<void> {
+  /** Resolves when a send to `provider` may start, with the slot it was given (the database's time);
+   *  undefined when the provider has no limit. */
+  async acquire(provider: string): Promise<Date | undefined> {
     const rate = this.limitOf(provider);
-    if (!rate) return Promise.resolve();
-    let b = this.buckets.get(provider);
-    if (!b) {
-      b = { tokens: Math.max(1, rate), at: Date.now(), chain: Promise.resolve() };
-      this.buckets.set(provider, b);
-    }
-    const bucket = b;
-    const next = bucket.chain.then(async () => {
-      for (;;) {
-        const now = Date.now();
-        bucket.tokens = Math.min(Math.max(1, rate), bucket.tokens + ((now - bucket.at) / 1000) * rate);
-        bucket.at = now;
-        if (bucket.tokens >= 1) {
-          bucket.tokens -= 1;
-          return;
-        }
-        await new Promise((r) => setTimeout(r, Math.ceil(((1 - bucket.tokens) / rate) * 1000)));
-      }
-    });
-    bucket.chain = next;
-    return next;
+    if (!rate) return undefined;
+    const [row] = await sqlRows<{ slot: Date; wait_ms: number }>(this.db, RESERVE_SQL, [provider, 1 / rate]);
+    if (!row) throw new Error(`rate limit: no slot reserved for ${provider}`);
+    // Waiting for the reserved slot is the rate limit itself (not a stand-in for synchronization).
+    if (row.wait_ms > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(row.wait_ms)));
+    return row.slot;
   }
 }

@@ -81,7 +81,7 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
   const deps: ExecutorDeps = {
     db: options.db,
     providers: options.providers,
-    limiter: new RateLimiter((name) =>
+    limiter: new RateLimiter(options.db, (name) =>
       options.providers.has(name) ? options.providers.settings(name).rateLimitPerSecond : undefined,
     ),
     payload: options.payload,
