@@ -121,6 +121,7 @@ export const AUDIT_ACTIONS = {
   'runtime_key.revoke': { subject: ['runtime_key'], by: ['admin'], what: 'a runtime key was revoked' },
   'audit.read': { subject: ['audit'], by: ['admin', 'operator', 'support', 'auditor'], what: 'the trail was read' },
   'audit.export': { subject: ['audit', 'console'], by: ['admin', 'auditor'], what: 'the trail was exported' },
+  'audit.checkpoint': { subject: ['audit'], by: ['system'], what: 'the heads of the chains were signed' },
   // Refusals at the console's door are recorded under the permission that was missing (Z2, A4).
   'console.read': { subject: ['console'], by: ['admin', 'operator', 'support', 'auditor'], what: 'console access' },
   'effect.bump.request': { subject: ['effect', 'console'], by: ['operator'], what: 'asked for an epoch bump' },
