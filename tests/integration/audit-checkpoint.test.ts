@@ -80,7 +80,7 @@ beforeAll(async () => {
 });
 
 describe('signed checkpoints (A2)', () => {
-  it('signs every chain head once, audited in the same transaction, append-only for app and owner', async () => {
+  it('A3: signs every chain head once, audited in the same transaction, append-only for app and owner', async () => {
     const heads = await t.owner<{ n: string }>('SELECT count(*) AS n FROM audit_chain_head');
     const first = await signChainHeads(t.db, key);
     expect(first).toEqual({ signed: Number(heads.rows[0]!.n), rewound: [] });
