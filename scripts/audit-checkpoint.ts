@@ -8,7 +8,6 @@ import { writeFileSync } from 'node:fs';
 import { listCheckpoints, loadCheckpointKey, publicKeyPem, signChainHeads } from '@/lib/audit/checkpoint.ts';
 import type { CheckpointsFile } from '@/lib/audit/checkpoint-signature.ts';
 import { createDb } from '@/lib/db/client.ts';
-import { provisionDatabase } from '@/lib/db/provision.ts';
 import { env } from '@/lib/env.ts';
 
 const [option, target] = process.argv.slice(2);
@@ -28,7 +27,10 @@ async function main(): Promise<number> {
     process.stdout.write(publicKeyPem(key!));
     return 0;
   }
-  const provisioned = env().DATABASE_URL ? null : await provisionDatabase({ log: () => undefined });
+  // Imported only when needed: the embedded server's exit hook would otherwise reset the exit code.
+  const provisioned = env().DATABASE_URL
+    ? null
+    : await (await import('@/lib/db/provision.ts')).provisionDatabase({ log: () => undefined });
   const db = createDb(env().DATABASE_URL ?? provisioned!.appUrl, 2);
   try {
     if (option === '--export') {

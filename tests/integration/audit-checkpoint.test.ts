@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { appendAudit } from '@/lib/audit/append.ts';
 import { entryHash, type ExportedEntry } from '@/lib/audit/canonical.ts';
 import { CHECKPOINT_CHAIN, listCheckpoints, loadCheckpointKey, signChainHeads } from '@/lib/audit/checkpoint.ts';
+import { startCheckpointSchedule } from '@/lib/audit/checkpoint-schedule.ts';
 import type { CheckpointsFile } from '@/lib/audit/checkpoint-signature.ts';
 import { verifyAuditTrail } from '@/lib/audit/verify.ts';
 import { verifyExport } from '@/lib/audit/verify-export.ts';
@@ -53,15 +54,33 @@ const save = (name: string, text: string) => {
   writeFileSync(file, text);
   return file;
 };
-function verifyCli(args: string[]): Promise<{ code: number | null; output: string }> {
+function script(
+  file: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number | null; output: string }> {
+  // undefined removes a variable the test process may hold.
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const name of Object.keys(env)) if (env[name] === undefined) delete childEnv[name];
   return new Promise((resolve) => {
-    const child = spawn('node', ['--import', 'tsx', 'scripts/audit-verify.ts', ...args], { cwd: process.cwd() });
+    const child = spawn('node', ['--import', 'tsx', file, ...args], { cwd: process.cwd(), env: childEnv });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
     child.on('exit', (code) => resolve({ code, output }));
   });
 }
+
+const verifyCli = (args: string[]) => script('scripts/audit-verify.ts', args);
+const newChain = (name: string) =>
+  appendAudit(t.db, {
+    chain: name,
+    actor: userActor('admin'),
+    action: 'user.create',
+    subjectType: 'user',
+    subjectId: name,
+  });
+const checkpointsOf = async (name: string) => (await listCheckpoints(t.db)).filter((c) => c.chain === name);
 
 let before: { jsonl: string; checkpoints: CheckpointsFile };
 
@@ -177,6 +196,56 @@ describe('signed checkpoints (A2)', () => {
     expect(cli.code).toBe(1);
     // The job refuses to sign over the rewound head and says so.
     expect((await signChainHeads(t.db, key)).rewound).toEqual([{ chain, seq: 3, signedSeq: 5 }]);
+  });
+});
+
+describe('who signs (A2)', () => {
+  it('the worker schedule signs only while its process leads', async () => {
+    const follower = `user:follower-${suffix()}`;
+    await newChain(follower);
+    let asked = 0;
+    const stopped = startCheckpointSchedule({
+      db: t.db,
+      key,
+      intervalMs: 50,
+      leader: { isLeader: () => (asked++, false) },
+      log: () => undefined,
+    });
+    await expect.poll(() => asked, { timeout: 60_000 }).toBeGreaterThanOrEqual(3);
+    await stopped.stop();
+    expect(await checkpointsOf(follower)).toEqual([]);
+    const lines: string[] = [];
+    const leading = startCheckpointSchedule({
+      db: t.db,
+      key,
+      intervalMs: 50,
+      leader: { isLeader: () => true },
+      log: (l) => lines.push(l),
+    });
+    await expect.poll(() => checkpointsOf(follower), { timeout: 60_000 }).toMatchObject([{ seq: 1 }]);
+    await leading.stop();
+    expect(lines.some((l) => l.includes(`key ${key.keyId}`))).toBe(true);
+  });
+
+  it('npm run audit:checkpoint signs, exports and prints the public key', async () => {
+    const other = pair();
+    const cliChain = `user:cli-${suffix()}`;
+    await newChain(cliChain);
+    const env = { DATABASE_URL: t.appUrl, AUDIT_SIGNING_KEY: save('signing.pem', other.privatePem) };
+    const signed = await script('scripts/audit-checkpoint.ts', [], env);
+    expect(signed.output).toMatch(/signed \d+ chain heads/);
+    expect(await checkpointsOf(cliChain)).toMatchObject([
+      { seq: 1, key_id: loadCheckpointKey(other.privatePem).keyId },
+    ]);
+    const printed = await script('scripts/audit-checkpoint.ts', ['--public-key'], env);
+    expect(printed.output).toBe(other.publicPem);
+    const out = path.join(dir, 'cli-checkpoints.json');
+    expect((await script('scripts/audit-checkpoint.ts', ['--export', out], env)).code).toBe(0);
+    const refused = await script('scripts/audit-checkpoint.ts', [], {
+      DATABASE_URL: t.appUrl,
+      AUDIT_SIGNING_KEY: undefined,
+    });
+    expect(refused.code).toBe(2);
   });
 });
 
