@@ -66,6 +66,11 @@ const schema = z.object({
   RETENTION_BATCH_RUNS: z.coerce.number().int().positive().default(200),
   /** How often the worker leader prunes; 0 turns the scheduled prune off (`npm run prune` still works). */
   RETENTION_INTERVAL_MINUTES: z.coerce.number().min(0).default(60),
+  /** Signed audit checkpoints (docs/AUDIT.md): an Ed25519 private key as PKCS8 PEM, or the path of a
+   *  file holding one. Never stored in the database. Unset: no checkpoints are signed. */
+  AUDIT_SIGNING_KEY: z.string().min(1).optional(),
+  /** How often the worker leader signs the chain heads that moved. */
+  AUDIT_CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().positive().default(300),
   /** How long a four-eyes replay request stays approvable (Z3). */
   REPLAY_APPROVAL_TTL_MINUTES: z.coerce.number().positive().default(240),
 });

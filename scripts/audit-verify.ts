@@ -1,21 +1,47 @@
-// npm run audit:verify [-- <export.jsonl>]: checks the audit trail (A2, A5) and exits 1 naming the
-// first broken entry.
+// npm run audit:verify [-- <export.jsonl> [--checkpoints <file> --public-key <key.pem> ...]]: checks
+// the audit trail (A2, A5) and exits 1 naming the first broken entry.
 // - With a file: a JSON Lines export is checked with no database at all; every entry's hash and every
 //   link is recomputed (exit 2 when the file cannot be read). This is what an external auditor runs.
+//   With a checkpoints file (`npm run audit:checkpoint -- --export`) and the public keys (one per key
+//   id, from the console), every signature is checked and the export against every checkpoint: a
+//   rewritten or rewound chain is named with its seq.
 // - Without one: every chain of the database at DATABASE_URL (or the embedded one) is checked in
 //   place; run it after every restore.
 import { readFileSync } from 'node:fs';
+import type { CheckpointInput } from '@/lib/audit/checkpoint-verify.ts';
 import { verifyExport } from '@/lib/audit/verify-export.ts';
 
-async function verifyFile(file: string): Promise<number> {
-  let text: string;
+function readText(file: string): string | null {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (error) {
     console.error(`cannot read ${file}: ${(error as Error).message}`);
+    return null;
+  }
+}
+
+async function verifyFile(file: string, checkpointsFile?: string, keyFiles: string[] = []): Promise<number> {
+  const text = readText(file);
+  if (text === null) return 2;
+  let checkpoints: CheckpointInput | undefined;
+  if (checkpointsFile) {
+    const raw = readText(checkpointsFile);
+    const pems = keyFiles.map(readText);
+    if (raw === null || pems.some((p) => p === null)) return 2;
+    try {
+      checkpoints = { file: JSON.parse(raw) as CheckpointInput['file'], publicKeys: pems as string[] };
+    } catch (error) {
+      console.error(`cannot read the checkpoints or a public key: ${(error as Error).message}`);
+      return 2;
+    }
+  }
+  let result: ReturnType<typeof verifyExport>;
+  try {
+    result = verifyExport(text, checkpoints);
+  } catch (error) {
+    console.error(`cannot use a public key: ${(error as Error).message}`);
     return 2;
   }
-  const result = verifyExport(text);
   if (!result.ok) {
     console.log(
       `BROKEN at line ${result.line}: entry ${result.id ?? '?'} (chain ${result.chain ?? '?'}, seq ${result.seq ?? '?'}): ${result.problem}`,
@@ -23,6 +49,10 @@ async function verifyFile(file: string): Promise<number> {
     return 1;
   }
   console.log(`OK: ${result.entries} entries in ${result.chains} chains verify (hashes and links)`);
+  if (checkpoints)
+    console.log(
+      `  checkpoints: ${checkpoints.file.checkpoints.length} signatures verify; ${result.checkpointsChecked ?? 0} checkpointed heads inside the export match`,
+    );
   for (const p of result.partial)
     console.log(
       `  partial: chain ${p.chain} holds seq ${p.first_seq}-${p.last_seq}; its first prev_hash is the anchor`,
@@ -54,9 +84,30 @@ async function verifyDatabase(): Promise<number> {
   }
 }
 
+const USAGE = 'usage: npm run audit:verify [-- <export.jsonl> [--checkpoints <file> --public-key <key.pem> ...]]';
+const files: string[] = [];
+const keyFiles: string[] = [];
+let checkpointsFile: string | undefined;
+let unknownOption = false;
 const args = process.argv.slice(2);
-if (args.length > 1) {
-  console.error('usage: npm run audit:verify [-- <export.jsonl>]');
+for (let i = 0; i < args.length; i++) {
+  const value = args[i + 1];
+  if (args[i] === '--checkpoints' && value) {
+    checkpointsFile = value;
+    i++;
+  } else if (args[i] === '--public-key' && value) {
+    keyFiles.push(value);
+    i++;
+  } else if (args[i]!.startsWith('--')) unknownOption = true;
+  else files.push(args[i]!);
+}
+if (
+  unknownOption ||
+  files.length > 1 ||
+  (checkpointsFile && (!files[0] || keyFiles.length === 0)) ||
+  (keyFiles.length && !checkpointsFile)
+) {
+  console.error(USAGE);
   process.exit(2);
 }
-process.exitCode = args[0] ? await verifyFile(args[0]) : await verifyDatabase();
+process.exitCode = files[0] ? await verifyFile(files[0], checkpointsFile, keyFiles) : await verifyDatabase();

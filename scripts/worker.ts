@@ -5,6 +5,8 @@
 // job schema first. Refuses to start on migrations of this build not applied (`npm run migrate`).
 // SIGTERM/SIGINT: no new chunks; running ones get SHUTDOWN_GRACE_SECONDS to finish (an unfinished one
 // goes back to the queue for another worker); leadership is handed back; exit 0.
+import { loadCheckpointKey } from '../lib/audit/checkpoint.ts';
+import { startCheckpointSchedule } from '../lib/audit/checkpoint-schedule.ts';
 import { createDb, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
 import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
@@ -43,6 +45,16 @@ async function main() {
     leader,
     log,
   });
+  // Signed audit checkpoints, on the leader only, when a signing key is configured (docs/AUDIT.md).
+  const checkpoints = e.AUDIT_SIGNING_KEY
+    ? startCheckpointSchedule({
+        db,
+        key: loadCheckpointKey(e.AUDIT_SIGNING_KEY),
+        intervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
+        leader,
+        log,
+      })
+    : undefined;
   watchPool(sqlPool(db));
   const http = e.WORKER_HTTP_PORT
     ? await startWorkerHttp(e.WORKER_HTTP_PORT, leader.lastContact, e.METRICS_TOKEN)
@@ -64,6 +76,7 @@ async function main() {
       http?.close();
       await worker.stop(e.SHUTDOWN_GRACE_SECONDS * 1000);
       await retention.stop();
+      await checkpoints?.stop();
       await leader.stop();
       await providers.close();
       await db.$disconnect();

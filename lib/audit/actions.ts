@@ -128,6 +128,7 @@ export const AUDIT_ACTIONS = {
     by: ['policy', 'system'],
     what: "pruned retired runs' idempotency records, raw responses and finished replay items",
   },
+  'audit.checkpoint': { subject: ['audit'], by: ['system'], what: 'the heads of the chains were signed' },
   // Refusals at the console's door are recorded under the permission that was missing (Z2, A4).
   'console.read': { subject: ['console'], by: ['admin', 'operator', 'support', 'auditor'], what: 'console access' },
   'effect.bump.request': { subject: ['effect', 'console'], by: ['operator'], what: 'asked for an epoch bump' },

@@ -4,6 +4,7 @@
 // closing line (its seq range per chain) must agree with the entries it holds. Imports only Node
 // built-ins and its sibling, so the SDK package can ship it. docs/AUDIT.md describes the algorithm.
 import { entryHash, GENESIS_HASH, type ExportedEntry } from './canonical.ts';
+import { checkCheckpoints, type CheckpointInput } from './checkpoint-verify.ts';
 
 /** The closing line of an export: what it holds, so a partial export says which seq range it is. */
 export interface ExportSummary {
@@ -33,6 +34,8 @@ export type ExportVerification =
       chains: number;
       /** Chains whose first exported entry is not seq 1: its prev_hash is the anchor, not checked. */
       partial: { chain: string; first_seq: number; last_seq: number }[];
+      /** With checkpoints: how many checkpointed (chain, seq) the export holds and agree. */
+      checkpointsChecked?: number;
     }
   | ({ ok: false } & BrokenEntry);
 
@@ -41,7 +44,8 @@ interface Placed {
   entry: ExportedEntry;
 }
 
-export function verifyExport(text: string): ExportVerification {
+/** With `checkpoints`, the export is also checked against signed checkpoints (./checkpoint-verify.ts). */
+export function verifyExport(text: string, checkpoints?: CheckpointInput): ExportVerification {
   const chains = new Map<string, Placed[]>();
   const problems: BrokenEntry[] = [];
   let summary: ExportSummary | null = null;
@@ -117,11 +121,15 @@ export function verifyExport(text: string): ExportVerification {
       seq: null,
       problem: `the export summary states ${summary.export.entries} entries, the file holds ${entries}`,
     });
+  const againstCheckpoints = checkpoints
+    ? checkCheckpoints(chains, summary?.export.filtered ?? false, lines.length, checkpoints)
+    : undefined;
+  if (againstCheckpoints) problems.push(...againstCheckpoints.problems);
   if (problems.length > 0) {
     const firstBroken = problems.reduce((a, b) => (b.line < a.line ? b : a));
     return { ok: false, ...firstBroken };
   }
-  return { ok: true, entries, chains: chains.size, partial };
+  return { ok: true, entries, chains: chains.size, partial, checkpointsChecked: againstCheckpoints?.checked };
 }
 
 const brokenAt = (p: Placed, problem: string): BrokenEntry => ({

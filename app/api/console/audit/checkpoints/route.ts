@@ -1,0 +1,32 @@
+// Every signed audit checkpoint as the file `npm run audit:verify -- --checkpoints` reads, for the
+// people who may export the trail; downloaded alongside a JSON Lines export. Audited like an export.
+import { appendAudit } from '@/lib/audit/append.ts';
+import { listCheckpoints } from '@/lib/audit/checkpoint.ts';
+import type { CheckpointsFile } from '@/lib/audit/checkpoint-signature.ts';
+import { consoleRoute } from '@/lib/auth/guard.ts';
+
+export const dynamic = 'force-dynamic';
+
+export const GET = consoleRoute('audit.export', { mutating: false }, async (g) => {
+  await appendAudit(g.db, {
+    chain: 'audit:export',
+    actor: g.actor,
+    action: 'audit.export',
+    subjectType: 'audit',
+    subjectId: 'export',
+    detail: { format: 'checkpoints' },
+    request: g.request,
+  });
+  const file: CheckpointsFile = {
+    format: 'effect-ledger-checkpoints',
+    version: 1,
+    checkpoints: await listCheckpoints(g.db),
+  };
+  return new Response(JSON.stringify(file, null, 1) + '\n', {
+    headers: {
+      'Content-Type': 'application/json',
+      'Content-Disposition': 'attachment; filename="audit-checkpoints.json"',
+      'Cache-Control': 'no-store',
+    },
+  });
+});

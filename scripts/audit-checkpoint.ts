@@ -1,0 +1,57 @@
+// npm run audit:checkpoint [-- --export <checkpoints.json> | --public-key]: signs the head of every
+// audit chain that moved since its last checkpoint with AUDIT_SIGNING_KEY (Ed25519, PKCS8 PEM or a
+// path to one) and stores the signed checkpoints; the worker leader does the same every
+// AUDIT_CHECKPOINT_INTERVAL_SECONDS. Exits 1 when a chain's head is behind what was signed (rewound).
+// --export writes every stored checkpoint as the file `npm run audit:verify -- --checkpoints` reads;
+// --public-key prints the public key (PEM) of the configured signing key.
+import { writeFileSync } from 'node:fs';
+import { listCheckpoints, loadCheckpointKey, publicKeyPem, signChainHeads } from '@/lib/audit/checkpoint.ts';
+import type { CheckpointsFile } from '@/lib/audit/checkpoint-signature.ts';
+import { createDb } from '@/lib/db/client.ts';
+import { env } from '@/lib/env.ts';
+
+const [option, target] = process.argv.slice(2);
+if ((option && !['--export', '--public-key'].includes(option)) || (option === '--export' && !target)) {
+  console.error('usage: npm run audit:checkpoint [-- --export <checkpoints.json> | --public-key]');
+  process.exit(2);
+}
+
+async function main(): Promise<number> {
+  const setting = env().AUDIT_SIGNING_KEY;
+  if (option !== '--export' && !setting) {
+    console.error('AUDIT_SIGNING_KEY is not set (an Ed25519 PKCS8 PEM, or the path of one)');
+    return 2;
+  }
+  const key = setting ? loadCheckpointKey(setting) : null;
+  if (option === '--public-key') {
+    process.stdout.write(publicKeyPem(key!));
+    return 0;
+  }
+  // Imported only when needed: the embedded server's exit hook would otherwise reset the exit code.
+  const provisioned = env().DATABASE_URL
+    ? null
+    : await (await import('@/lib/db/provision.ts')).provisionDatabase({ log: () => undefined });
+  const db = createDb(env().DATABASE_URL ?? provisioned!.appUrl, 2);
+  try {
+    if (option === '--export') {
+      const file: CheckpointsFile = {
+        format: 'effect-ledger-checkpoints',
+        version: 1,
+        checkpoints: await listCheckpoints(db),
+      };
+      writeFileSync(target!, JSON.stringify(file, null, 1) + '\n');
+      console.log(`[audit:checkpoint] wrote ${file.checkpoints.length} checkpoints to ${target}`);
+      return 0;
+    }
+    const round = await signChainHeads(db, key!);
+    console.log(`[audit:checkpoint] signed ${round.signed} chain heads with key ${key!.keyId}`);
+    for (const r of round.rewound)
+      console.error(`[audit:checkpoint] REWOUND: chain ${r.chain} is at seq ${r.seq}, seq ${r.signedSeq} was signed`);
+    return round.rewound.length ? 1 : 0;
+  } finally {
+    await db.$disconnect();
+    await provisioned?.stop();
+  }
+}
+
+process.exitCode = await main();
