@@ -6,7 +6,7 @@
 // --public-key prints the public key (PEM) of the configured signing key.
 import { writeFileSync } from 'node:fs';
 import { listCheckpoints, loadCheckpointKey, publicKeyPem, signChainHeads } from '@/lib/audit/checkpoint.ts';
-import type { CheckpointsFile } from '@/lib/audit/checkpoint-signature.ts';
+import type { CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
 import { createDb } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
 

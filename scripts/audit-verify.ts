@@ -8,8 +8,8 @@
 // - Without one: every chain of the database at DATABASE_URL (or the embedded one) is checked in
 //   place; run it after every restore.
 import { readFileSync } from 'node:fs';
-import type { CheckpointInput } from '@/lib/audit/checkpoint-verify.ts';
-import { verifyExport } from '@/lib/audit/verify-export.ts';
+import type { CheckpointInput } from '@/lib/sdk/audit/checkpoint-verify.ts';
+import { verifyExport } from '@/lib/sdk/audit/verify-export.ts';
 
 function readText(file: string): string | null {
   try {

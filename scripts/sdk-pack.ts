@@ -1,6 +1,6 @@
 // `npm run sdk:pack`: lib/sdk as the package agent teams install from a tarball. esbuild bundles the
-// entry points (the SDK, the sandbox provider's client, and the framework boundaries: AI SDK, OpenAI
-// Agents, LangChain, MCP) into ES modules, tsc writes the declarations, and npm pack makes
+// entry points (the SDK, the sandbox provider's client, the framework boundaries: AI SDK, OpenAI
+// Agents, LangChain, MCP, and the audit-export verifier) into ES modules, tsc writes the declarations, and npm pack makes
 // `<name>-<version>.tgz`. The package has no dependencies: the build refuses any input outside lib/sdk
 // and any import that is neither a Node built-in nor a boundary's own framework, which is an optional
 // peer dependency (a team using one boundary installs only that framework, which it already has).
@@ -23,6 +23,7 @@ const ENTRIES = {
   'openai-agents': 'adapters/openai-agents.ts',
   langchain: 'adapters/langchain.ts',
   mcp: 'mcp/index.ts',
+  audit: 'audit/index.ts',
 } as const;
 /** The frameworks the boundaries import, as optional peer dependencies, with the versions tested here. */
 const PEERS = ['ai', '@openai/agents', '@langchain/core', '@modelcontextprotocol/sdk', 'zod'] as const;
@@ -133,6 +134,7 @@ function manifest(root: RootPackage): Record<string, unknown> {
       './openai-agents': entry('openai-agents'),
       './langchain': entry('langchain'),
       './mcp': entry('mcp'),
+      './audit': entry('audit'),
       './package.json': './package.json',
     },
     peerDependencies,

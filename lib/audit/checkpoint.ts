@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Db } from '../db/client.ts';
 import type { Actor } from '../ledger/actor.ts';
 import { appendAudit } from './append.ts';
-import { keyIdOf, signCheckpoint, type SignedCheckpoint } from './checkpoint-signature.ts';
+import { keyIdOf, signCheckpoint, type SignedCheckpoint } from '@/lib/sdk/audit/checkpoint-signature.ts';
 
 /** The chain the signing itself is audited on; its own new entry alone does not call for a new round. */
 export const CHECKPOINT_CHAIN = 'audit:checkpoint';

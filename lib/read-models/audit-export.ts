@@ -3,9 +3,9 @@
 // states before and after, reason, outcome, detail, source address and user agent, request id, and
 // the time to the microsecond as the hash saw it), oldest first, a thousand rows at a time. JSON Lines
 // ends with a summary line stating the seq range exported per chain, so an export of part of a chain
-// says which part it is; `npm run audit:verify` checks a file with no database (lib/audit/verify-export.ts).
-import type { ExportedEntry } from '../audit/canonical.ts';
-import type { ExportSummary } from '../audit/verify-export.ts';
+// says which part it is; `npm run audit:verify` checks a file with no database (lib/sdk/audit/verify-export.ts).
+import type { ExportedEntry } from '../sdk/audit/canonical.ts';
+import type { ExportSummary } from '../sdk/audit/verify-export.ts';
 import type { Db } from '../db/client.ts';
 import { whereOf, type AuditFilter } from './audit.ts';
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_WORKFLOW, ensureDemoTool } from '@/lib/demo/index.ts';
 import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
 import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
+import { entryHash, GENESIS_HASH, type ExportedEntry } from '@/lib/sdk/audit/canonical.ts';
 import { packSdk, type PackedSdk } from '@/scripts/sdk-pack.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeKey } from './api-support.ts';
@@ -88,6 +89,7 @@ describe('the SDK package', () => {
       './openai-agents',
       './langchain',
       './mcp',
+      './audit',
       './package.json',
     ]);
     for (const entry of Object.values(manifest.exports) as ({ types: string; default: string } | string)[])
@@ -139,6 +141,41 @@ describe('the SDK package', () => {
     expect(second.stdout.trim().split('\n')).toEqual(['lena@example.com skipped', 'omar@example.com skipped']);
     expect(sandbox.deliveriesTo('lena@example.com')).toHaveLength(1);
     expect(sandbox.deliveriesTo('omar@example.com')).toHaveLength(1);
+  });
+
+  it('A2: the audit-export verifier ships as @effect-ledger/sdk/audit: it accepts a chain and names the first broken entry of a tampered copy', async () => {
+    const entry = (seq: number, prev: string): ExportedEntry => {
+      const e: ExportedEntry = {
+        id: `entry-${seq}`, version: 2, chain: 'ledger', seq, prev_hash: prev, hash: '',
+        at: `2026-12-02T10:00:0${seq}.123456Z`, actor_kind: 'user', actor_id: 'u1', actor_label: 'Ada',
+        actor_role: 'operator', action: 'effect.revoke', subject_type: 'effect', subject_id: `k${seq}`,
+        run_id: 'run-1', before_state: 'failed', after_state: 'revoked', reason: 'bounced', outcome: 'ok',
+        detail: { n: seq, note: 'ü' }, ip: '127.0.0.1', user_agent: null, request_id: null,
+      }; // prettier-ignore
+      return { ...e, hash: entryHash(e) };
+    };
+    const first = entry(1, GENESIS_HASH);
+    const second = entry(2, first.hash);
+    const summary = { export: { format: 'effect-ledger-audit', version: 2, filtered: false, entries: 2,
+      chains: { ledger: { first_seq: 1, last_seq: 2, entries: 2 } } } }; // prettier-ignore
+    const jsonl = (entries: ExportedEntry[]) => [...entries, summary].map((x) => JSON.stringify(x)).join('\n');
+    writeFileSync(path.join(agentDir, 'good.jsonl'), jsonl([first, second]));
+    writeFileSync(path.join(agentDir, 'bad.jsonl'), jsonl([first, { ...second, reason: 'changed later' }]));
+    writeFileSync(
+      path.join(agentDir, 'verify.mjs'),
+      `import { readFileSync } from 'node:fs';
+import { verifyExport } from '@effect-ledger/sdk/audit';
+for (const f of ['good.jsonl', 'bad.jsonl']) console.log(JSON.stringify(verifyExport(readFileSync(f, 'utf8'))));
+`,
+    );
+    const r = await run(process.execPath, ['verify.mjs'], agentDir);
+    expect(r.code, r.stderr).toBe(0);
+    const [good, bad] = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(good).toMatchObject({ ok: true, entries: 2 });
+    expect(bad).toMatchObject({ ok: false, line: 2, id: 'entry-2', seq: 2 });
   });
 
   it('its types resolve through the package exports for a strict TypeScript consumer without @types/node', async () => {

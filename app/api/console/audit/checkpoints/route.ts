@@ -2,7 +2,7 @@
 // people who may export the trail; downloaded alongside a JSON Lines export. Audited like an export.
 import { appendAudit } from '@/lib/audit/append.ts';
 import { listCheckpoints } from '@/lib/audit/checkpoint.ts';
-import type { CheckpointsFile } from '@/lib/audit/checkpoint-signature.ts';
+import type { CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
 import { consoleRoute } from '@/lib/auth/guard.ts';
 
 export const dynamic = 'force-dynamic';

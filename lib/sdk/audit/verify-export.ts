@@ -1,5 +1,5 @@
 // Verifies a JSON Lines audit export with no database (A2, A5): every entry's hash is recomputed
-// from the row (lib/audit/canonical.ts), every link within a chain is checked (seq + 1, prev_hash =
+// from the row (lib/sdk/audit/canonical.ts), every link within a chain is checked (seq + 1, prev_hash =
 // the hash before), a chain that starts at seq 1 must start from the genesis hash, and the export's
 // closing line (its seq range per chain) must agree with the entries it holds. Imports only Node
 // built-ins and its sibling, so the SDK package can ship it. docs/AUDIT.md describes the algorithm.
