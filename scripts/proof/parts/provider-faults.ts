@@ -25,7 +25,6 @@ import {
   fmtCounts,
   openFaultDb,
   startApiServer,
-  statesByTarget,
   until,
   type FaultDb,
 } from '../support/faults-harness.ts';
@@ -94,9 +93,17 @@ async function stateOf(
   env: Env,
   spec: EffectSpec,
 ): Promise<{ state: string; receipt: string | null; key: string | null }> {
-  const s = (await statesByTarget(env.fdb.owner, spec.run)).get(spec.target.toLowerCase());
+  // By record as well as target: a scenario may give one target two records (two keys), and a lookup by
+  // target alone would answer for either of them.
+  const r = await env.fdb.owner.query<{ key: string; state: string | null; receipt: string | null }>(
+    `SELECT k.key, e.state::text AS state, e.receipt
+       FROM effect_key k LEFT JOIN effect e ON e.key = k.key AND e.epoch = k.current_epoch
+      WHERE k.run_id = $1 AND k.target = $2 AND k.record_id = $3`,
+    [spec.run, spec.target.toLowerCase(), spec.record],
+  );
+  const s = r.rows[0];
   return s
-    ? { state: s.orphan ? 'orphan' : s.state, receipt: s.receipt, key: s.key }
+    ? { state: s.state ?? 'orphan', receipt: s.receipt, key: s.key }
     : { state: 'none', receipt: null, key: null };
 }
 
