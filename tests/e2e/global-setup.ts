@@ -2,7 +2,7 @@
 // the app login role; demo data written through the lib commands; then `next build` (only when the
 // sources are newer than the last build) and `next start` on a free port as the app role.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +11,10 @@ import { startSandbox } from '@/lib/providers/sandbox/server.ts';
 import { startThrowawayDatabase } from '@/lib/db/scratch.ts';
 import { nextBuildIsFresh } from '@/scripts/support/next-build.ts';
 
-export const STATE_FILE = path.join(tmpdir(), 'effect-ledger-e2e-state.json');
+// One state file per checkout: two checkouts running the browser tests at once must not read
+// each other's server address or secret.
+const checkoutTag = createHash('sha256').update(process.cwd()).digest('hex').slice(0, 12);
+export const STATE_FILE = path.join(tmpdir(), `effect-ledger-e2e-state-${checkoutTag}.json`);
 
 async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000) {
   const until = Date.now() + timeoutMs;
