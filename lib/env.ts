@@ -38,6 +38,17 @@ const schema = z.object({
   OIDC_ISSUER: z.string().optional(),
   OIDC_CLIENT_ID: z.string().optional(),
   OIDC_CLIENT_SECRET: z.string().optional(),
+  /** Scopes asked of the identity provider; add the one that releases the groups claim if it needs one. */
+  OIDC_SCOPE: z.string().default('openid email profile'),
+  /** The claim (ID token or userinfo) holding the person's groups: a list of strings, or one string. */
+  OIDC_GROUPS_CLAIM: z.string().min(1).default('groups'),
+  /** "group=role,group=role": the first entry matching one of the person's groups gives the role
+   *  (lib/auth/oidc-roles.ts). A person with no account whose groups map is created at first sign-in. */
+  OIDC_ROLE_MAP: z.string().default(''),
+  /** Re-applies the mapped role at every single sign-on (an existing person with no mapped group keeps theirs). */
+  OIDC_SYNC_ROLES: z.stringbool().default(true),
+  /** "off" removes the email + password form and refuses the credentials endpoint (single sign-on only). */
+  AUTH_CREDENTIALS: z.enum(['on', 'off']).default('on'),
   CHROMIUM_PATH: z.string().optional(),
   LOG_SQL: z.stringbool().default(false),
   /** Delivery providers' settings as JSON (lib/providers/registry.ts), or a file holding it. No secrets. */

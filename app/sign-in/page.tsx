@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
-import { oidcEnabled } from '@/lib/auth/options.ts';
+import { OIDC_REFUSAL_MESSAGES } from '@/lib/auth/oidc-sign-in.ts';
+import { credentialsEnabled, oidcEnabled } from '@/lib/auth/sign-in-methods.ts';
 import { SignInForm } from './sign-in-form.tsx';
 
 export const metadata: Metadata = { title: 'Sign in' };
@@ -12,6 +13,11 @@ const REASONS: Record<string, string> = {
   unknown_user: 'This account no longer exists.',
   signed_out: 'You are signed out.',
   password_changed: 'Your password is changed. Sign in with the new one.',
+  ...OIDC_REFUSAL_MESSAGES,
+  // next-auth's own codes for a single sign-on that failed before this console could decide.
+  OAuthSignin: 'Single sign-on could not start: the identity provider did not answer. Try again or ask an admin.',
+  OAuthCallback: 'Single sign-on did not complete (the identity provider refused or the answer did not verify).',
+  AccessDenied: 'Single sign-on was refused.',
 };
 
 export default async function SignInPage({
@@ -20,7 +26,8 @@ export default async function SignInPage({
   searchParams: Promise<Record<string, string | undefined>>;
 }) {
   const sp = await searchParams;
-  const notice = REASONS[sp.reason ?? ''] || (sp.error && sp.error !== 'CredentialsSignin' ? sp.error : '');
+  const notice =
+    REASONS[sp.reason ?? ''] || (sp.error && sp.error !== 'CredentialsSignin' ? (REASONS[sp.error] ?? sp.error) : '');
   const callbackUrl = sp.callbackUrl && sp.callbackUrl.startsWith('/') ? sp.callbackUrl : '/runs';
   return (
     <main id="main" className="flex min-h-screen items-center justify-center px-4">
@@ -38,7 +45,7 @@ export default async function SignInPage({
               {notice}
             </p>
           )}
-          <SignInForm callbackUrl={callbackUrl} oidc={oidcEnabled()} />
+          <SignInForm callbackUrl={callbackUrl} oidc={oidcEnabled()} credentials={credentialsEnabled()} />
         </div>
       </div>
     </main>

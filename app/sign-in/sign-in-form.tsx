@@ -4,7 +4,15 @@ import { useState } from 'react';
 import { Button } from '@/components/ui/button.tsx';
 import { Field, inputClass } from '@/components/ui/card.tsx';
 
-export function SignInForm({ callbackUrl, oidc }: { callbackUrl: string; oidc: boolean }) {
+export function SignInForm({
+  callbackUrl,
+  oidc,
+  credentials,
+}: {
+  callbackUrl: string;
+  oidc: boolean;
+  credentials: boolean;
+}) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   async function onSubmit(e: React.FormEvent<HTMLFormElement>) {
@@ -23,6 +31,27 @@ export function SignInForm({ callbackUrl, oidc }: { callbackUrl: string; oidc: b
     }
     setBusy(false);
     setError(result?.error && result.error !== 'CredentialsSignin' ? result.error : 'Email or password is not right.');
+  }
+  const sso = oidc && (
+    <Button
+      type="button"
+      variant={credentials ? 'secondary' : 'primary'}
+      className="w-full"
+      onClick={() => signIn('oidc', { callbackUrl })}
+    >
+      Sign in with SSO
+    </Button>
+  );
+  if (!credentials) {
+    return (
+      <div className="space-y-4">
+        {sso || (
+          <p role="alert" className="text-sm text-red-700">
+            No way to sign in is configured: email and password sign-in is off and single sign-on is not set up.
+          </p>
+        )}
+      </div>
+    );
   }
   return (
     <form onSubmit={onSubmit} className="space-y-4" noValidate>
@@ -43,11 +72,7 @@ export function SignInForm({ callbackUrl, oidc }: { callbackUrl: string; oidc: b
       <Button type="submit" className="w-full" disabled={busy}>
         {busy ? 'Signing in…' : 'Sign in'}
       </Button>
-      {oidc && (
-        <Button type="button" variant="secondary" className="w-full" onClick={() => signIn('oidc', { callbackUrl })}>
-          Sign in with single sign-on
-        </Button>
-      )}
+      {sso}
     </form>
   );
 }

@@ -111,7 +111,22 @@ export const AUDIT_ACTIONS = {
     by: ['admin', 'operator', 'support', 'auditor'],
     what: 'a person chose a new password',
   },
+  'auth.sso_sign_in': {
+    subject: ['user'],
+    by: ['admin', 'operator', 'support', 'auditor'],
+    what: 'a single sign-on; refused for an unknown or disabled person or an unverified email',
+  },
   'user.create': { subject: ['user'], by: ADMIN, what: 'a user was added' },
+  'user.sso_create': {
+    subject: ['user'],
+    by: ['system'],
+    what: 'a person was added at their first single sign-on, from a mapped group',
+  },
+  'user.sso_role': {
+    subject: ['user'],
+    by: ['system'],
+    what: "a single sign-on re-applied the role the person's groups map to",
+  },
   'user.role': { subject: ['user'], by: ['admin'], what: "a user's role changed" },
   'user.disable': { subject: ['user'], by: ['admin'], what: 'a user was disabled' },
   'user.enable': { subject: ['user'], by: ['admin'], what: 'a user was enabled again' },

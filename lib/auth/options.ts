@@ -1,15 +1,17 @@
-// next-auth 4 configuration: email + password (argon2id) always; OIDC single sign-on when
-// OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set (an OIDC user must already exist
-// here with the same email: roles are granted in this console, never by the identity provider).
+// next-auth 4 configuration: email + password (argon2id) unless AUTH_CREDENTIALS=off; OIDC single
+// sign-on when OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set. Who a single sign-on lets
+// in, and with which role, is decided in ./oidc-sign-in.ts.
 import type { AuthOptions } from 'next-auth';
 import Credentials from 'next-auth/providers/credentials';
 import { appendAudit } from '../audit/append.ts';
 import { db } from '../db/client.ts';
-import { env } from '../env.ts';
+import { admitOidcSignIn } from './oidc-sign-in.ts';
+import { oidcProvider } from './oidc-client.ts';
 import { dummyHash, verifyPassword } from './password.ts';
 import { clearFailures, recordFailure, signInBlocked } from './rate-limit.ts';
 import { currentRequest } from './request.ts';
 import { authSecret } from './secret.ts';
+import { credentialsEnabled, oidcSettings } from './sign-in-methods.ts';
 import { newSessionId, SESSION_MAX_AGE } from './session.ts';
 import { endSession } from './sign-out.ts';
 
@@ -84,55 +86,41 @@ const credentials = CredentialsProvider({
   },
 });
 
-function oidcProvider() {
-  const e = env();
-  if (!e.OIDC_ISSUER || !e.OIDC_CLIENT_ID || !e.OIDC_CLIENT_SECRET) return [];
-  return [
-    {
-      id: 'oidc',
-      name: 'Single sign-on',
-      type: 'oauth' as const,
-      wellKnown: `${e.OIDC_ISSUER.replace(/\/$/, '')}/.well-known/openid-configuration`,
-      clientId: e.OIDC_CLIENT_ID,
-      clientSecret: e.OIDC_CLIENT_SECRET,
-      authorization: { params: { scope: 'openid email profile' } },
-      idToken: true,
-      checks: ['pkce' as const, 'state' as const],
-      profile(profile: { sub: string; email?: string; name?: string }) {
-        return { id: profile.sub, email: profile.email ?? '', name: profile.name ?? profile.email ?? profile.sub };
-      },
-    },
-  ];
-}
-
-export function oidcEnabled(): boolean {
-  return oidcProvider().length > 0;
-}
-
 export function authOptions(): AuthOptions {
+  const sso = oidcSettings();
   return {
     secret: authSecret(),
     session: { strategy: 'jwt', maxAge: SESSION_MAX_AGE },
     pages: { signIn: '/sign-in', error: '/sign-in' },
-    providers: [credentials, ...oidcProvider()],
+    providers: [...(credentialsEnabled() ? [credentials] : []), ...(sso ? [oidcProvider(sso)] : [])],
     callbacks: {
-      async signIn({ user, account }) {
+      async signIn({ user, account, profile }) {
         if (account?.provider !== 'oidc') return true;
-        const known = user.email ? await db().user.findUnique({ where: { email: user.email.toLowerCase() } }) : null;
-        return Boolean(known && !known.disabled);
+        if (!sso) return false;
+        const info = await currentRequest().catch(() => null);
+        const admission = await admitOidcSignIn(
+          db(),
+          (profile ?? {}) as Record<string, unknown>,
+          sso,
+          info ? { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId } : undefined,
+        );
+        if (!admission.ok) return `/sign-in?error=${admission.refusal}`;
+        // next-auth hands this same object to the jwt callback below: from here on the user is the
+        // console's person, not the identity provider's subject.
+        Object.assign(user, {
+          id: admission.user.id,
+          email: admission.user.email,
+          name: admission.user.name,
+          sv: admission.user.sessionVersion,
+        });
+        return true;
       },
-      async jwt({ token, user, account }) {
+      async jwt({ token, user }) {
         if (user) {
           // One id per sign-in, kept through every re-encode: sign-out revokes exactly this session (Z4).
           token.sid = newSessionId();
-          if (account?.provider === 'oidc') {
-            const known = await db().user.findUniqueOrThrow({ where: { email: String(user.email).toLowerCase() } });
-            token.uid = known.id;
-            token.sv = known.sessionVersion;
-          } else {
-            token.uid = user.id;
-            token.sv = (user as { sv?: number }).sv;
-          }
+          token.uid = user.id;
+          token.sv = (user as { sv?: number }).sv;
         }
         return token;
       },

@@ -1,0 +1,121 @@
+// Who a single sign-on lets in (Z1, Z4). The identity provider vouches for an email; this console
+// decides the person and their role:
+// - the email must be verified by the provider (email_verified true), else the sign-in is refused;
+// - an existing person with that email keeps their account; a disabled one is refused;
+// - with OIDC_SYNC_ROLES on, a person whose groups map to a role gets that role at each sign-in (a role
+//   change bumps the session version, ending their other sessions as any role change does);
+// - a person with no account is created just in time when their groups map to a role, else refused.
+// Every outcome is audited in the transaction that decides it.
+import { appendAudit, auditRefusal } from '../audit/append.ts';
+import type { Db, DbOrTx } from '../db/client.ts';
+import type { Actor, RequestMeta, Role } from '../ledger/actor.ts';
+import { groupsOf, roleFromGroups } from './oidc-roles.ts';
+import type { OidcSettings } from './sign-in-methods.ts';
+
+export type OidcRefusal = 'sso_unverified' | 'sso_unknown' | 'sso_disabled';
+
+export type OidcAdmission =
+  | { ok: true; user: { id: string; email: string; name: string; role: Role; sessionVersion: number } }
+  | { ok: false; refusal: OidcRefusal };
+
+/** What the sign-in page tells a refused person (the refusal code travels in the redirect). */
+export const OIDC_REFUSAL_MESSAGES: Record<OidcRefusal, string> = {
+  sso_unverified: 'Your identity provider did not confirm your email address, so single sign-on cannot match you.',
+  sso_unknown: 'There is no console account for you and none of your groups gives one. Ask an admin for access.',
+  sso_disabled: 'This account is disabled. Ask an admin.',
+};
+
+type Settings = Pick<OidcSettings, 'issuer' | 'groupsClaim' | 'roleMap' | 'syncRoles'>;
+
+function identityProvider(settings: Settings): Actor {
+  return { kind: 'system', id: 'oidc', label: settings.issuer };
+}
+
+function isVerified(value: unknown): boolean {
+  return value === true || value === 'true';
+}
+
+export async function admitOidcSignIn(
+  db: Db,
+  claims: Record<string, unknown>,
+  settings: Settings,
+  request?: RequestMeta,
+): Promise<OidcAdmission> {
+  const email = String(claims.email ?? '')
+    .trim()
+    .toLowerCase();
+  const groups = groupsOf(claims[settings.groupsClaim]);
+  const mapped = roleFromGroups(groups, settings.roleMap);
+  const seen = { sub: String(claims.sub ?? ''), issuer: settings.issuer, groups, mappedRole: mapped };
+  const refuse = async (tx: DbOrTx, refusal: OidcRefusal, subjectId: string) => {
+    await auditRefusal(tx, {
+      chain: `auth:${email || seen.sub}`,
+      actor: identityProvider(settings),
+      action: 'auth.sso_sign_in',
+      subjectType: 'user',
+      subjectId,
+      detail: { ...seen, email },
+      request,
+      why: refusal,
+    });
+    return { ok: false as const, refusal };
+  };
+  if (!email || !isVerified(claims.email_verified)) return refuse(db, 'sso_unverified', email || seen.sub);
+
+  const admit = () =>
+    db.$transaction(async (tx): Promise<OidcAdmission> => {
+      let user = await tx.user.findUnique({ where: { email } });
+      if (user?.disabled) return refuse(tx, 'sso_disabled', user.id);
+      if (!user) {
+        if (!mapped) return refuse(tx, 'sso_unknown', email);
+        const name = String(claims.name ?? '').trim() || email;
+        user = await tx.user.create({ data: { email, name: name.slice(0, 200), role: mapped } });
+        await appendAudit(tx, {
+          chain: `user:${user.id}`,
+          actor: identityProvider(settings),
+          action: 'user.sso_create',
+          subjectType: 'user',
+          subjectId: user.id,
+          after: mapped,
+          detail: { ...seen, email },
+          request,
+        });
+      } else if (settings.syncRoles && mapped && mapped !== user.role) {
+        const before = user.role;
+        user = await tx.user.update({
+          where: { id: user.id },
+          data: { role: mapped, sessionVersion: { increment: 1 } },
+        });
+        await appendAudit(tx, {
+          chain: `user:${user.id}`,
+          actor: identityProvider(settings),
+          action: 'user.sso_role',
+          subjectType: 'user',
+          subjectId: user.id,
+          before,
+          after: mapped,
+          detail: seen,
+          request,
+        });
+      }
+      await appendAudit(tx, {
+        chain: `user:${user.id}`,
+        actor: { kind: 'user', id: user.id, label: user.email, role: user.role },
+        action: 'auth.sso_sign_in',
+        subjectType: 'user',
+        subjectId: user.id,
+        detail: seen,
+        request,
+      });
+      const { id, name, role, sessionVersion } = user;
+      return { ok: true, user: { id, email, name, role, sessionVersion } };
+    });
+  try {
+    return await admit();
+  } catch (error) {
+    // Two first sign-ins of one new person at once: the loser's insert hits the unique email and it
+    // runs again, now as the existing person the winner created.
+    if ((error as { code?: string }).code === 'P2002') return admit();
+    throw error;
+  }
+}
