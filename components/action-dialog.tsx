@@ -5,6 +5,8 @@
 import { useRouter } from 'next/navigation';
 import { useId, useRef, useState, type ReactNode } from 'react';
 import type { ActionResult } from '@/lib/auth/guard.ts';
+import { staleFactsOf, type StaleFacts } from '@/lib/ledger/seen-version.ts';
+import { StaleNotice } from './stale-notice.tsx';
 import { Button } from './ui/button.tsx';
 import { Field, inputClass } from './ui/card.tsx';
 
@@ -38,6 +40,7 @@ export function ActionDialog<T>({
   testId,
   available,
   successDetail,
+  retryInput = (facts) => facts.retry,
 }: {
   trigger: ReactNode;
   triggerVariant?: 'primary' | 'secondary' | 'danger' | 'ghost';
@@ -66,6 +69,8 @@ export function ActionDialog<T>({
   available?: boolean;
   /** More of the outcome, shown inside the dialog under the message (a secret shown once, say). */
   successDetail?: (data: T) => ReactNode;
+  /** Z8: the input that decides again on the version a stale refusal reports (default: its `retry`). */
+  retryInput?: (facts: StaleFacts) => Record<string, unknown>;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
@@ -76,6 +81,9 @@ export function ActionDialog<T>({
   // What the person saw when they opened the dialog: a refresh behind it must not rewrite the preview.
   const [shownPreview, setShownPreview] = useState<ReactNode>(null);
   const [doneDetail, setDoneDetail] = useState<ReactNode>(null);
+  // Z8: the target changed while the person looked; `retry` then decides on the version it reported.
+  const [stale, setStale] = useState<StaleFacts | null>(null);
+  const [retry, setRetry] = useState<Record<string, unknown>>({});
   const refreshAtOnce = available !== undefined;
 
   async function onSubmit(e: React.FormEvent<HTMLFormElement>) {
@@ -85,7 +93,7 @@ export function ActionDialog<T>({
       setError({ message: `type ${confirmCount} to confirm`, field: '__confirm' });
       return;
     }
-    const values: Record<string, unknown> = { ...baseInput };
+    const values: Record<string, unknown> = { ...baseInput, ...retry };
     for (const f of fields) {
       if (f.type === 'checkbox') values[f.name] = form.get(f.name) === 'on';
       else {
@@ -95,6 +103,7 @@ export function ActionDialog<T>({
     }
     setBusy(true);
     setError(null);
+    setStale(null);
     try {
       const result = await action(values);
       if (result.ok) {
@@ -103,6 +112,10 @@ export function ActionDialog<T>({
         setDone(success ? success(result.data) : (successMessage ?? 'Done.'));
         setDoneDetail(successDetail ? successDetail(result.data) : null);
         if (refreshAtOnce) router.refresh();
+      } else if (staleFactsOf(result.details)) {
+        // Nothing was written: show what changed, and the page behind it as it is now.
+        setStale(staleFactsOf(result.details));
+        router.refresh();
       } else {
         setError({ message: result.error, field: result.field });
       }
@@ -131,6 +144,8 @@ export function ActionDialog<T>({
             setError(null);
             setDone(null);
             setDoneDetail(null);
+            setStale(null);
+            setRetry({});
             setShownPreview(preview ?? null);
             ref.current?.showModal();
           }}
@@ -240,6 +255,20 @@ export function ActionDialog<T>({
                     />
                   </Field>
                 )}
+                {stale && (
+                  <StaleNotice
+                    facts={stale}
+                    onRetry={
+                      available === false
+                        ? undefined
+                        : () => {
+                            setRetry(retryInput(stale));
+                            setStale(null);
+                            setShownPreview(preview ?? null);
+                          }
+                    }
+                  />
+                )}
                 {generalError && (
                   <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
                     {generalError}
@@ -252,7 +281,7 @@ export function ActionDialog<T>({
             <Button type="button" variant="secondary" onClick={() => ref.current?.close()}>
               {done ? 'Close' : 'Cancel'}
             </Button>
-            {!done && (
+            {!done && !stale && (
               <Button type="submit" variant={submitVariant} disabled={busy}>
                 {busy ? 'Working…' : submitLabel}
               </Button>

@@ -14,8 +14,9 @@ import {
   resolveUnknown,
   resolveUnknownInput,
   revokeEffect,
+  seenEffectField,
 } from '@/lib/ledger/index.ts';
-import { effectKeysField, reasonField } from '@/lib/ledger/fields.ts';
+import { effectKeyField, effectKeysField, reasonField } from '@/lib/ledger/fields.ts';
 
 export async function rejectPlanAction(input: unknown) {
   return consoleAction(
@@ -37,7 +38,12 @@ export async function approvePlanAction(input: unknown) {
   );
 }
 
-const revokeManyInput = z.strictObject({ keys: effectKeysField, reason: reasonField });
+// Z8: `seen` holds, per key, the version the page showed; a key that changed since is refused.
+const revokeManyInput = z.strictObject({
+  keys: effectKeysField,
+  reason: reasonField,
+  seen: z.record(effectKeyField, seenEffectField).optional(),
+});
 
 export async function revokeAction(input: unknown) {
   return consoleAction(
@@ -49,7 +55,7 @@ export async function revokeAction(input: unknown) {
       const failed: { key: string; error: string }[] = [];
       for (const key of i.keys) {
         try {
-          await revokeEffect(g, { key, reason: i.reason });
+          await revokeEffect(g, { key, reason: i.reason, seen: i.seen?.[key] });
           revoked++;
         } catch (error) {
           if (!(error instanceof LedgerError) || i.keys.length === 1) throw error;

@@ -20,9 +20,10 @@ import {
   type RequestMeta,
 } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
+import { decideOnSeenEffect, lockSeenEffect, seenEffectField, StaleDecision, type SeenEffect } from '../ledger/seen.ts';
 import { BUMP_APPROVAL_TTL_HOURS } from './expiry.ts';
 import { fourEyesRefusal } from './four-eyes.ts';
-import { effectKeysField, optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
+import { effectKeyField, effectKeysField, optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
 
 export const APPROVAL_TTL_HOURS = BUMP_APPROVAL_TTL_HOURS;
 export const MAX_BULK = 10_000;
@@ -47,7 +48,14 @@ export function setHash(items: readonly BumpItem[]): string {
 export const requestBumpInput = z.strictObject({
   keys: effectKeysField,
   reason: reasonField,
+  /** Z8: per key, the version the person was shown; a key that changed since refuses the request. */
+  seen: z.record(effectKeyField, seenEffectField).optional(),
 });
+
+/** Z8: throws StaleDecision when a key the person saw changed since; under a row lock inside a transaction. */
+async function checkSeen(db: Parameters<typeof lockSeenEffect>[0], seen: Record<string, SeenEffect> | undefined) {
+  for (const [key, version] of Object.entries(seen ?? {})) await lockSeenEffect(db, key, version);
+}
 
 export interface BumpPreview {
   eligible: (BumpItem & { state: string; target: string; tool: string })[];
@@ -109,6 +117,8 @@ export async function requestBump(ctx: Ctx, raw: unknown): Promise<RequestBumpRe
     });
     throw forbidden(permitted.why);
   }
+  // What the person saw is checked first: a key that moved is stale, not merely blocked.
+  await checkSeen(db, input.seen);
   const preview = await previewBump(db, input.keys);
   if (preview.eligible.length === 0) {
     throw invalid('keys', preview.blocked[0]?.why ?? `no such key: ${preview.missing[0] ?? ''}`, {
@@ -117,7 +127,7 @@ export async function requestBump(ctx: Ctx, raw: unknown): Promise<RequestBumpRe
     });
   }
   if (!preview.fourEyes) {
-    const { bumped, failed } = await executeBumps(ctx, preview.eligible, input.reason);
+    const { bumped, failed } = await executeBumps(ctx, preview.eligible, input.reason, undefined, input.seen);
     return { mode: 'executed', bumped, failed, blocked: preview.blocked.length };
   }
   const items = preview.eligible.map(({ key, epoch }) => ({ key, epoch }));
@@ -127,6 +137,7 @@ export async function requestBump(ctx: Ctx, raw: unknown): Promise<RequestBumpRe
   });
   const expiresAt = new Date(Date.now() + APPROVAL_TTL_HOURS * 3_600_000);
   const created = await db.$transaction(async (tx) => {
+    await checkSeen(tx, input.seen);
     const request = await tx.approvalRequest.create({
       data: {
         kind: 'effect.bump',
@@ -167,20 +178,32 @@ export async function requestBump(ctx: Ctx, raw: unknown): Promise<RequestBumpRe
   };
 }
 
-async function executeBumps(ctx: Ctx, items: readonly BumpItem[], why: string, approvalRequestId?: string) {
+async function executeBumps(
+  ctx: Ctx,
+  items: readonly BumpItem[],
+  why: string,
+  approvalRequestId?: string,
+  seen?: Record<string, SeenEffect>,
+) {
   let bumped = 0;
   const failed: { key: string; error: string }[] = [];
   for (const item of items) {
     try {
-      await bumpEpoch(ctx, {
-        key: item.key,
-        expectedEpoch: item.epoch,
-        reason: why,
-        ...(approvalRequestId ? { approvalRequestId } : {}),
-      });
+      await decideOnSeenEffect(ctx.db, item.key, seen?.[item.key], (db) =>
+        bumpEpoch(
+          { ...ctx, db },
+          {
+            key: item.key,
+            expectedEpoch: item.epoch,
+            reason: why,
+            ...(approvalRequestId ? { approvalRequestId } : {}),
+          },
+        ),
+      );
       bumped++;
     } catch (error) {
       if (!(error instanceof LedgerError)) throw error;
+      if (error instanceof StaleDecision && items.length === 1) throw error;
       failed.push({ key: item.key, error: error.message });
     }
   }

@@ -27,3 +27,5 @@ export * from './commands/revoke-by-deletion.ts';
 export * from './commands/check-replay.ts';
 export * from './fields.ts';
 export * from './scope.ts';
+export * from './seen.ts';
+export * from './seen-version.ts';

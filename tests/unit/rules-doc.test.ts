@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RULES_DOC = 'docs/RULES.md';
 
 // The rule families and how many rules each has: K1-K4, S1-S7, E1-E4, P1-P4, F1-F6, R1-R3, C1-C3,
-// V1-V2, T1, A1-A5, Z1-Z7. A rule added to the domain is added here, and then needs its row.
+// V1-V2, T1, A1-A5, Z1-Z8. A rule added to the domain is added here, and then needs its row.
 const FAMILIES: [family: string, count: number][] = [
   ['K', 4],
   ['S', 7],
@@ -25,7 +25,7 @@ const FAMILIES: [family: string, count: number][] = [
   ['V', 2],
   ['T', 1],
   ['A', 5],
-  ['Z', 7],
+  ['Z', 8],
 ];
 const RULE_IDS = FAMILIES.flatMap(([family, count]) => Array.from({ length: count }, (_, i) => `${family}${i + 1}`));
 

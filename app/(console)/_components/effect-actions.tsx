@@ -4,6 +4,7 @@
 // it shows the new state at once while the dialog still shows the outcome.
 import { requestBumpAction, resolveUnknownAction, revokeAction } from '@/app/actions/ledger.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
+import { seenEffect, type StaleFacts } from '@/lib/ledger/seen-version.ts';
 import { BUMPABLE_STATES, REVOCABLE_STATES } from '@/lib/ledger/transitions.ts';
 import { StateBadge } from '@/components/ui/badge.tsx';
 
@@ -13,6 +14,7 @@ export function EffectActions({
   state,
   epoch,
   changedBy,
+  changedAt,
   canRevoke,
   canBump,
   canResolve,
@@ -23,6 +25,8 @@ export function EffectActions({
   state: string;
   epoch: number;
   changedBy: string;
+  /** With state and epoch, the version the person sees; every decision carries it (Z8). */
+  changedAt: Date | string | null;
   canRevoke: boolean;
   canBump: boolean;
   canResolve: boolean;
@@ -39,6 +43,9 @@ export function EffectActions({
       <div className="text-xs text-zinc-500">last changed by {changedBy}</div>
     </div>
   );
+  const seen = seenEffect({ epoch, state, changedAt });
+  // The bulk actions take versions per key; a stale refusal reports the one key's new version.
+  const perKey = (facts: StaleFacts) => ({ seen: { [effectKey]: facts.retry.seen } });
   const revocable = (REVOCABLE_STATES as readonly string[]).includes(state);
   const bumpable = (BUMPABLE_STATES as readonly string[]).includes(state);
   const available = (applies: boolean) => (refreshBehind ? applies : applies ? undefined : false);
@@ -60,7 +67,7 @@ export function EffectActions({
             ]}
             submitLabel="Mark as sent"
             action={resolveUnknownAction}
-            baseInput={{ key: effectKey, epoch, outcome: 'sent' }}
+            baseInput={{ key: effectKey, seen, outcome: 'sent' }}
             success={() => 'Resolved as sent.'}
             available={available(state === 'unknown')}
           />
@@ -73,7 +80,7 @@ export function EffectActions({
             fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
             submitLabel="Mark as not sent"
             action={resolveUnknownAction}
-            baseInput={{ key: effectKey, epoch, outcome: 'not_sent' }}
+            baseInput={{ key: effectKey, seen, outcome: 'not_sent' }}
             success={() => 'Resolved as not sent.'}
             available={available(state === 'unknown')}
           />
@@ -91,7 +98,8 @@ export function EffectActions({
           submitLabel="Revoke"
           submitVariant="danger"
           action={revokeAction}
-          baseInput={{ keys: [effectKey] }}
+          baseInput={{ keys: [effectKey], seen: { [effectKey]: seen } }}
+          retryInput={perKey}
           success={() => 'Revoked.'}
           available={available(revocable)}
         />
@@ -106,7 +114,8 @@ export function EffectActions({
           fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
           submitLabel="Request bump"
           action={requestBumpAction}
-          baseInput={{ keys: [effectKey] }}
+          baseInput={{ keys: [effectKey], seen: { [effectKey]: seen } }}
+          retryInput={perKey}
           success={(d) =>
             d.mode === 'requested' ? 'Requested: it awaits another operator on the Four-eyes page.' : 'Bumped.'
           }

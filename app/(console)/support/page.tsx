@@ -66,6 +66,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
                   state="unknown"
                   epoch={r.epoch}
                   changedBy={r.changedBy}
+                  changedAt={r.since}
                   canResolve={canResolve}
                   canRevoke={false}
                   canBump={false}

@@ -46,6 +46,7 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
             state={head.state}
             epoch={head.currentEpoch}
             changedBy={head.changedBy}
+            changedAt={head.changedAt}
             canRevoke={can(user.role, 'effect.revoke')}
             canBump={can(user.role, 'effect.bump.request')}
             canResolve={can(user.role, 'effect.resolve')}

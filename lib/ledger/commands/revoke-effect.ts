@@ -11,12 +11,15 @@ import { reasonField } from '../fields.ts';
 import { requireWorkflowScope } from '../scope.ts';
 import { checkTransition } from '../transitions.ts';
 import { parseInput } from '../validate.ts';
+import { decideOnSeenEffect, lockSeenEffect, seenEffectField, type SeenEffect } from '../seen.ts';
 import { effectRef, type CommandContext } from './common.ts';
 import { transitionEffect, type TransitionResult } from './transition-effect.ts';
 
 export const revokeEffectInput = z.strictObject({
   ...effectRef,
   reason: reasonField,
+  /** Z8: the version the person was shown; a change since then refuses the revocation. */
+  seen: seenEffectField.optional(),
 });
 
 const PLANNED_SQL = `
@@ -28,10 +31,15 @@ export type RevokeResult = Omit<TransitionResult, 'from'> & { from: TransitionRe
 
 export async function revokeEffect(ctx: CommandContext, raw: unknown): Promise<RevokeResult> {
   const input = parseInput(revokeEffectInput, raw);
+  return decideOnSeenEffect(ctx.db, input.key, input.seen, (db) => revokeAsSeen({ ...ctx, db }, input));
+}
+
+async function revokeAsSeen(ctx: CommandContext, input: z.output<typeof revokeEffectInput>): Promise<RevokeResult> {
+  const epoch = input.epoch ?? input.seen?.epoch;
   const revoke = () =>
     transitionEffect(ctx, {
       key: input.key,
-      epoch: input.epoch,
+      epoch,
       to: 'revoked',
       action: 'effect.revoke',
       reason: input.reason,
@@ -40,8 +48,8 @@ export async function revokeEffect(ctx: CommandContext, raw: unknown): Promise<R
     return await revoke();
   } catch (error) {
     // No effect yet: a planned target that was never claimed (epoch 1 only).
-    if (!(error instanceof LedgerError) || error.code !== 'not_found' || (input.epoch ?? 1) !== 1) throw error;
-    return revokePlanned(ctx, input.key, input.reason, revoke);
+    if (!(error instanceof LedgerError) || error.code !== 'not_found' || (epoch ?? 1) !== 1) throw error;
+    return revokePlanned(ctx, input.key, input.reason, revoke, input.seen);
   }
 }
 
@@ -50,6 +58,7 @@ async function revokePlanned(
   key: string,
   reason: string,
   revokeExisting: () => Promise<TransitionResult>,
+  seen?: SeenEffect,
 ): Promise<RevokeResult> {
   const { actor } = ctx;
   const permitted = checkTransition('none', 'revoked', partyOf(actor));
@@ -84,8 +93,12 @@ async function revokePlanned(
     reason,
     JSON.stringify(requestJson(ctx.request)),
   ]);
-  // A claim created the key between the two statements: revoke it like any other.
-  if (row?.exists) return revokeExisting();
+  // A claim created the key between the two statements: revoke it like any other, unless the person
+  // decided on the unclaimed target (Z8: then it is stale, and lockSeenEffect says so).
+  if (row?.exists) {
+    if (seen) await lockSeenEffect(ctx.db, key, seen);
+    return revokeExisting();
+  }
   if (!row?.ok) throw notFound(`no effect ${key}, and it is not a target of an approved plan`, { field: 'key' });
   return {
     key,
