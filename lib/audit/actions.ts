@@ -111,6 +111,11 @@ export const AUDIT_ACTIONS = {
     by: ['admin', 'operator', 'support', 'auditor'],
     what: 'a person chose a new password',
   },
+  'notification.preferences': {
+    subject: ['user', 'console'],
+    by: ['admin', 'operator', 'support', 'auditor'],
+    what: 'a person changed which notifications they get, and how',
+  },
   'user.create': { subject: ['user'], by: ADMIN, what: 'a user was added' },
   'user.role': { subject: ['user'], by: ['admin'], what: "a user's role changed" },
   'user.disable': { subject: ['user'], by: ['admin'], what: 'a user was disabled' },
