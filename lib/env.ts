@@ -84,6 +84,12 @@ const schema = z.object({
   AUDIT_CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().positive().default(300),
   /** How long a four-eyes replay request stays approvable (Z3). */
   REPLAY_APPROVAL_TTL_MINUTES: z.coerce.number().positive().default(240),
+  /** Notifications by email (lib/notifications): the name of an smtp provider in LEDGER_PROVIDERS whose
+   *  server and From address they use. Unset: notifications stay in the console inbox. */
+  NOTIFY_EMAIL_PROVIDER: z.string().min(1).optional(),
+  /** How often each worker sends the pending notification emails, and how often it tries one before giving up. */
+  NOTIFY_EMAIL_INTERVAL_SECONDS: z.coerce.number().positive().default(10),
+  NOTIFY_EMAIL_MAX_ATTEMPTS: z.coerce.number().int().positive().default(8),
 });
 
 export type Env = z.infer<typeof schema>;

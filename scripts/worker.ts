@@ -9,6 +9,8 @@ import { loadCheckpointKey } from '../lib/audit/checkpoint.ts';
 import { startCheckpointSchedule } from '../lib/audit/checkpoint-schedule.ts';
 import { createDb, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
+import { consoleBaseUrl } from '../lib/notifications/email-outbox.ts';
+import { notificationEmailProvider, startNotificationSchedule } from '../lib/notifications/schedule.ts';
 import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
 import { componentLogger } from '../lib/ops/log.ts';
 import { watchPool } from '../lib/ops/metrics.ts';
@@ -66,6 +68,14 @@ async function main() {
     intervalMs: e.RETENTION_INTERVAL_MINUTES * 60_000,
     log,
   });
+  // Notifications: every worker sweeps expired requests and sends due emails (lib/notifications).
+  const notifications = startNotificationSchedule({
+    db,
+    intervalMs: e.NOTIFY_EMAIL_INTERVAL_SECONDS * 1000,
+    provider: notificationEmailProvider(providers, e.NOTIFY_EMAIL_PROVIDER),
+    baseUrl: consoleBaseUrl(),
+    log,
+  });
   log(`worker ready: ${e.REPLAY_CONCURRENCY} chunk handlers, providers ${providers.names().join(', ') || '(none)'}`);
   let stopping = false;
   const stop = async () => {
@@ -76,6 +86,7 @@ async function main() {
       http?.close();
       await worker.stop(e.SHUTDOWN_GRACE_SECONDS * 1000);
       await retention.stop();
+      await notifications.stop();
       await checkpoints?.stop();
       await leader.stop();
       await providers.close();

@@ -24,6 +24,7 @@ import { decideOnSeenEffect, lockSeenEffect, seenEffectField, StaleDecision, typ
 import { BUMP_APPROVAL_TTL_HOURS } from './expiry.ts';
 import { fourEyesRefusal } from './four-eyes.ts';
 import { effectKeyField, effectKeysField, optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
+import { notifyApprovalOutcome, notifyApprovalWaiting } from '@/lib/notifications/events.ts';
 
 export const APPROVAL_TTL_HOURS = BUMP_APPROVAL_TTL_HOURS;
 export const MAX_BULK = 10_000;
@@ -166,6 +167,7 @@ export async function requestBump(ctx: Ctx, raw: unknown): Promise<RequestBumpRe
       },
       request: ctx.request,
     });
+    await notifyApprovalWaiting(tx, request.id);
     return request;
   });
   return {
@@ -290,6 +292,7 @@ export async function decideBump(ctx: Ctx, raw: unknown) {
       detail: { setHash: request.setHash, count: items.length, requestedById: request.requestedById },
       request: ctx.request,
     });
+    await notifyApprovalOutcome(tx, request.id);
   });
   if (input.decision === 'reject') return { decision: 'reject' as const, bumped: 0, failed: [] };
   const { bumped, failed } = await executeBumps(ctx, items, `${request.reason} (four-eyes approved)`, request.id);

@@ -116,6 +116,11 @@ export const AUDIT_ACTIONS = {
     by: ['admin', 'operator', 'support', 'auditor'],
     what: 'a single sign-on; refused for an unknown or disabled person or an unverified email',
   },
+  'notification.preferences': {
+    subject: ['user', 'console'],
+    by: ['admin', 'operator', 'support', 'auditor'],
+    what: 'a person changed which notifications they get, and how',
+  },
   'user.create': { subject: ['user'], by: ADMIN, what: 'a user was added' },
   'user.sso_create': {
     subject: ['user'],

@@ -7,6 +7,7 @@ import { parseInput } from '../ledger/validate.ts';
 import { fourEyesRefusal } from '@/lib/approvals/four-eyes.ts';
 import { optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
 import { assertOperator, setHashField, type ReplayCtx } from './request.ts';
+import { notifyApprovalOutcome } from '@/lib/notifications/events.ts';
 
 export const approveReplayInput = z.strictObject({
   approvalRequestId: z.uuid(),
@@ -83,6 +84,7 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
         detail: { why: 'the approval request expired (Z3)' },
         request: ctx.request,
       });
+      await notifyApprovalOutcome(tx, req.id);
       return { replayId, status: 'expired' as const, approvedById: null };
     }
     const a = await tx.approvalRequest.updateMany({
@@ -107,6 +109,7 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
       detail: { approvalRequestId: req.id, setHash: req.setHash },
       request: ctx.request,
     });
+    await notifyApprovalOutcome(tx, req.id);
     return { replayId, status: 'approved' as const, approvedById: actor.id };
   });
 }
@@ -138,6 +141,7 @@ export async function rejectReplay(ctx: ReplayCtx, raw: unknown) {
       reason: input.reason,
       request: ctx.request,
     });
+    await notifyApprovalOutcome(tx, req.id);
     return { replayId, status: 'rejected' as const };
   });
 }

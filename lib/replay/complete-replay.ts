@@ -4,6 +4,7 @@ import { appendAudit } from '../audit/append.ts';
 import { Prisma, sqlRows, type Db } from '../db/client.ts';
 import type { Actor } from '../ledger/index.ts';
 import { exactlyOnce } from './set.ts';
+import { notifyReplayEnded } from '@/lib/notifications/events.ts';
 
 export async function completeIfDone(db: Db, replayId: string, runId: string, actor: Actor): Promise<boolean> {
   const [open] = await sqlRows<{ open: boolean }>(
@@ -40,6 +41,7 @@ export async function completeIfDone(db: Db, replayId: string, runId: string, ac
         exactlyOnceAfter: await exactlyOnce(tx, runId),
       },
     });
+    await notifyReplayEnded(tx, replayId);
     return true;
   });
 }

@@ -12,6 +12,7 @@ import { parseInput } from '../ledger/validate.ts';
 import { reasonField } from '@/lib/ledger/fields.ts';
 import { fourEyesFor } from './preview.ts';
 import { exactlyOnce, FINGERPRINT_SQL, summarizeSet, targetsSql } from './set.ts';
+import { notifyApprovalWaiting } from '@/lib/notifications/events.ts';
 
 export type ReplayControlAction = 'replay.start' | 'replay.pause' | 'replay.resume' | 'replay.cancel';
 
@@ -163,6 +164,7 @@ async function freeze(
           exactlyOnceBefore: before,
         },
       });
+      if (approval) await notifyApprovalWaiting(tx, approval.id);
       return {
         replayId: replay.id,
         status: replay.status as RequestReplayResult['status'],

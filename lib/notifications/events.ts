@@ -1,0 +1,107 @@
+// The events people are told about, one function per hook. Each is called inside the transaction
+// that records the event (a request is created or decided, a replay completes), reads what it needs
+// through that transaction, and writes the notifications with it (tell.ts).
+import { ROLES, can } from '@/lib/auth/permissions.ts';
+import type { DbOrTx } from '@/lib/db/client.ts';
+import { APPROVING_PERMISSION, type NotificationKind } from './kinds.ts';
+import { tell } from './tell.ts';
+
+type ApprovalRow = {
+  id: string;
+  kind: string;
+  runId: string | null;
+  payload: unknown;
+  reason: string;
+  requestedById: string;
+  expiresAt: Date;
+  status: string;
+  decidedById: string | null;
+};
+
+function describeRequest(r: ApprovalRow): string {
+  const payload = (r.payload ?? {}) as { items?: unknown[]; count?: number };
+  return r.kind === 'replay'
+    ? `Forced replay of ${payload.count ?? 0} target(s)`
+    : `Epoch bump of ${payload.items?.length ?? 0} key(s)`;
+}
+
+function requestLink(r: ApprovalRow): string {
+  return r.kind === 'replay' && r.runId ? `/runs/${r.runId}/replay` : `/approvals#approval-${r.id}`;
+}
+
+async function emailOf(tx: DbOrTx, userId: string | null): Promise<string> {
+  if (!userId) return 'nobody';
+  const u = await tx.user.findUnique({ where: { id: userId }, select: { email: true } });
+  return u?.email ?? 'a removed user';
+}
+
+/** The people who may approve a request of this kind: the permission's holders, never the requester (Z3). */
+export async function eligibleApprovers(tx: DbOrTx, approvalKind: string, requestedById: string): Promise<string[]> {
+  const permission = APPROVING_PERMISSION[approvalKind];
+  if (!permission) return [];
+  const roles = ROLES.filter((role) => can(role, permission));
+  const people = await tx.user.findMany({
+    where: { role: { in: roles }, disabled: false, id: { not: requestedById } },
+    select: { id: true },
+  });
+  return people.map((p) => p.id);
+}
+
+/** A four-eyes request was created: every eligible approver is told. */
+export async function notifyApprovalWaiting(tx: DbOrTx, approvalRequestId: string): Promise<number> {
+  const r = await tx.approvalRequest.findUnique({ where: { id: approvalRequestId } });
+  if (!r) return 0;
+  return tell(tx, {
+    kind: 'approval.waiting',
+    subjectId: r.id,
+    recipients: await eligibleApprovers(tx, r.kind, r.requestedById),
+    title: `${describeRequest(r)} waits for your approval`,
+    body: `${await emailOf(tx, r.requestedById)} asked: ${r.reason}. It expires at ${r.expiresAt.toISOString()}.`,
+    link: requestLink(r),
+  });
+}
+
+/** A request was approved, rejected or expired (an open request past its expiry counts as expired):
+ *  its requester is told. Cancelled requests tell nobody. */
+export async function notifyApprovalOutcome(tx: DbOrTx, approvalRequestId: string): Promise<number> {
+  const r = await tx.approvalRequest.findUnique({ where: { id: approvalRequestId } });
+  if (!r) return 0;
+  const expired = r.status === 'expired' || (r.status === 'open' && r.expiresAt.getTime() <= Date.now());
+  const kind: NotificationKind | null = expired
+    ? 'approval.expired'
+    : r.status === 'approved'
+      ? 'approval.approved'
+      : r.status === 'rejected'
+        ? 'approval.rejected'
+        : null;
+  if (!kind) return 0;
+  const what = describeRequest(r);
+  const body = expired
+    ? `Nobody decided it before ${r.expiresAt.toISOString()}. Ask again if it is still needed.`
+    : `${r.status === 'approved' ? 'Approved' : 'Rejected'} by ${await emailOf(tx, r.decidedById)}.`;
+  return tell(tx, {
+    kind,
+    subjectId: r.id,
+    recipients: [r.requestedById],
+    title: `${what}: ${expired ? 'expired' : r.status}`,
+    body: `${body} You asked: ${r.reason}`,
+    link: requestLink(r),
+  });
+}
+
+/** A replay completed: its requester is told, as failed when any target failed or is unknown. */
+export async function notifyReplayEnded(tx: DbOrTx, replayId: string): Promise<number> {
+  const r = await tx.replay.findUnique({ where: { id: replayId } });
+  if (!r || r.status !== 'completed') return 0;
+  const failed = r.failed + r.unknown > 0;
+  return tell(tx, {
+    kind: failed ? 'replay.failed' : 'replay.finished',
+    subjectId: r.id,
+    recipients: [r.requestedById],
+    title: failed
+      ? `Your replay finished with ${r.failed} failed and ${r.unknown} unknown target(s)`
+      : `Your replay of ${r.total} target(s) finished`,
+    body: `Sent ${r.sent}, skipped ${r.skipped}, failed ${r.failed}, unknown ${r.unknown} of ${r.total}.`,
+    link: `/runs/${r.runId}/replay`,
+  });
+}
