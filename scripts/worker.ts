@@ -7,11 +7,13 @@
 // goes back to the queue for another worker); leadership is handed back; exit 0.
 import { loadCheckpointKey } from '../lib/audit/checkpoint.ts';
 import { startCheckpointSchedule } from '../lib/audit/checkpoint-schedule.ts';
+import { startAuditVerificationSchedule } from '../lib/audit/verification-schedule.ts';
+import { auditVerificationFigures } from '../lib/audit/verification.ts';
 import { createDb, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
 import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
 import { componentLogger } from '../lib/ops/log.ts';
-import { watchPool } from '../lib/ops/metrics.ts';
+import { watchAuditVerification, watchPool } from '../lib/ops/metrics.ts';
 import { startWorkerHttp } from './support/worker-http.ts';
 import { pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
@@ -55,6 +57,10 @@ async function main() {
         log,
       })
     : undefined;
+  // A2: the leader verifies the audit trail in the background, from where the last pass stopped; the
+  // audit page and /metrics read the stored result (lib/audit/verification.ts).
+  const verification = startAuditVerificationSchedule({ db, leader, log });
+  watchAuditVerification(() => auditVerificationFigures(db));
   watchPool(sqlPool(db));
   const http = e.WORKER_HTTP_PORT
     ? await startWorkerHttp(e.WORKER_HTTP_PORT, leader.lastContact, e.METRICS_TOKEN)
@@ -77,6 +83,7 @@ async function main() {
       await worker.stop(e.SHUTDOWN_GRACE_SECONDS * 1000);
       await retention.stop();
       await checkpoints?.stop();
+      await verification.stop();
       await leader.stop();
       await providers.close();
       await db.$disconnect();
