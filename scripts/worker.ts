@@ -7,13 +7,15 @@
 // goes back to the queue for another worker); leadership is handed back; exit 0.
 import { loadCheckpointKey } from '../lib/audit/checkpoint.ts';
 import { startCheckpointSchedule } from '../lib/audit/checkpoint-schedule.ts';
+import { startAuditVerificationSchedule } from '../lib/audit/verification-schedule.ts';
+import { auditVerificationFigures } from '../lib/audit/verification.ts';
 import { createDb, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
 import { consoleBaseUrl } from '../lib/notifications/email-outbox.ts';
 import { notificationEmailProvider, startNotificationSchedule } from '../lib/notifications/schedule.ts';
 import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
 import { componentLogger } from '../lib/ops/log.ts';
-import { watchPool } from '../lib/ops/metrics.ts';
+import { watchAuditVerification, watchPool } from '../lib/ops/metrics.ts';
 import { startWorkerHttp } from './support/worker-http.ts';
 import { pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
@@ -57,6 +59,10 @@ async function main() {
         log,
       })
     : undefined;
+  // A2: the leader verifies the audit trail in the background, from where the last pass stopped; the
+  // audit page and /metrics read the stored result (lib/audit/verification.ts).
+  const verification = startAuditVerificationSchedule({ db, leader, log });
+  watchAuditVerification(() => auditVerificationFigures(db));
   watchPool(sqlPool(db));
   const http = e.WORKER_HTTP_PORT
     ? await startWorkerHttp(e.WORKER_HTTP_PORT, leader.lastContact, e.METRICS_TOKEN)
@@ -88,6 +94,7 @@ async function main() {
       await retention.stop();
       await notifications.stop();
       await checkpoints?.stop();
+      await verification.stop();
       await leader.stop();
       await providers.close();
       await db.$disconnect();

@@ -9,9 +9,29 @@ function build() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'ledger_' });
   const pools = new Set<{ waitingCount: number; totalCount: number; idleCount: number }>();
+  const audit: { source?: AuditVerificationSource } = {};
   return {
     registry,
     pools,
+    audit,
+    auditVerifiedAge: new Gauge({
+      name: 'ledger_audit_chain_verified_age_seconds',
+      help: 'Seconds since the background audit verification last ran (A2; the leader worker runs it every 10 s). NaN until a first pass; growing: no worker leads.',
+      registers: [registry],
+      async collect() {
+        const v = await audit.source?.().catch(() => null);
+        this.set(v?.ageSeconds ?? NaN);
+      },
+    }),
+    auditChainOk: new Gauge({
+      name: 'ledger_audit_chain_ok',
+      help: 'Whether the last audit verification found the trail intact (1) or broken (0); NaN until a first pass. Alert on 0.',
+      registers: [registry],
+      async collect() {
+        const v = await audit.source?.().catch(() => null);
+        this.set(v?.ok == null ? NaN : v.ok ? 1 : 0);
+      },
+    }),
     claims: new Counter({
       name: 'ledger_claims_total',
       help: 'Effect claims answered by the agent API, by result (won: this caller may call the provider; lost: another holds or finished it; refused: an error answer).',
@@ -95,6 +115,14 @@ export function observeApiAnswer(
     m.claims.inc({ result: status === 201 ? 'won' : status === 200 ? 'lost' : 'refused' });
   const state = (body as { state?: unknown } | null)?.state;
   if (operation === 'effect.report' && status === 200 && typeof state === 'string') m.transitions.inc({ state });
+}
+
+/** What the audit gauges report at a scrape: the stored verification's age and result (null: none yet). */
+export type AuditVerificationSource = () => Promise<{ ageSeconds: number | null; ok: boolean | null }>;
+
+/** Reports the background audit verification (read from the database at each scrape). */
+export function watchAuditVerification(source: AuditVerificationSource): void {
+  metrics().audit.source = source;
 }
 
 /** The registry in Prometheus text format, with its content type. */

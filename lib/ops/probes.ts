@@ -3,7 +3,8 @@
 // balancer stops sending requests to a process that is not ready, and Kubernetes-style probes read it.
 import { apiDb } from '../api/db.ts';
 import { sqlPool, sqlRows } from '../db/client.ts';
-import { exposition, watchPool } from './metrics.ts';
+import { auditVerificationFigures } from '../audit/verification.ts';
+import { exposition, watchAuditVerification, watchPool } from './metrics.ts';
 import { migrationNames, pendingMigrationsWith } from './preflight.ts';
 
 export interface Readiness {
@@ -45,6 +46,7 @@ export async function readiness(): Promise<Readiness> {
 export async function scrape(): Promise<{ body: string; contentType: string }> {
   try {
     watchPool(sqlPool(apiDb()));
+    watchAuditVerification(() => auditVerificationFigures(apiDb()));
   } catch {
     // DATABASE_URL unset (a misconfigured process): the rest of the metrics still tell that story.
   }

@@ -1,0 +1,118 @@
+// A2 in the background: the leader's verification job extends the verified part of the trail from
+// where the last pass stopped (lib/audit/verification.ts), finds tampering after that point, and the
+// audit page's read model reports the stored result with its age instead of re-verifying.
+import { describe, expect, it } from 'vitest';
+import { runAuditVerification } from '@/lib/audit/verification.ts';
+import { chainVerification } from '@/lib/read-models/audit.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { makeEffect } from '../helpers/factories.ts';
+
+async function maxEntryId(t: TestDatabase): Promise<string> {
+  const r = await t.owner<{ max: string }>('SELECT max(id)::text AS max FROM audit_entry');
+  return r.rows[0]!.max;
+}
+
+async function tamper(t: TestDatabase, sql: string, params: unknown[]): Promise<void> {
+  await t.owner('ALTER TABLE audit_entry DISABLE TRIGGER USER');
+  try {
+    await t.owner(sql, params);
+  } finally {
+    await t.owner('ALTER TABLE audit_entry ENABLE TRIGGER USER');
+  }
+}
+
+describe('A2: background verification of the audit trail', () => {
+  it('A2: the first pass is full; later passes check only what was appended since and move the verified id forward', async () => {
+    const t = await createTestDatabase({ poolSize: 4 });
+    expect(await chainVerification(t.db)).toMatchObject({ state: 'unverified', ageSeconds: null });
+    for (let i = 0; i < 4; i++) await makeEffect(t.db, 'done');
+    const first = await runAuditVerification(t.db);
+    const total = Number((await t.owner<{ n: string }>('SELECT count(*) AS n FROM audit_entry')).rows[0]!.n);
+    expect(first).toMatchObject({ kind: 'full', entries: total, stored: { state: 'ok', upToId: await maxEntryId(t) } });
+
+    const before = Number(await maxEntryId(t));
+    await makeEffect(t.db, 'revoked');
+    const added = Number(
+      (await t.owner<{ n: string }>('SELECT count(*) AS n FROM audit_entry WHERE id > $1', [before])).rows[0]!.n,
+    );
+    expect(added).toBeGreaterThan(0);
+    // No re-check margin: entries appended before the last pass began are not looked at again.
+    const second = await runAuditVerification(t.db, { recheckMarginMs: 0 });
+    expect(second).toMatchObject({
+      kind: 'incremental',
+      entries: added,
+      stored: { state: 'ok', upToId: await maxEntryId(t) },
+    });
+
+    const shown = await chainVerification(t.db, new Date(Date.now() + 40_000));
+    expect(shown.state).toBe('ok');
+    expect(shown.ageSeconds).toBeGreaterThanOrEqual(39);
+    expect(shown.stale).toBe(false);
+    expect((await chainVerification(t.db, new Date(Date.now() + 3_600_000))).stale).toBe(true);
+  });
+
+  it('A2: an entry altered after the verified point is named by the next incremental pass, and the verified id stays', async () => {
+    const t = await createTestDatabase({ poolSize: 4 });
+    await makeEffect(t.db, 'done');
+    const verified = await runAuditVerification(t.db);
+    expect(verified.stored.state).toBe('ok');
+    const upTo = await maxEntryId(t);
+
+    const e = await makeEffect(t.db, 'revoked');
+    const target = await t.db.auditEntry.findFirstOrThrow({
+      where: { chain: `effect:${e.key}`, action: 'effect.revoke' },
+    });
+    expect(target.id).toBeGreaterThan(BigInt(upTo));
+    await tamper(t, `UPDATE audit_entry SET reason = 'nothing to see here' WHERE id = $1`, [target.id]);
+
+    const pass = await runAuditVerification(t.db);
+    expect(pass.kind).toBe('incremental');
+    expect(pass.stored).toMatchObject({
+      state: 'broken',
+      upToId: upTo,
+      entryId: String(target.id),
+      chain: target.chain,
+      seq: target.seq,
+      problem: 'content does not match its hash',
+    });
+    // The next pass looks at the same entries again and still finds it.
+    expect((await runAuditVerification(t.db)).stored).toMatchObject({ state: 'broken', entryId: String(target.id) });
+    expect(await chainVerification(t.db)).toMatchObject({ state: 'broken', entryId: String(target.id) });
+  });
+
+  it('A2: a deleted last entry of a chain is found by an incremental pass; a change before the verified point waits for the full pass', async () => {
+    const t = await createTestDatabase({ poolSize: 4 });
+    const a = await makeEffect(t.db, 'done');
+    const b = await makeEffect(t.db, 'done');
+    expect((await runAuditVerification(t.db)).stored.state).toBe('ok');
+
+    // Changed before the verified point: an incremental pass does not re-read it; the full one does.
+    const old = await t.db.auditEntry.findFirstOrThrow({
+      where: { chain: `effect:${a.key}` },
+      orderBy: { seq: 'asc' },
+    });
+    await tamper(t, `UPDATE audit_entry SET actor_label = 'someone else' WHERE id = $1`, [old.id]);
+    expect((await runAuditVerification(t.db, { recheckMarginMs: 0 })).stored.state).toBe('ok');
+    expect((await runAuditVerification(t.db, { full: true })).stored).toMatchObject({
+      state: 'broken',
+      entryId: String(old.id),
+      problem: 'content does not match its hash',
+    });
+    await tamper(t, `UPDATE audit_entry SET actor_label = $2 WHERE id = $1`, [old.id, old.actorLabel]);
+    expect((await runAuditVerification(t.db, { full: true })).stored.state).toBe('ok');
+
+    // The last entry of b's chain removed: no new entry points at the gap, the head check finds it.
+    const last = await t.db.auditEntry.findFirstOrThrow({
+      where: { chain: `effect:${b.key}` },
+      orderBy: { seq: 'desc' },
+    });
+    expect(last.seq).toBeGreaterThan(1);
+    await tamper(t, `DELETE FROM audit_entry WHERE id = $1`, [last.id]);
+    const pass = await runAuditVerification(t.db, { recheckMarginMs: 0 });
+    expect(pass).toMatchObject({
+      kind: 'incremental',
+      entries: 0,
+      stored: { state: 'broken', chain: last.chain, seq: last.seq, problem: 'entries missing after this one' },
+    });
+  });
+});
