@@ -16,7 +16,7 @@ import { nextBuildIsFresh } from '@/scripts/support/next-build.ts';
 const checkoutTag = createHash('sha256').update(process.cwd()).digest('hex').slice(0, 12);
 export const STATE_FILE = path.join(tmpdir(), `effect-ledger-e2e-state-${checkoutTag}.json`);
 
-async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000) {
+export async function waitForHttp(url: string, child: ChildProcess, timeoutMs = 120_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`next start exited with ${child.exitCode}`);

@@ -55,6 +55,8 @@ export async function startOidcProvider(options: {
     pkce: { required: () => true },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     features: { devInteractions: { enabled: true } },
+    // Explicit lifetimes (seconds) keep the provider from warning about its defaults on every run.
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
     async findAccount(_ctx, id) {
       const account = accounts.get(id);
       if (!account) return undefined;
