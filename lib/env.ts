@@ -65,6 +65,10 @@ const schema = z.object({
       const problem = v === undefined ? null : webhookSecretProblem(v);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
+  /** Live console pages: how often each web process polls for changes while a page listens, and
+   *  how many live pages (server-sent event streams) one process serves. */
+  LIVE_POLL_MS: z.coerce.number().int().min(100).default(1000),
+  LIVE_MAX_CONNECTIONS: z.coerce.number().int().positive().default(500),
   /** Replay worker (scripts/worker.ts): parallel chunk handlers per process, reconciler period. */
   REPLAY_CONCURRENCY: z.coerce.number().int().positive().default(4),
   /** Prints where a replay worker's time goes, every 5 s (for profiling). */

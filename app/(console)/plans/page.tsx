@@ -4,6 +4,7 @@ import { requireViewer } from '@/lib/auth/page.ts';
 import { submittedPlans } from '@/lib/read-models/admin.ts';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
+import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 
 export const metadata: Metadata = { title: 'Plans to approve' };
 
@@ -16,6 +17,7 @@ export default async function PlansPage() {
         title="Plans to approve"
         description="Submitted plans, oldest first. Approving one freezes its target set (P1); where the tool asks for it the approver must not be the author (P2)."
       />
+      <LiveRefresh topics={['plan']} />
       <Card>
         {plans.length === 0 ? (
           <EmptyState title="No plan is waiting">

@@ -7,6 +7,7 @@ import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
+import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { one, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Support queue' };
@@ -21,6 +22,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
         title="Support queue"
         description={`Every unknown key across runs, oldest first (${q.total.toLocaleString('en-US')} open). Unknowns are never retried automatically (S4): resolve each as sent (with a receipt or evidence) or not sent.`}
       />
+      <LiveRefresh topics={['unknown']} />
       <Card>
         {q.rows.length === 0 ? (
           <EmptyState title="Nothing to resolve">

@@ -1,10 +1,10 @@
 'use client';
 // One forced replay: its status, the four-eyes decision for a second operator (Z3), start, and once
-// running the live progress bar (F5: sent, skipped, failed, unknown, remaining) polled every second
-// from /api/console/replays/:id/progress, with pause / resume / cancel. When the status changes the
-// server page is refreshed, so a finished replay shows its report.
+// running the live progress bar (F5: sent, skipped, failed, unknown, remaining), fetched from
+// /api/console/replays/:id/progress whenever the change feed reports progress, with pause / resume /
+// cancel. When the status changes the server page is refreshed, so a finished replay shows its report.
 import { useRouter } from 'next/navigation';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import {
   approveReplayAction,
   cancelReplayAction,
@@ -14,6 +14,7 @@ import {
   startReplayAction,
 } from '@/app/actions/replay.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
+import { useLiveChanges } from '@/components/live/live-refresh.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Button } from '@/components/ui/button.tsx';
 import type { ReplayProgress } from '@/lib/replay/progress.ts';
@@ -59,28 +60,44 @@ export function ReplayPanel({
   const [busy, setBusy] = useState(false);
   const seenStatus = useRef(initial.status);
 
-  useEffect(() => {
-    if (!ACTIVE.includes(p.status)) return;
-    let stopped = false;
-    const timer = setInterval(async () => {
-      try {
-        const res = await fetch(`/api/console/replays/${p.replayId}/progress`, { cache: 'no-store' });
-        if (!res.ok || stopped) return;
+  // A newer copy from the server (the page refreshed) replaces what this panel last fetched.
+  const [served, setServed] = useState(initial);
+  if (served !== initial) {
+    setServed(initial);
+    setP(initial);
+  }
+
+  // F5: the bar moves when the change feed says this run's replay moved (no polling); a new status
+  // refreshes the server page, so a finished replay shows its report.
+  const pulling = useRef<'idle' | 'busy' | 'again'>('idle');
+  const pull = () => {
+    if (pulling.current !== 'idle') {
+      pulling.current = 'again'; // a change arrived meanwhile: fetch once more when this one is back
+      return;
+    }
+    pulling.current = 'busy';
+    fetch(`/api/console/replays/${p.replayId}/progress`, { cache: 'no-store' })
+      .then(async (res) => {
+        if (!res.ok) return;
         const next = (await res.json()) as ProgressView;
         setP(next);
         if (next.status !== seenStatus.current) {
           seenStatus.current = next.status;
           router.refresh();
         }
-      } catch {
-        // transient: the next tick tries again
-      }
-    }, 1000);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [p.replayId, p.status, router]);
+      })
+      .catch(() => {
+        // transient: the next change tries again
+      })
+      .finally(() => {
+        const again = pulling.current === 'again';
+        pulling.current = 'idle';
+        if (again) pull();
+      });
+  };
+  useLiveChanges({ runId: p.runId, topics: ['replay'] }, () => {
+    if (ACTIVE.includes(p.status)) pull();
+  });
 
   async function run(action: (input: unknown) => Promise<Result>, input: Record<string, unknown>) {
     setBusy(true);

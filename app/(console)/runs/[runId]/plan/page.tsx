@@ -9,6 +9,7 @@ import { ActionDialog } from '@/components/action-dialog.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
+import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 
 export const metadata: Metadata = { title: 'Plan approval' };
 
@@ -32,6 +33,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
           </span>
         }
       />
+      <LiveRefresh runId={runId} topics={['plan']} />
       <div className="mb-4 grid gap-4 lg:grid-cols-3">
         <Card title="What you approve" className="lg:col-span-2">
           <dl className="grid grid-cols-2 gap-x-6 gap-y-2 text-sm">

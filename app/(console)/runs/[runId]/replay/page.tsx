@@ -18,6 +18,7 @@ import { ReplayPanel, type ProgressView } from '@/app/(console)/_components/repl
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
+import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { one, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Force replay' };
@@ -127,6 +128,7 @@ export default async function ReplayPage({
           </span>
         }
       />
+      <LiveRefresh runId={runId} topics={['effect', 'plan', 'replay', 'approval']} />
       <div className="mb-4 grid grid-cols-2 gap-3 lg:grid-cols-4">
         <Stat label="Approved targets" value={preview.total.toLocaleString('en-US')} />
         <Stat
