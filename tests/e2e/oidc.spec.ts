@@ -99,7 +99,7 @@ async function signInWithSso(page: Page, login: string) {
   await page.getByRole('button', { name: 'Continue' }).click();
 }
 
-test('SSO: a newcomer whose group maps to operator is created at first sign-in and lands on /runs', async ({
+test('Z1 SSO: a newcomer whose group maps to operator is created at first sign-in and lands on /runs', async ({
   page,
 }) => {
   await page.goto(`${consoleUrl}/sign-in`);
@@ -119,7 +119,7 @@ test('SSO: a newcomer whose group maps to operator is created at first sign-in a
   expect(trail.map((e) => e.action)).toEqual(['user.sso_create', 'auth.sso_sign_in']);
 });
 
-test('SSO: an existing person keeps their account and gets the role their group maps to', async ({ page }) => {
+test('Z1 SSO: an existing person keeps their account and gets the role their group maps to', async ({ page }) => {
   await signInWithSso(page, people.existing.login);
   await expect(page).toHaveURL(new RegExp(`^${consoleUrl}/runs`), { timeout: 30_000 });
   await expect(page.getByTestId('current-user')).toHaveText(people.existing.email);
@@ -133,7 +133,7 @@ for (const [who, refusal, message] of [
   ['stranger', 'sso_unknown', 'There is no console account for you'],
   ['disabled', 'sso_disabled', 'This account is disabled. Ask an admin.'],
 ] as const) {
-  test(`SSO: a ${who} person is refused with a message on the sign-in page, and audited`, async ({ page }) => {
+  test(`Z1 SSO: a ${who} person is refused with a message on the sign-in page, and audited`, async ({ page }) => {
     const person = people[who];
     await signInWithSso(page, person.login);
     await expect(page).toHaveURL(new RegExp(`/sign-in\\?error=${refusal}`), { timeout: 30_000 });

@@ -35,7 +35,7 @@ async function trail(chainPrefix: string) {
   });
 }
 
-describe('single sign-on admission', () => {
+describe('Z1: single sign-on admission', () => {
   it('creates a newcomer whose group maps to a role, once, audited, with no password', async () => {
     const email = `noor-${suffix()}@example.com`;
     const first = await admitOidcSignIn(

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { groupsOf, parseRoleMap, roleFromGroups } from '@/lib/auth/oidc-roles.ts';
 
-describe('OIDC_ROLE_MAP', () => {
+describe('Z1: OIDC_ROLE_MAP', () => {
   it('keeps the configured order as precedence', () => {
     const map = parseRoleMap(' ledger-admins=admin, ledger-ops = operator ,,ledger-support=support');
     expect(map).toEqual([
