@@ -8,7 +8,7 @@ export function Nav({
   links,
   user,
 }: {
-  links: { href: string; label: string }[];
+  links: { href: string; label: string; count?: number }[];
   user: { email: string; name: string; role: string };
 }) {
   const pathname = usePathname();
@@ -34,6 +34,15 @@ export function Nav({
               )}
             >
               {l.label}
+              {l.count ? (
+                <span
+                  className="ml-2 rounded-full bg-blue-600 px-1.5 py-0.5 text-[11px] font-semibold text-white tabular-nums"
+                  data-testid="nav-unread"
+                >
+                  {l.count}
+                  <span className="sr-only"> unread</span>
+                </span>
+              ) : null}
             </Link>
           );
         })}
@@ -45,7 +54,7 @@ export function Nav({
         <div className="text-zinc-500">
           Role: <span data-testid="current-role">{user.role}</span>
         </div>
-        <div className="mt-2 flex gap-3">
+        <div className="mt-2 flex flex-wrap gap-x-3 gap-y-1">
           <button
             type="button"
             onClick={() => signOut({ callbackUrl: '/sign-in?reason=signed_out' })}
@@ -55,6 +64,9 @@ export function Nav({
           </button>
           <Link href="/account/password" className="text-zinc-600 underline hover:text-zinc-900">
             Change password
+          </Link>
+          <Link href="/account/notifications" className="text-zinc-600 underline hover:text-zinc-900">
+            Notifications
           </Link>
         </div>
       </div>

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import { requireUser } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
+import { navUnreadCount } from '@/lib/notifications/inbox.ts';
 import { Nav } from '@/components/nav.tsx';
 
 export const dynamic = 'force-dynamic';
@@ -8,6 +9,7 @@ export const dynamic = 'force-dynamic';
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
   const user = await requireUser();
   const links = [
+    { href: '/inbox', label: 'Inbox', count: await navUnreadCount(user.id) },
     { href: '/runs', label: 'Runs' },
     { href: '/plans', label: 'Plans to approve' },
     { href: '/support', label: 'Support queue' },

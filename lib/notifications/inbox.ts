@@ -1,7 +1,7 @@
 // A person's inbox: their notifications, newest first, and the unread count the navigation shows.
 // Every read and write is scoped to the signed-in person: nobody reads or marks another's rows.
 import { z } from 'zod';
-import type { Db } from '@/lib/db/client.ts';
+import { db as sharedDb, type Db } from '@/lib/db/client.ts';
 import { parseInput } from '@/lib/ledger/validate.ts';
 import type { NotificationKind } from './kinds.ts';
 
@@ -19,6 +19,11 @@ export interface InboxItem {
 
 export async function unreadCount(db: Db, userId: string): Promise<number> {
   return db.notification.count({ where: { userId, readAt: null } });
+}
+
+/** The count the console's navigation shows, for a person the layout already checked. */
+export async function navUnreadCount(userId: string): Promise<number> {
+  return unreadCount(sharedDb(), userId);
 }
 
 export async function inbox(db: Db, userId: string): Promise<{ items: InboxItem[]; unread: number }> {

@@ -1,4 +1,4 @@
-// Notifications (N1, N3, N4): who is told when a four-eyes request waits, is decided or expires;
+// Notifications: who is told when a four-eyes request waits, is decided or expires;
 // preferences per person and kind, audited; the inbox is each person's own.
 import { describe, expect, it } from 'vitest';
 import { decideBump, requestBump } from '@/lib/approvals/bump.ts';
@@ -21,7 +21,7 @@ async function bumpRequest(requester: Parameters<typeof requestBump>[0]['actor']
 }
 
 describe('notifications', () => {
-  it('N1: a waiting bump request tells every eligible approver (not the requester, not other roles, not the disabled), by the channel each chose', async () => {
+  it('a waiting bump request tells every eligible approver (not the requester, not other roles, not the disabled), by the channel each chose', async () => {
     const alice = await makePerson(t.db, 'operator');
     const bob = await makePerson(t.db, 'operator');
     const carol = await makePerson(t.db, 'operator', { prefs: { 'approval.waiting': 'inbox' } });
@@ -52,7 +52,7 @@ describe('notifications', () => {
     expect(mine.items[0]!.title).toMatch(/Epoch bump of 2 key\(s\) waits for your approval/);
   });
 
-  it('N3: the requester is told when the request is approved, rejected or expires; the expiry sweep tells once', async () => {
+  it('the requester is told when the request is approved, rejected or expires; the expiry sweep tells once', async () => {
     const alice = await makePerson(t.db, 'operator');
     const bob = await makePerson(t.db, 'operator');
     const approved = await bumpRequest(alice);
@@ -88,7 +88,7 @@ describe('notifications', () => {
     expect(await toldAbout(t.db, approved.requestId, 'approval.expired')).toEqual([]);
   });
 
-  it('N4: a preference change is audited in the same transaction; bad input is refused naming the field and changes nothing', async () => {
+  it('A1: a preference change is audited in the same transaction; bad input is refused naming the field and changes nothing', async () => {
     const alice = await makePerson(t.db, 'operator');
     const ctx = { db: t.db, actor: alice };
     expect((await preferencesOf(t.db, alice.id))['approval.approved']).toBe('email');

@@ -1,0 +1,71 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { requireViewer } from '@/lib/auth/page.ts';
+import { inbox, INBOX_PAGE_SIZE } from '@/lib/notifications/inbox.ts';
+import { NOTIFICATION_KINDS } from '@/lib/notifications/kinds.ts';
+import { Badge } from '@/components/ui/badge.tsx';
+import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
+import { Time } from '@/components/time.tsx';
+import { MarkAllReadButton, MarkReadButton } from './inbox-actions.tsx';
+
+export const metadata: Metadata = { title: 'Inbox' };
+
+// The signed-in person's notifications: four-eyes requests waiting for them, decisions on their own
+// requests, the end of their replays. Which kinds arrive, and by email too, is set on the account page.
+export default async function InboxPage() {
+  const { user, db } = await requireViewer();
+  const { items, unread } = await inbox(db, user.id);
+  return (
+    <>
+      <PageHeader
+        title="Inbox"
+        description={
+          <>
+            What needs you and what happened to your requests. Choose what you are told, and whether by email too, in{' '}
+            <Link href="/account/notifications" className="text-blue-700 underline">
+              notification settings
+            </Link>
+            .
+          </>
+        }
+        actions={unread > 0 ? <MarkAllReadButton /> : undefined}
+      />
+      <Card
+        title={`${unread} unread`}
+        description={items.length >= INBOX_PAGE_SIZE ? `The newest ${INBOX_PAGE_SIZE} are shown.` : undefined}
+      >
+        {items.length === 0 ? (
+          <EmptyState title="Nothing here yet">
+            You are told here when a four-eyes request waits for you, when your own request is decided or expires, and
+            when a replay you asked for ends.
+          </EmptyState>
+        ) : (
+          <ul className="divide-y divide-zinc-100" aria-label="Notifications">
+            {items.map((n) => (
+              <li
+                key={n.id}
+                className="flex flex-wrap items-start justify-between gap-3 py-3"
+                data-testid="notification"
+                data-read={n.readAt ? 'yes' : 'no'}
+              >
+                <div className="min-w-0 text-sm">
+                  <div className="flex flex-wrap items-center gap-2">
+                    {!n.readAt && <Badge tone="blue">new</Badge>}
+                    <Link href={n.link} className={n.readAt ? 'text-zinc-700 underline' : 'font-semibold underline'}>
+                      {n.title}
+                    </Link>
+                  </div>
+                  <p className="mt-1 break-words text-zinc-600">{n.body}</p>
+                  <p className="mt-1 text-xs text-zinc-500">
+                    {NOTIFICATION_KINDS[n.kind]?.label ?? n.kind} · <Time value={n.createdAt} />
+                  </p>
+                </div>
+                {!n.readAt && <MarkReadButton notificationId={n.id} />}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Card>
+    </>
+  );
+}
