@@ -1,10 +1,12 @@
-// For server components: the signed-in user, checked against the database on every render (Z4);
+// For server components: the signed-in user, checked against the database (Z4; a check is shared by
+// the renders of the next second, ./session-cache.ts);
 // anyone without a valid session is sent to sign in.
 import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { db, type Db } from '../db/client.ts';
 import { can, type Permission } from './permissions.ts';
-import { sessionFromCookie, type SessionUser } from './session.ts';
+import { type SessionUser } from './session.ts';
+import { cachedSessionFromCookie } from './session-cache.ts';
 
 export const CHANGE_PASSWORD_PATH = '/account/password';
 
@@ -19,7 +21,7 @@ export async function requireUser(permission: Permission = 'console.read'): Prom
 /** A valid session, whether or not its password must be changed: only the change-password page uses it. */
 export async function requireSignedIn(): Promise<SessionUser> {
   const h = await headers();
-  const session = await sessionFromCookie(h.get('cookie'), db());
+  const session = await cachedSessionFromCookie(h.get('cookie'), db());
   if (session.problem) redirect(`/sign-in?reason=${session.problem}`);
   return session.user;
 }
@@ -37,6 +39,6 @@ export async function requireViewer(permission: Permission = 'console.read'): Pr
 
 export async function optionalUser(): Promise<SessionUser | null> {
   const h = await headers();
-  const session = await sessionFromCookie(h.get('cookie'), db());
+  const session = await cachedSessionFromCookie(h.get('cookie'), db());
   return session.problem || session.user.mustChangePassword ? null : session.user;
 }

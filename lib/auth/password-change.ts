@@ -10,6 +10,7 @@ import { invalid, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { passwordField } from './users.ts';
+import { forgetCachedSessions } from './session-cache.ts';
 
 export const changePasswordInput = z
   .strictObject({
@@ -39,7 +40,7 @@ export async function changePassword(ctx: Ctx, raw: unknown): Promise<{ id: stri
   if (!current.passwordHash || !(await verifyPassword(current.passwordHash, input.currentPassword)))
     throw invalid('currentPassword', 'the current password is not right');
   const passwordHash = await hashPassword(input.newPassword);
-  return ctx.db.$transaction(async (tx) => {
+  const done = await ctx.db.$transaction(async (tx) => {
     // Only the hash read above may be replaced: a concurrent change (another tab) makes this one fail.
     const updated = await tx.user.updateMany({
       where: { id: current.id, passwordHash: current.passwordHash },
@@ -57,4 +58,6 @@ export async function changePassword(ctx: Ctx, raw: unknown): Promise<{ id: stri
     });
     return { id: current.id };
   });
+  forgetCachedSessions(); // Z4: sessions this process remembers may have just ended
+  return done;
 }

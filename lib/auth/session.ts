@@ -37,7 +37,7 @@ export function newSessionId(): string {
   return randomUUID();
 }
 
-function readCookie(header: string | null, name: string): string | null {
+export function readCookie(header: string | null, name: string): string | null {
   if (!header) return null;
   for (const part of header.split(';')) {
     const i = part.indexOf('=');

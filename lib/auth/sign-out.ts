@@ -5,6 +5,7 @@ import { appendAudit } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
 import type { RequestMeta } from '../ledger/actor.ts';
 import { sessionClaims } from './session.ts';
+import { forgetCachedSessions } from './session-cache.ts';
 
 /** Revokes the session a decoded token names. A token that names no session (or no user) changes nothing. */
 export async function endSession(
@@ -14,7 +15,7 @@ export async function endSession(
 ): Promise<{ revoked: boolean }> {
   const claims = sessionClaims(token);
   if (!claims) return { revoked: false };
-  return db.$transaction(async (tx) => {
+  const done = await db.$transaction(async (tx) => {
     const user = await tx.user.findUnique({ where: { id: claims.uid }, select: { id: true, email: true, role: true } });
     if (!user) return { revoked: false };
     const now = new Date();
@@ -36,4 +37,6 @@ export async function endSession(
     });
     return { revoked: true };
   });
+  forgetCachedSessions(); // Z4: sessions this process remembers may have just ended
+  return done;
 }

@@ -10,6 +10,7 @@ import { parseInput } from '../ledger/validate.ts';
 import { hashPassword } from './password.ts';
 import { ROLES } from './permissions.ts';
 import { reasonField } from '@/lib/ledger/fields.ts';
+import { forgetCachedSessions } from './session-cache.ts';
 
 interface Ctx {
   db: Db;
@@ -64,7 +65,7 @@ export async function updateUser(ctx: Ctx, raw: unknown) {
   if (input.userId === ctx.actor.id && (input.disabled || (input.role && input.role !== 'admin'))) {
     throw invalid('userId', 'you cannot disable yourself or drop your own admin role; ask another admin');
   }
-  return ctx.db.$transaction(async (tx) => {
+  const done = await ctx.db.$transaction(async (tx) => {
     const before = await tx.user.findUnique({ where: { id: input.userId } });
     if (!before) throw notFound(`user ${input.userId} does not exist`, { field: 'userId' });
     const user = await tx.user.update({
@@ -89,6 +90,8 @@ export async function updateUser(ctx: Ctx, raw: unknown) {
     });
     return { id: user.id, role: user.role, disabled: user.disabled };
   });
+  forgetCachedSessions(); // Z4: sessions this process remembers may have just ended
+  return done;
 }
 
 /** Used by the first-start bootstrap and `npm run user:create` (no signed-in actor). A password that

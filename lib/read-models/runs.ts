@@ -136,13 +136,26 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
     map.set(runId, counts);
     return map;
   }
-  const rows = await db.$queryRaw<{ run_id: string; state: EffectState; n: bigint }[]>`
-    SELECT run_id, state::text AS state, count(*) AS n FROM effect_key WHERE run_id = ANY(${runIds}::uuid[]) GROUP BY run_id, state`;
+  // A large run on a page of runs is counted as the run page counts it (shared, a few seconds old at
+  // most), not in the GROUP BY: otherwise every view of the runs list scans its million keys.
+  const large = runIds.filter((id) => largeRuns.has(id));
+  const small = runIds.filter((id) => !largeRuns.has(id));
+  const [rows] = await Promise.all([
+    small.length
+      ? db.$queryRaw<{ run_id: string; state: EffectState; n: bigint }[]>`
+    SELECT run_id, state::text AS state, count(*) AS n FROM effect_key WHERE run_id = ANY(${small}::uuid[]) GROUP BY run_id, state`
+      : Promise.resolve([]),
+    ...large.map(async (runId) =>
+      map.set(runId, (await remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId))).value),
+    ),
+  ]);
   for (const r of rows) {
     const c = map.get(r.run_id) ?? emptyCounts();
     c[r.state] = Number(r.n);
     map.set(r.run_id, c);
   }
+  for (const [runId, counts] of map)
+    if (EFFECT_STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) largeRuns.add(runId);
   return map;
 }
 

@@ -3,7 +3,8 @@
 // ratio and the goal it is held to, and the wall-clock time of every section.
 // Sizes (all optional): BENCH_CLAIMS, BENCH_SDK_EFFECTS, BENCH_SDK_AGENTS, BENCH_AUDIT_SIZES,
 // BENCH_AUDIT_APPENDS, BENCH_CONSOLE_SIZES, BENCH_REPLAY_SIZES (comma-separated lists);
-// BENCH_ONLY=claims,sdk,audit,console,replay runs some sections only.
+// BENCH_PAGES_ITEMS, BENCH_PAGES_SESSIONS, BENCH_PAGES_SECONDS, BENCH_PAGES_ROUNDS (numbers);
+// BENCH_ONLY=claims,sdk,audit,console,pages,replay runs some sections only.
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +12,7 @@ import pg from 'pg';
 import { benchAudit, type AuditBench } from './audit.ts';
 import { benchClaims, type ClaimBench } from './claims.ts';
 import { benchConsole, DEFAULT_CONSOLE_SIZES, type ConsoleSize } from './console.ts';
+import { benchConsolePages, pagesLines } from './console-pages.ts';
 import { createSiblingDatabase, startBenchDatabase, type BenchDatabase, type LoadResult } from './harness.ts';
 import type { SideBySide } from './agent-path.ts';
 import { benchSdkHttp, type SdkHttpBench, type ServerKind } from './sdk-http.ts';
@@ -35,7 +37,7 @@ function sdkServer(): ServerKind | undefined {
 }
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
-const SECTIONS = ['claims', 'sdk', 'audit', 'console', 'replay'] as const;
+const SECTIONS = ['claims', 'sdk', 'audit', 'console', 'pages', 'replay'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export const CLAIM_GOAL = 0.6;
@@ -268,6 +270,18 @@ async function main() {
         benchConsole({ ...db, sizes: list('BENCH_CONSOLE_SIZES', DEFAULT_CONSOLE_SIZES) }),
       );
       lines.push('## Console read models (issues 4 and 7)', '', ...consoleLines(sizes), '');
+    }
+    if (runs('pages')) {
+      const p = await timed('console pages', () =>
+        benchConsolePages({
+          ...db,
+          items: num('BENCH_PAGES_ITEMS', 1_000_000),
+          sessions: num('BENCH_PAGES_SESSIONS', 32),
+          secondsPerRound: num('BENCH_PAGES_SECONDS', 20),
+          rounds: num('BENCH_PAGES_ROUNDS', 3),
+        }),
+      );
+      lines.push('## Operator pages under many sessions (issue 18)', '', ...pagesLines(p), '');
     }
     if (runs('replay')) {
       lines.push('## Forced replay (issues 5 and 7)', '');

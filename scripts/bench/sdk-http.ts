@@ -69,12 +69,15 @@ export type ServerKind = 'next start' | 'child process' | 'in process';
 const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 
 /** `next start` of the existing build as the app role; ready once it answers the API's docs route. */
-async function startNext(appUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startNext(
+  appUrl: string,
+  nodeArgs: string[] = [],
+): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ledger-bench-next-'));
   const child = spawn(
     process.execPath,
-    [path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'],
+    [...nodeArgs, path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'],
     {
       cwd: root,
       env: {

@@ -1,0 +1,170 @@
+// Operator pages under many people (issue 18 item 6): SESSIONS signed-in sessions (each through
+// next-auth's credentials flow over HTTP) ask `next start` for the runs list, a run of ITEMS plan
+// items (1,000,000 by default), its plan, its replay page, the support queue and the audit trail, one
+// request at a time per session with no think time (closed loop). The floor is the same server and
+// the same number of sessions asking for a static route (/robots.txt) the same way. Floor and pages
+// rounds alternate, so that whatever else the machine does weighs on both alike; each figure is the
+// median of its rounds. BENCH_PAGES_PROFILE=<dir> runs the server with --cpu-prof (profile on exit).
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runAuditVerification } from '@/lib/audit/verification.ts';
+import { insertUser } from '@/lib/auth/users.ts';
+import { createDb } from '@/lib/db/client.ts';
+import type { Actor } from '@/lib/ledger/actor.ts';
+import {
+  browse,
+  fetchSession,
+  signInOverHttp,
+  type BrowseStats,
+  type PageKind,
+  type Session,
+} from '@/scripts/proof/support/load-browse.ts';
+import { nextBuildIsFresh } from '@/scripts/support/next-build.ts';
+import { loadMillionItemRun } from './console.ts';
+import type { BenchDatabase } from './harness.ts';
+import { startNext } from './sdk-http.ts';
+
+const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+
+export const PAGES_GOAL = { ratioOfToday: 3, todayRatio: 0.06, p95ms: 1000 } as const;
+
+export interface PagesRound {
+  kind: 'floor' | 'pages';
+  perSecond: number;
+  stats: BrowseStats;
+}
+
+export interface PagesBench {
+  items: number;
+  sessions: number;
+  secondsPerRound: number;
+  rounds: PagesRound[];
+  floorPerSecond: number;
+  pagesPerSecond: number;
+  /** p95 over every page request of every pages round, and per page kind (ms). */
+  p95ms: number;
+  perKind: Record<string, { n: number; p50: number; p95: number }>;
+  failures: number;
+  firstFailures: string[];
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+function pagesOf(runId: string): PageKind[] {
+  return [
+    { kind: 'runs', path: () => '/runs', markers: () => ['data-testid="run-row"', `/runs/${runId}`] },
+    { kind: 'run', path: () => `/runs/${runId}`, markers: () => ['data-testid="run-table"'] },
+    { kind: 'plan', path: () => `/runs/${runId}/plan`, markers: () => ['data-testid="plan-count"'] },
+    { kind: 'replay', path: () => `/runs/${runId}/replay`, markers: () => ['Replays of this run'] },
+    { kind: 'support', path: () => '/support', markers: () => ['Support queue'] },
+    { kind: 'audit', path: () => '/audit', markers: () => ['data-testid="chain-badge"'] },
+  ];
+}
+
+export async function benchConsolePages(
+  o: BenchDatabase & { items: number; sessions: number; secondsPerRound: number; rounds: number },
+): Promise<PagesBench | null> {
+  if (!nextBuildIsFresh(root)) {
+    console.log('[bench] pages: no fresh `next build`, section skipped (run `npx next build` first)');
+    return null;
+  }
+  const db = createDb(o.appUrl, 4);
+  const profileDir = process.env.BENCH_PAGES_PROFILE;
+  const server = await startNext(
+    o.appUrl,
+    profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [],
+  );
+  try {
+    console.log(`[bench] pages: bulk-loading a ${o.items.toLocaleString('en-US')}-item run`);
+    const { runId } = await loadMillionItemRun(o.ownerUrl, o.items);
+    const password = `bench-${randomBytes(9).toString('base64url')}`;
+    const system: Actor = { kind: 'system', id: 'bench', label: 'bench: pages' };
+    const roles = ['operator', 'support', 'auditor', 'admin'] as const;
+    const emails: string[] = [];
+    const tag = Date.now().toString(36);
+    for (let i = 0; i < o.sessions; i++) {
+      const role = roles[i % roles.length]!;
+      const email = `pages${i}.${tag}.${role}@bench.example.com`;
+      await insertUser(db, { email, name: `Pages ${i}`, role, password }, system);
+      emails.push(email);
+    }
+    // The audit page shows the background verification's stored result; one pass stands in for the worker.
+    await runAuditVerification(db);
+    const sessions: Session[] = [];
+    for (let i = 0; i < emails.length; i += 8)
+      sessions.push(...(await Promise.all(emails.slice(i, i + 8).map((e) => signInOverHttp(server.url, e, password)))));
+    const floorSessions = sessions.map((_, i) => fetchSession(server.url, `floor ${i}`, null));
+    const floorPages: PageKind[] = [{ kind: 'static', path: () => '/robots.txt', markers: () => ['User-agent'] }];
+    const pages = pagesOf(runId);
+    const rounds: PagesRound[] = [];
+    for (let r = 0; r < o.rounds; r++) {
+      for (const kind of ['floor', 'pages'] as const) {
+        const stats = await browse({
+          sessions: kind === 'floor' ? floorSessions : sessions,
+          pages: kind === 'floor' ? floorPages : pages,
+          durationMs: o.secondsPerRound * 1000,
+          warmUp: r === 0,
+        });
+        const perSecond = (stats.requests - (r === 0 ? (kind === 'floor' ? 1 : pages.length) : 0)) / stats.seconds;
+        console.log(
+          `[bench] pages: round ${r + 1} ${kind}: ${perSecond.toFixed(1)}/s, ${stats.failures.length} failed`,
+        );
+        rounds.push({ kind, perSecond, stats });
+      }
+    }
+    const pageRounds = rounds.filter((x) => x.kind === 'pages');
+    const failures = pageRounds.flatMap((x) => x.stats.failures);
+    return {
+      items: o.items,
+      sessions: o.sessions,
+      secondsPerRound: o.secondsPerRound,
+      rounds,
+      floorPerSecond: median(rounds.filter((x) => x.kind === 'floor').map((x) => x.perSecond)),
+      pagesPerSecond: median(pageRounds.map((x) => x.perSecond)),
+      p95ms: median(pageRounds.map((x) => Math.max(...Object.values(x.stats.perKind).map((k) => k.p95)))),
+      perKind: Object.fromEntries(
+        pages.map((p) => {
+          const ks = pageRounds.map((x) => x.stats.perKind[p.kind]!);
+          return [
+            p.kind,
+            {
+              n: ks.reduce((n, k) => n + k.n, 0),
+              p50: median(ks.map((k) => k.p50)),
+              p95: median(ks.map((k) => k.p95)),
+            },
+          ];
+        }),
+      ),
+      failures: failures.length,
+      firstFailures: failures.slice(0, 3).map((f) => `${f.kind} ${f.path}: ${f.why}`),
+    };
+  } finally {
+    await server.stop();
+    await db.$disconnect();
+  }
+}
+
+export function pagesLines(p: PagesBench | null): string[] {
+  if (!p) return ['Not measured: no fresh `next build` of the console (`npx next build`, then run again).'];
+  const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+  const ratio = p.pagesPerSecond / p.floorPerSecond;
+  const goalRatio = PAGES_GOAL.ratioOfToday * PAGES_GOAL.todayRatio;
+  return [
+    `${p.sessions} signed-in sessions, closed loop (no think time), over HTTP against \`next start\` on the same machine as PostgreSQL and the load generator. Each session walks the runs list, a ${fmt(p.items)}-item run, its plan, its replay page, the support queue and the audit trail in turn. The floor is the same server and sessions asking for a static route (\`/robots.txt\`). ${p.rounds.length / 2} rounds of ${p.secondsPerRound} s each, floor and pages alternating; figures are the medians of the rounds.`,
+    '',
+    '| figure | value |',
+    '|---|---:|',
+    `| floor (static route) requests/s | ${fmt(p.floorPerSecond, 1)} |`,
+    `| operator pages/s | ${fmt(p.pagesPerSecond, 1)} |`,
+    `| pages / floor (goal ≥ ${fmt(goalRatio, 2)}: 3 times the ${PAGES_GOAL.todayRatio} measured before) | **${fmt(ratio, 3)}** (${ratio >= goalRatio ? 'met' : '**not met**'}) |`,
+    `| worst page kind's p95 ms (goal < ${PAGES_GOAL.p95ms}) | **${fmt(p.p95ms)}** (${p.p95ms < PAGES_GOAL.p95ms ? 'met' : '**not met**'}) |`,
+    `| pages not served correctly | ${p.failures}${p.firstFailures.length ? ` (${p.firstFailures.join(' | ')})` : ''} |`,
+    '',
+    '| page | requests | p50 ms | p95 ms |',
+    '|---|---:|---:|---:|',
+    ...Object.entries(p.perKind).map(([k, v]) => `| ${k} | ${fmt(v.n)} | ${fmt(v.p50)} | ${fmt(v.p95)} |`),
+    '',
+    `Rounds, requests/s: ${p.rounds.map((r) => `${r.kind} ${fmt(r.perSecond, 1)}`).join(', ')}.`,
+  ];
+}
