@@ -8,6 +8,7 @@ import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { AUDIT_ACTIONS } from '@/lib/audit/actions.ts';
 import { auditFilterFrom, auditFilterProblem, auditPage, pageVerification } from '@/lib/read-models/audit.ts';
+import { subjectNames, subjectRef } from '@/lib/read-models/subject-names.ts';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
@@ -24,6 +25,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
     auditPage(db, filter, one(sp, 'cursor')),
     pageVerification(db),
   ]);
+  const names = await subjectNames(db, page.rows);
   // Reading the trail is itself on the trail (who looked, with which filter), written after the read so
   // the page shows the trail as it was when asked for.
   const info = requestInfoFromHeaders(await headers());
@@ -146,7 +148,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
             Loosen a filter: actions and actors match by any part of their name or email.
           </EmptyState>
         ) : (
-          <div className="overflow-x-auto">
+          <div className="relative overflow-x-auto">
             <table className="w-full text-sm" data-testid="audit-table">
               <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
                 <tr className="border-b border-zinc-200">
@@ -178,8 +180,14 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                         <Link className="underline" href={`/target?key=${encodeURIComponent(r.subjectId)}`}>
                           {r.subjectId}
                         </Link>
+                      ) : r.subjectType === 'run' ? (
+                        <Link className="underline" href={`/runs/${r.subjectId}`}>
+                          {names[subjectRef('run', r.subjectId)] ?? `run ${r.subjectId}`}
+                        </Link>
                       ) : (
-                        `${r.subjectType} ${r.subjectId}`
+                        <span data-testid="audit-subject">
+                          {names[subjectRef(r.subjectType, r.subjectId)] ?? `${r.subjectType} ${r.subjectId}`}
+                        </span>
                       )}
                     </td>
                     <td className="py-2 pr-3 text-xs">
