@@ -1,7 +1,8 @@
 'use client';
 // A decision dialog: preview of what changes, the fields (a reason is always required), an optional
-// typed confirmation for big sets, then the server action. Native <dialog> gives focus trapping and
-// Escape to close; errors come back from the server naming the field.
+// typed confirmation for big sets, then the server action. Native <dialog> makes the page behind it
+// inert and closes on Escape; Tab cycles inside it and the focus returns to its opener on close. Errors
+// come back from the server naming the field.
 import { useRouter } from 'next/navigation';
 import { useId, useRef, useState, type ReactNode } from 'react';
 import type { ActionResult } from '@/lib/auth/guard.ts';
@@ -85,6 +86,39 @@ export function ActionDialog<T>({
   const [stale, setStale] = useState<StaleFacts | null>(null);
   const [retry, setRetry] = useState<Record<string, unknown>>({});
   const refreshAtOnce = available !== undefined;
+  // Where the focus goes back to when the dialog closes: the control that opened it.
+  const opener = useRef<HTMLElement | null>(null);
+
+  function open() {
+    setError(null);
+    setDone(null);
+    setDoneDetail(null);
+    setStale(null);
+    setRetry({});
+    setShownPreview(preview ?? null);
+    opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    ref.current?.showModal();
+    // Straight to the first field (the reason), not to a scrollable preview or the Cancel button.
+    ref.current?.querySelector<HTMLElement>('input:not([type=hidden]), textarea, select')?.focus();
+  }
+
+  // Tab and Shift+Tab cycle inside the open dialog instead of leaving it for the browser's own UI.
+  function trapTab(e: React.KeyboardEvent<HTMLDialogElement>) {
+    if (e.key !== 'Tab' || !ref.current) return;
+    const focusable = [
+      ...ref.current.querySelectorAll<HTMLElement>('a[href], button, input, textarea, select, [tabindex]'),
+    ].filter((el) => !el.hasAttribute('disabled') && el.tabIndex >= 0 && el.getClientRects().length > 0);
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    if (!first || !last) return;
+    if (e.shiftKey && document.activeElement === first) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && document.activeElement === last) {
+      e.preventDefault();
+      first.focus();
+    }
+  }
 
   async function onSubmit(e: React.FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -140,15 +174,7 @@ export function ActionDialog<T>({
           size={triggerSize}
           disabled={disabled}
           data-testid={testId}
-          onClick={() => {
-            setError(null);
-            setDone(null);
-            setDoneDetail(null);
-            setStale(null);
-            setRetry({});
-            setShownPreview(preview ?? null);
-            ref.current?.showModal();
-          }}
+          onClick={open}
         >
           {trigger}
         </Button>
@@ -156,10 +182,12 @@ export function ActionDialog<T>({
       <dialog
         ref={ref}
         aria-labelledby={`${id}-title`}
+        onKeyDown={trapTab}
         onClose={() => {
+          if (opener.current?.isConnected) opener.current.focus();
           if (done && !refreshAtOnce) router.refresh();
         }}
-        className="m-auto w-full max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl"
+        className="m-auto w-[calc(100%-2rem)] max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl"
       >
         <form onSubmit={onSubmit} className="flex max-h-[85vh] flex-col">
           <div className="border-b border-zinc-100 px-5 py-4">

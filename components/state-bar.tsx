@@ -50,7 +50,7 @@ export function ExactlyOnce({
 }: {
   value: { numerator: number; denominator: number; asOf: Date | null } | null;
 }) {
-  if (!value) return <span className="text-xs text-zinc-400">no approved plan</span>;
+  if (!value) return <span className="text-xs text-zinc-500">no approved plan</span>;
   const pct = value.denominator ? (value.numerator / value.denominator) * 100 : 0;
   return (
     <span

@@ -20,9 +20,9 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     { href: '/admin/tools', label: 'Tool definitions' },
   ];
   return (
-    <div className="flex min-h-screen">
+    <div className="flex min-h-screen flex-col md:flex-row">
       <Nav links={links} user={{ email: user.email, name: user.name, role: user.role }} />
-      <main id="main" className="min-w-0 flex-1 px-6 py-6 lg:px-8">
+      <main id="main" tabIndex={-1} className="min-w-0 flex-1 px-4 py-5 outline-none sm:px-6 sm:py-6 lg:px-8">
         {children}
       </main>
     </div>

@@ -78,6 +78,46 @@ export async function resolveUnknownAction(input: unknown) {
   );
 }
 
+// Bulk resolve from the support queue: the same command per key, so each key is its own transition
+// with its own audit entry; "sent" in bulk carries one evidence reference for all (a provider log export).
+const resolveManyInput = z.discriminatedUnion('outcome', [
+  z.strictObject({
+    keys: effectKeysField,
+    outcome: z.literal('sent'),
+    reason: reasonField,
+    receipt: z.string().trim().min(1, 'give the evidence reference that covers every selected key').max(1024),
+  }),
+  z.strictObject({ keys: effectKeysField, outcome: z.literal('not_sent'), reason: reasonField }),
+]);
+
+export async function resolveManyAction(input: unknown) {
+  return consoleAction(
+    'effect.resolve',
+    resolveManyInput,
+    input,
+    async (g, i) => {
+      let resolved = 0;
+      const failed: { key: string; error: string }[] = [];
+      for (const key of i.keys) {
+        try {
+          await resolveUnknown(
+            g,
+            i.outcome === 'sent'
+              ? { key, outcome: 'sent', reason: i.reason, receipt: i.receipt }
+              : { key, outcome: 'not_sent', reason: i.reason },
+          );
+          resolved++;
+        } catch (error) {
+          if (!(error instanceof LedgerError) || i.keys.length === 1) throw error;
+          failed.push({ key, error: error.message });
+        }
+      }
+      return { resolved, failed };
+    },
+    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys` }),
+  );
+}
+
 export async function requestBumpAction(input: unknown) {
   return consoleAction(
     'effect.bump.request',

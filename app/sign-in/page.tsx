@@ -30,7 +30,7 @@ export default async function SignInPage({
     REASONS[sp.reason ?? ''] || (sp.error && sp.error !== 'CredentialsSignin' ? (REASONS[sp.error] ?? sp.error) : '');
   const callbackUrl = sp.callbackUrl && sp.callbackUrl.startsWith('/') ? sp.callbackUrl : '/runs';
   return (
-    <main id="main" className="flex min-h-screen items-center justify-center px-4">
+    <main id="main" tabIndex={-1} className="flex min-h-screen outline-none items-center justify-center px-4">
       <div className="w-full max-w-sm">
         <div className="mb-6 text-center">
           <div className="mx-auto mb-3 flex h-10 w-10 items-center justify-center rounded-lg bg-zinc-900 text-sm font-bold text-white">

@@ -18,7 +18,7 @@ export function Card({
     <section className={cn('rounded-lg border border-zinc-200 bg-white shadow-sm', className)}>
       {(title || actions) && (
         <header className="flex flex-wrap items-start justify-between gap-2 border-b border-zinc-100 px-4 py-3">
-          <div>
+          <div className="min-w-0 wrap-anywhere">
             {title && <h2 className="text-sm font-semibold text-zinc-900">{title}</h2>}
             {description && <p className="mt-0.5 text-xs text-zinc-500">{description}</p>}
           </div>
@@ -41,7 +41,7 @@ export function PageHeader({
 }) {
   return (
     <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
-      <div>
+      <div className="min-w-0 wrap-anywhere">
         <h1 className="text-xl font-semibold tracking-tight text-zinc-900">{title}</h1>
         {description && <p className="mt-1 max-w-3xl text-sm text-zinc-600">{description}</p>}
       </div>
@@ -61,7 +61,7 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
 
 export function Stat({ label, value, hint }: { label: string; value: ReactNode; hint?: ReactNode }) {
   return (
-    <div className="rounded-lg border border-zinc-200 bg-white px-4 py-3 shadow-sm">
+    <div className="min-w-0 rounded-lg border border-zinc-200 bg-white px-4 py-3 shadow-sm wrap-anywhere">
       <div className="text-xs font-medium uppercase tracking-wide text-zinc-500">{label}</div>
       <div className="mt-1 text-2xl font-semibold tabular-nums text-zinc-900">{value}</div>
       {hint && <div className="mt-0.5 text-xs text-zinc-500">{hint}</div>}
@@ -70,7 +70,7 @@ export function Stat({ label, value, hint }: { label: string; value: ReactNode; 
 }
 
 export const inputClass =
-  'block w-full rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-sm text-zinc-900 shadow-xs placeholder:text-zinc-400 focus:border-blue-600 focus:outline-2 focus:outline-blue-600/30 aria-invalid:border-red-500';
+  'block w-full rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-sm text-zinc-900 shadow-xs placeholder:text-zinc-400 focus:border-blue-600 focus:outline-2 focus:outline-blue-600 aria-invalid:border-red-500';
 
 export function Field({
   label,

@@ -8,8 +8,33 @@ export async function usersPage(db: Db) {
   });
 }
 
-export async function runtimeKeysPage(db: Db) {
-  return db.runtimeKey.findMany({ orderBy: [{ revokedAt: { sort: 'desc', nulls: 'first' } }, { createdAt: 'desc' }] });
+export const RUNTIME_KEYS_PER_PAGE = 25;
+
+/**
+ * One page of runtime keys, active first then newest; `q` matches any part of the name or prefix
+ * (any case) or a workflow exactly. Offset paging: keys number in the hundreds, not millions.
+ */
+export async function runtimeKeysPage(db: Db, options: { q?: string; page?: number } = {}) {
+  const q = options.q?.trim();
+  const where = q
+    ? {
+        OR: [
+          { name: { contains: q, mode: 'insensitive' as const } },
+          { prefix: { contains: q, mode: 'insensitive' as const } },
+          { workflows: { has: q } },
+        ],
+      }
+    : {};
+  const total = await db.runtimeKey.count({ where });
+  const pages = Math.max(1, Math.ceil(total / RUNTIME_KEYS_PER_PAGE));
+  const page = Math.min(Math.max(1, Math.floor(options.page ?? 1) || 1), pages);
+  const rows = await db.runtimeKey.findMany({
+    where,
+    orderBy: [{ revokedAt: { sort: 'desc', nulls: 'first' } }, { createdAt: 'desc' }, { id: 'asc' }],
+    skip: (page - 1) * RUNTIME_KEYS_PER_PAGE,
+    take: RUNTIME_KEYS_PER_PAGE,
+  });
+  return { rows, total, page, pages };
 }
 
 export async function toolsPage(db: Db) {

@@ -59,7 +59,7 @@ export const CSV_COLUMNS = [
   'outcome', 'detail', 'ip', 'user_agent', 'request_id',
 ] as const satisfies readonly (keyof ExportedEntry)[]; // prettier-ignore
 
-function csvCell(v: unknown): string {
+export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
   const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
   // Quote always; neutralize spreadsheet formulas (a reason starting with "=" is data, not a formula).

@@ -32,7 +32,30 @@ type Raw = {
   at: Date | null;
 };
 
-export async function supportQueue(db: Db, options: { cursor?: string; limit?: number } = {}) {
+export interface SupportFilter {
+  /** One run, by id. */
+  runId?: string;
+  workflow?: string;
+  /** The start of the normalized target (a recipient), any case. */
+  target?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function filterSql(filter: SupportFilter): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  // A run id that is not a UUID matches no run (rather than failing the cast).
+  if (filter.runId)
+    parts.push(UUID.test(filter.runId) ? Prisma.sql`AND k.run_id = ${filter.runId}::uuid` : Prisma.sql`AND FALSE`);
+  if (filter.workflow) parts.push(Prisma.sql`AND k.run_id IN (SELECT id FROM run WHERE workflow = ${filter.workflow})`);
+  if (filter.target)
+    parts.push(
+      Prisma.sql`AND lower(k.target) LIKE ${`${filter.target.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`,
+    );
+  return parts.length ? Prisma.join(parts, ' ') : Prisma.empty;
+}
+
+export async function supportQueue(db: Db, options: { cursor?: string; limit?: number } & SupportFilter = {}) {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
   const cursor = decodeCursor(
     options.cursor,
@@ -44,11 +67,12 @@ export async function supportQueue(db: Db, options: { cursor?: string; limit?: n
     FROM effect_key k
     LEFT JOIN LATERAL (SELECT evidence, actor_id, at FROM effect_transition et
                        WHERE et.key = k.key AND et.epoch = k.current_epoch AND et.evidence IS NOT NULL ORDER BY et.id DESC LIMIT 1) t ON TRUE
-    WHERE k.state = 'unknown' ${after}
+    WHERE k.state = 'unknown' ${filterSql(options)} ${after}
     ORDER BY k.changed_at, k.key LIMIT ${limit + 1}`;
   const page = raw.slice(0, limit);
   const last = page[page.length - 1];
-  const total = await db.effectKey.count({ where: { state: 'unknown' } });
+  const [{ n: total }] = await db.$queryRaw<[{ n: number }]>`
+    SELECT count(*)::int AS n FROM effect_key k WHERE k.state = 'unknown' ${filterSql(options)}`;
   return {
     total,
     rows: page.map((r): UnknownRow => ({

@@ -64,3 +64,38 @@ test('Z6 admin: a key for a workflow that never ran is refused by name; a create
   await expect(dialog.getByRole('button', { name: 'Copied' })).toBeVisible();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(value);
 });
+
+test('S4 support: the reconciliation evidence of an unknown reads as labelled fields, not raw JSON', async ({
+  page,
+  signInAs,
+  e2e,
+}) => {
+  await signInAs('support');
+  await page.goto('/support');
+  const evidence = page
+    .getByTestId('unknown-row')
+    .filter({ hasText: e2e.seeded.unknownTarget })
+    .getByTestId('evidence');
+  const fields = evidence.getByTestId('field-list');
+  await expect(fields.locator('dt', { hasText: /^Lookup$/ })).toBeVisible();
+  await expect(fields.locator('dd', { hasText: /^miss after settle window$/ })).toBeVisible();
+  await expect(fields.locator('dt', { hasText: /^Checked at$/ })).toBeVisible();
+  await expect(evidence).not.toContainText('{"');
+});
+
+test('A1 audit: subjects read as names (a person by email, a run by workflow and event), not bare ids', async ({
+  page,
+  signInAs,
+  e2e,
+}) => {
+  await signInAs('auditor');
+  await page.goto('/audit?action=user.create');
+  const subjects = page.getByTestId('audit-row').getByTestId('audit-subject');
+  await expect(subjects.filter({ hasText: e2e.seeded.users.support.email })).toHaveCount(1);
+  for (const text of await subjects.allTextContents()) expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+  await page.goto('/audit?action=run.create');
+  await expect(page.getByRole('link', { name: 'run receipts · evt_order_77812' })).toHaveAttribute(
+    'href',
+    `/runs/${e2e.seeded.liveRunId}`,
+  );
+});

@@ -2,6 +2,7 @@
 // replay by typing the number of targets; operator B approves and starts it; the progress bar
 // reaches the end (the worker process sends through the sandbox provider); the report's sent count
 // equals what the sandbox delivered during the replay, and no recipient received two.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page, TestInfo } from '@playwright/test';
 import { expect, test } from './fixtures.ts';
@@ -36,6 +37,7 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   // Operator A: preview (F1) from the run page.
   await signInAs('operatorA');
   await page.goto(`/runs/${runId}`);
+  await expect(page.getByTestId('run-status')).toHaveText('crashed');
   await page.getByTestId('force-replay').click();
   await expect(page).toHaveURL(new RegExp(`/runs/${runId}/replay`));
   const willSend = Number((await page.getByTestId('replay-will-send').textContent())!.replace(/,/g, ''));
@@ -113,6 +115,31 @@ test('F1/F4/Z3/F5: a forced replay requested by one operator, approved by anothe
   await expect(report.getByTestId('report-eo-after')).not.toHaveText(
     (await report.getByTestId('report-eo-before').textContent()) ?? '',
   );
+  // The report downloads: CSV with one row per target, JSON with the same summary and every target.
+  const [csvDownload] = await Promise.all([page.waitForEvent('download'), report.getByTestId('report-csv').click()]);
+  const csv = readFileSync((await csvDownload.path())!, 'utf8')
+    .trim()
+    .split('\r\n');
+  expect(csv[0]).toBe('target,key,epoch,outcome,state_now,note');
+  const csvSent = csv.slice(1).filter((l) => l.split(',')[3] === '"sent"');
+  expect(csvSent.length).toBe(sent);
+  const [jsonDownload] = await Promise.all([page.waitForEvent('download'), report.getByTestId('report-json').click()]);
+  const json = JSON.parse(readFileSync((await jsonDownload.path())!, 'utf8')) as {
+    report: { replayId: string; sent: number; total: number };
+    items: { outcome: string }[];
+  };
+  expect(json.report.sent).toBe(sent);
+  expect(json.items.length).toBe(json.report.total);
+  expect(csv.length - 1).toBe(json.report.total);
+  const bad = await page.request.get(`/api/console/replays/${json.report.replayId}/report?format=xml`);
+  expect(bad.status()).toBe(422);
+  expect(bad.headers()['content-type']).toContain('application/problem+json');
+  // The run no longer reads as a live incident: the run page and the runs list say it was replayed.
+  await page.goto(`/runs/${runId}`);
+  await expect(page.getByTestId('run-status')).toHaveText(/^(recovered|replayed)$/);
+  await page.goto('/runs');
+  const listed = page.getByTestId('run-row').filter({ has: page.locator(`a[href="/runs/${runId}"]`) });
+  await expect(listed.getByTestId('run-status')).toHaveText(/^(recovered|replayed)$/);
 });
 
 test('F5: a requested replay cancelled before approval sends nothing and its report says so', async ({

@@ -293,7 +293,7 @@ export function RunTable({
           {params.get('q') || params.get('state') ? 'Clear the search or the state filter.' : null}
         </EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-md border border-zinc-200">
+        <div className="relative overflow-x-auto rounded-md border border-zinc-200">
           <table className="w-full text-sm" data-testid="run-table">
             <thead className="bg-zinc-50 text-left text-xs uppercase tracking-wide text-zinc-500">
               {table.getHeaderGroups().map((group) => (

@@ -14,6 +14,7 @@ import {
   chainVerification,
   describeAge,
 } from '@/lib/read-models/audit.ts';
+import { subjectNames, subjectRef } from '@/lib/read-models/subject-names.ts';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
@@ -27,6 +28,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const filter = auditFilterFrom(sp);
   const problem = auditFilterProblem(filter);
   const [page, chain] = await Promise.all([auditPage(db, filter, one(sp, 'cursor')), chainVerification(db)]);
+  const names = await subjectNames(db, page.rows);
   // Reading the trail is itself on the trail (who looked, with which filter), written after the read so
   // the page shows the trail as it was when asked for.
   const info = requestInfoFromHeaders(await headers());
@@ -156,7 +158,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
             Loosen a filter: actions and actors match by any part of their name or email.
           </EmptyState>
         ) : (
-          <div className="overflow-x-auto">
+          <div className="relative overflow-x-auto">
             <table className="w-full text-sm" data-testid="audit-table">
               <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
                 <tr className="border-b border-zinc-200">
@@ -188,8 +190,14 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                         <Link className="underline" href={`/target?key=${encodeURIComponent(r.subjectId)}`}>
                           {r.subjectId}
                         </Link>
+                      ) : r.subjectType === 'run' ? (
+                        <Link className="underline" href={`/runs/${r.subjectId}`}>
+                          {names[subjectRef('run', r.subjectId)] ?? `run ${r.subjectId}`}
+                        </Link>
                       ) : (
-                        `${r.subjectType} ${r.subjectId}`
+                        <span data-testid="audit-subject">
+                          {names[subjectRef(r.subjectType, r.subjectId)] ?? `${r.subjectType} ${r.subjectId}`}
+                        </span>
                       )}
                     </td>
                     <td className="py-2 pr-3 text-xs">

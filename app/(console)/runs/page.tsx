@@ -2,6 +2,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { listRuns } from '@/lib/read-models/runs.ts';
+import { runsWithFinishedReplay, shownRunStatus, SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
@@ -10,8 +11,6 @@ import { Time } from '@/components/time.tsx';
 import { one, withParams, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Runs' };
-
-const STATUS_TONE = { running: 'blue', completed: 'green', crashed: 'red', replaying: 'amber' } as const;
 
 export default async function RunsPage({ searchParams }: { searchParams: Promise<SP> }) {
   const [sp, { db }] = await Promise.all([searchParams, requireViewer()]);
@@ -24,6 +23,10 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     cursor: one(sp, 'cursor'),
   };
   const { rows, next, workflows } = await listRuns(db, filter);
+  const replayed = await runsWithFinishedReplay(
+    db,
+    rows.filter((r) => r.status === 'crashed').map((r) => r.id),
+  );
   const filtered = Boolean(filter.workflow || filter.status || filter.from || filter.to || filter.q);
   return (
     <>
@@ -90,7 +93,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
               : 'Runs appear here as soon as an agent runtime creates one through the API (POST /api/v1/runs).'}
           </EmptyState>
         ) : (
-          <div className="overflow-x-auto">
+          <div className="relative overflow-x-auto">
             <table className="w-full text-sm">
               <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
                 <tr className="border-b border-zinc-200">
@@ -128,7 +131,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
                     <td className="py-2.5 pr-3">{r.workflow}</td>
                     <td className="mono py-2.5 pr-3 text-xs">{r.triggerId}</td>
                     <td className="py-2.5 pr-3">
-                      <Badge tone={STATUS_TONE[r.status as keyof typeof STATUS_TONE] ?? 'zinc'}>{r.status}</Badge>
+                      <RunStatus status={shownRunStatus(r.status, replayed.has(r.id), r.exactlyOnce)} />
                       {r.planStatus === 'submitted' && (
                         <span className="ml-1">
                           <Badge tone="amber">plan awaiting approval</Badge>
@@ -166,5 +169,13 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         </div>
       </Card>
     </>
+  );
+}
+
+function RunStatus({ status }: { status: ReturnType<typeof shownRunStatus> }) {
+  return (
+    <span data-testid="run-status">
+      <Badge tone={SHOWN_RUN_STATUS_TONE[status] ?? 'zinc'}>{status}</Badge>
+    </span>
   );
 }

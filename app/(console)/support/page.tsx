@@ -4,17 +4,21 @@ import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { supportQueue } from '@/lib/read-models/support.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
+import { BULK_FORM_ID, SupportBulkResolve } from '@/app/(console)/_components/support-bulk.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
-import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
+import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
+import { FieldList } from '@/components/ui/fields.tsx';
 import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
-import { one, type SP } from '@/components/search-params.ts';
+import { one, withParams, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Support queue' };
 
 export default async function SupportPage({ searchParams }: { searchParams: Promise<SP> }) {
   const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
-  const q = await supportQueue(db, { cursor: one(sp, 'cursor') });
+  const filter = { runId: one(sp, 'run'), workflow: one(sp, 'workflow'), target: one(sp, 'recipient') };
+  const filtered = Boolean(filter.runId || filter.workflow || filter.target);
+  const q = await supportQueue(db, { cursor: one(sp, 'cursor'), ...filter });
   const canResolve = can(user.role, 'effect.resolve');
   return (
     <>
@@ -24,7 +28,34 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
       />
       <LiveRefresh topics={['unknown']} />
       <Card>
-        {q.rows.length === 0 ? (
+        <form method="get" role="search" aria-label="Filter the queue" className="mb-4 grid gap-3 sm:grid-cols-4">
+          <label className="text-xs font-medium text-zinc-700">
+            Run id
+            <input name="run" defaultValue={filter.runId} className={`${inputClass} mt-1`} />
+          </label>
+          <label className="text-xs font-medium text-zinc-700">
+            Workflow
+            <input name="workflow" defaultValue={filter.workflow} className={`${inputClass} mt-1`} />
+          </label>
+          <label className="text-xs font-medium text-zinc-700">
+            Recipient starts with
+            <input name="recipient" defaultValue={filter.target} className={`${inputClass} mt-1`} />
+          </label>
+          <div className="flex items-end gap-2">
+            <button type="submit" className={linkButton('primary', 'sm')}>
+              Apply filters
+            </button>
+            {filtered && (
+              <Link href="/support" className={linkButton('ghost', 'sm')}>
+                Clear
+              </Link>
+            )}
+          </div>
+        </form>
+        {canResolve && q.rows.length > 0 && <SupportBulkResolve onPage={q.rows.length} />}
+        {q.rows.length === 0 && filtered ? (
+          <EmptyState title="No unknown matches these filters">Clear a filter to see the whole queue.</EmptyState>
+        ) : q.rows.length === 0 ? (
           <EmptyState title="Nothing to resolve">
             No key is in the unknown state. Keys land here when a call ends ambiguously or a lease expires without a
             receipt.
@@ -37,29 +68,42 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
                 className="flex flex-wrap items-start justify-between gap-3 py-3"
                 data-testid="unknown-row"
               >
-                <div className="min-w-0 text-sm">
-                  <Link
-                    href={`/target?key=${encodeURIComponent(r.key)}`}
-                    className="font-medium text-blue-700 hover:underline"
-                  >
-                    {r.target}
-                  </Link>
-                  <div className="text-xs text-zinc-500">
-                    {r.tool} · {r.action} · epoch {r.epoch} · unknown since <Time value={r.since} /> · set by{' '}
-                    {r.changedBy} · run{' '}
-                    <Link href={`/runs/${r.runId}`} className="mono underline">
-                      {r.runId.slice(0, 8)}
+                <div className="flex min-w-0 items-start gap-2 text-sm">
+                  {canResolve && (
+                    <input
+                      type="checkbox"
+                      name="key"
+                      value={r.key}
+                      form={BULK_FORM_ID}
+                      aria-label={`Select ${r.target}`}
+                      className="mt-1 h-4 w-4 shrink-0"
+                    />
+                  )}
+                  <div className="min-w-0">
+                    <Link
+                      href={`/target?key=${encodeURIComponent(r.key)}`}
+                      className="font-medium text-blue-700 hover:underline"
+                    >
+                      {r.target}
                     </Link>
-                  </div>
-                  <div className="mt-1 text-xs">
-                    {r.evidence ? (
-                      <span>
-                        What reconciliation found ({r.evidenceBy}, <Time value={r.evidenceAt} />
-                        ): <code className="rounded bg-zinc-100 px-1">{JSON.stringify(r.evidence).slice(0, 300)}</code>
-                      </span>
-                    ) : (
-                      <span className="text-zinc-500">No reconciliation evidence yet.</span>
-                    )}
+                    <div className="text-xs text-zinc-500">
+                      {r.tool} · {r.action} · epoch {r.epoch} · unknown since <Time value={r.since} /> · set by{' '}
+                      {r.changedBy} · run{' '}
+                      <Link href={`/runs/${r.runId}`} className="mono underline">
+                        {r.runId.slice(0, 8)}
+                      </Link>
+                    </div>
+                    <div className="mt-1 text-xs">
+                      {r.evidence ? (
+                        <div data-testid="evidence">
+                          What reconciliation found ({r.evidenceBy}, <Time value={r.evidenceAt} />
+                          ):
+                          <FieldList value={r.evidence} className="mt-1 rounded bg-zinc-50 px-2 py-1" />
+                        </div>
+                      ) : (
+                        <span className="text-zinc-500">No reconciliation evidence yet.</span>
+                      )}
+                    </div>
                   </div>
                 </div>
                 <EffectActions
@@ -80,14 +124,14 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
         )}
         <div className="mt-3 flex justify-between">
           {one(sp, 'cursor') ? (
-            <Link href="/support" className={linkButton('secondary', 'sm')}>
+            <Link href={withParams('/support', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>
               Oldest first
             </Link>
           ) : (
             <span />
           )}
           {q.next && (
-            <Link href={`/support?cursor=${q.next}`} className={linkButton('secondary', 'sm')}>
+            <Link href={withParams('/support', sp, { cursor: q.next })} className={linkButton('secondary', 'sm')}>
               Next page
             </Link>
           )}

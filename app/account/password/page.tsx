@@ -10,7 +10,7 @@ export const dynamic = 'force-dynamic';
 export default async function ChangePasswordPage() {
   const user = await requireSignedIn();
   return (
-    <main id="main" className="flex min-h-screen items-center justify-center px-4">
+    <main id="main" tabIndex={-1} className="flex min-h-screen outline-none items-center justify-center px-4">
       <div className="w-full max-w-sm">
         <div className="mb-6 text-center">
           <h1 className="text-lg font-semibold">Choose a new password</h1>

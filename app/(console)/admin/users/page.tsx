@@ -19,41 +19,43 @@ export default async function UsersPage() {
         actions={<CreateUser />}
       />
       <Card>
-        <table className="w-full text-sm">
-          <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
-            <tr className="border-b border-zinc-200">
-              <th className="py-2 pr-3 font-medium">User</th>
-              <th className="py-2 pr-3 font-medium">Role</th>
-              <th className="py-2 pr-3 font-medium">Status</th>
-              <th className="py-2 pr-3 font-medium">Updated</th>
-              <th className="py-2 font-medium">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-zinc-100">
-            {users.map((u) => (
-              <tr key={u.id} data-testid="user-row">
-                <td className="py-2 pr-3">
-                  <div className="font-medium">{u.email}</div>
-                  <div className="text-xs text-zinc-500">{u.name}</div>
-                </td>
-                <td className="py-2 pr-3">
-                  <Badge tone="blue">{u.role}</Badge>
-                </td>
-                <td className="py-2 pr-3">
-                  {u.disabled ? <Badge tone="red">disabled</Badge> : <Badge tone="green">active</Badge>}
-                </td>
-                <td className="py-2 pr-3 text-xs">
-                  <Time value={u.updatedAt} />
-                </td>
-                <td className="py-2">
-                  {u.id !== me.id && <EditUser userId={u.id} email={u.email} role={u.role} disabled={u.disabled} />}
-                </td>
+        <div className="relative overflow-x-auto">
+          <table className="w-full text-sm">
+            <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
+              <tr className="border-b border-zinc-200">
+                <th className="py-2 pr-3 font-medium">User</th>
+                <th className="py-2 pr-3 font-medium">Role</th>
+                <th className="py-2 pr-3 font-medium">Status</th>
+                <th className="py-2 pr-3 font-medium">Updated</th>
+                <th className="py-2 font-medium">
+                  <span className="sr-only">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody className="divide-y divide-zinc-100">
+              {users.map((u) => (
+                <tr key={u.id} data-testid="user-row">
+                  <td className="py-2 pr-3">
+                    <div className="font-medium">{u.email}</div>
+                    <div className="text-xs text-zinc-500">{u.name}</div>
+                  </td>
+                  <td className="py-2 pr-3">
+                    <Badge tone="blue">{u.role}</Badge>
+                  </td>
+                  <td className="py-2 pr-3">
+                    {u.disabled ? <Badge tone="red">disabled</Badge> : <Badge tone="green">active</Badge>}
+                  </td>
+                  <td className="py-2 pr-3 text-xs">
+                    <Time value={u.updatedAt} />
+                  </td>
+                  <td className="py-2">
+                    {u.id !== me.id && <EditUser userId={u.id} email={u.email} role={u.role} disabled={u.disabled} />}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </Card>
     </>
   );

@@ -4,6 +4,7 @@ import { notFound } from 'next/navigation';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { can } from '@/lib/auth/permissions.ts';
 import { runHeader, runTable } from '@/lib/read-models/run-detail.ts';
+import { runsWithFinishedReplay, shownRunStatus, SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
 import { RunTable } from '@/app/(console)/_components/run-table.tsx';
 import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
@@ -37,6 +38,11 @@ export default async function RunPage({
       cursor: one(sp, 'cursor'),
     },
   );
+  const status = shownRunStatus(
+    header.status,
+    header.status === 'crashed' && (await runsWithFinishedReplay(db, [runId])).has(runId),
+    header.exactlyOnce,
+  );
   const claimed = Object.values(header.counts).reduce((a, b) => a + b, 0);
   return (
     <>
@@ -67,11 +73,17 @@ export default async function RunPage({
       <div className="mb-4 grid grid-cols-2 gap-3 lg:grid-cols-4">
         <Stat
           label="Status"
-          value={<Badge>{header.status}</Badge>}
+          value={
+            <span data-testid="run-status">
+              <Badge tone={SHOWN_RUN_STATUS_TONE[status] ?? 'zinc'}>{status}</Badge>
+            </span>
+          }
           hint={
-            header.toolHistoryComplete
-              ? 'tool history complete'
-              : 'tool history incomplete: replays go through this console (F6)'
+            status !== header.status
+              ? 'the agent crashed; a forced replay of the run has finished'
+              : header.toolHistoryComplete
+                ? 'tool history complete'
+                : 'tool history incomplete: replays go through this console (F6)'
           }
         />
         <Stat

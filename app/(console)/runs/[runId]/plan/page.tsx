@@ -131,7 +131,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
         title={`Targets (first ${review.items.length} of ${plan.itemCount.toLocaleString('en-US')}, by target)`}
         description="The full list is on the run page with search and paging."
       >
-        <div className="overflow-x-auto">
+        <div className="relative overflow-x-auto">
           <table className="w-full text-sm">
             <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
               <tr>

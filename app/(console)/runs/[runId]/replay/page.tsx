@@ -16,6 +16,7 @@ import {
 import { RequestReplayForm } from '@/app/(console)/_components/replay/request-form.tsx';
 import { ReplayPanel, type ProgressView } from '@/app/(console)/_components/replay/replay-panel.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
+import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
@@ -229,7 +230,7 @@ export default async function ReplayPage({
         {preview.items.length === 0 ? (
           <EmptyState title="No targets in this view" />
         ) : (
-          <div className="overflow-x-auto">
+          <div className="relative overflow-x-auto">
             <table className="w-full text-left text-sm" data-testid="replay-preview">
               <thead className="text-xs text-zinc-500">
                 <tr>
@@ -290,7 +291,27 @@ export default async function ReplayPage({
 function Report({ report }: { report: ReplayReport }) {
   return (
     <div className="mt-3 rounded-md border border-zinc-200 p-3" data-testid="replay-report">
-      <h3 className="text-sm font-semibold">Report</h3>
+      <div className="flex flex-wrap items-center justify-between gap-2">
+        <h3 className="text-sm font-semibold">Report</h3>
+        <div className="flex gap-2">
+          <a
+            href={`/api/console/replays/${report.replayId}/report?format=csv`}
+            className={linkButton('secondary', 'sm')}
+            data-testid="report-csv"
+            download
+          >
+            Download CSV
+          </a>
+          <a
+            href={`/api/console/replays/${report.replayId}/report?format=json`}
+            className={linkButton('secondary', 'sm')}
+            data-testid="report-json"
+            download
+          >
+            Download JSON
+          </a>
+        </div>
+      </div>
       <dl className="mt-2 grid grid-cols-2 gap-2 text-sm lg:grid-cols-4">
         <div>
           <dt className="text-xs text-zinc-500">Went out</dt>
@@ -340,26 +361,28 @@ function Report({ report }: { report: ReplayReport }) {
           Every target of this replay ({report.total}
           {report.nextCursor ? ', first 500 shown' : ''})
         </summary>
-        <table className="mt-1 w-full text-left" data-testid="report-items">
-          <thead className="text-zinc-500">
-            <tr>
-              <th className="pr-3">Target</th>
-              <th className="pr-3">Outcome</th>
-              <th className="pr-3">State now</th>
-              <th>Note</th>
-            </tr>
-          </thead>
-          <tbody>
-            {report.items.map((i) => (
-              <tr key={i.itemId} data-outcome={i.outcome}>
-                <td className="mono pr-3">{i.target}</td>
-                <td className="pr-3">{i.outcome}</td>
-                <td className="pr-3">{i.stateNow ?? '—'}</td>
-                <td className="break-all">{i.note ?? ''}</td>
+        <div className="relative overflow-x-auto">
+          <table className="mt-1 w-full text-left" data-testid="report-items">
+            <thead className="text-zinc-500">
+              <tr>
+                <th className="pr-3">Target</th>
+                <th className="pr-3">Outcome</th>
+                <th className="pr-3">State now</th>
+                <th>Note</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {report.items.map((i) => (
+                <tr key={i.itemId} data-outcome={i.outcome}>
+                  <td className="mono pr-3">{i.target}</td>
+                  <td className="pr-3">{i.outcome}</td>
+                  <td className="pr-3">{i.stateNow ?? '—'}</td>
+                  <td className="break-all">{i.note ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </details>
     </div>
   );

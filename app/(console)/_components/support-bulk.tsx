@@ -1,0 +1,86 @@
+'use client';
+// Bulk resolve on the support queue. The rows stay server-rendered: each row's checkbox belongs to an
+// empty form of this bar through its `form` attribute, and the bar reads the checked keys from it.
+import { useEffect, useState } from 'react';
+import { resolveManyAction } from '@/app/actions/ledger.ts';
+import { ActionDialog } from '@/components/action-dialog.tsx';
+
+export const BULK_FORM_ID = 'support-bulk';
+
+function checkedKeys(): string[] {
+  const form = document.getElementById(BULK_FORM_ID);
+  return form instanceof HTMLFormElement ? new FormData(form).getAll('key').map(String) : [];
+}
+
+export function SupportBulkResolve({ onPage }: { onPage: number }) {
+  const [keys, setKeys] = useState<string[]>([]);
+  useEffect(() => {
+    const read = () => setKeys(checkedKeys());
+    // A checkbox changed, or the page's rows were replaced after a decision.
+    document.addEventListener('change', read);
+    const observer = new MutationObserver(read);
+    observer.observe(document.getElementById('main') ?? document.body, { childList: true, subtree: true });
+    return () => {
+      document.removeEventListener('change', read);
+      observer.disconnect();
+    };
+  }, []);
+  const n = keys.length;
+  const summary = (r: { resolved: number; failed: unknown[] }) =>
+    `${r.resolved} resolved${r.failed.length ? `, ${r.failed.length} refused (no longer unknown)` : ''}.`;
+  return (
+    <div
+      role="group"
+      aria-label="Resolve the selected unknowns"
+      className="mb-3 flex flex-wrap items-center gap-2 rounded-md border border-zinc-200 bg-zinc-50 px-3 py-2 text-sm"
+    >
+      {/* Empty: the row checkboxes join it with form="support-bulk" (a dialog's form cannot nest in it). */}
+      <form id={BULK_FORM_ID} onSubmit={(e) => e.preventDefault()} hidden />
+      <label className="flex items-center gap-2">
+        <input
+          type="checkbox"
+          className="h-4 w-4"
+          aria-label="Select every unknown on this page"
+          checked={n > 0 && n === onPage}
+          onChange={(e) => {
+            const form = document.getElementById(BULK_FORM_ID) as HTMLFormElement;
+            for (const el of form.elements) {
+              if (el instanceof HTMLInputElement && el.name === 'key') el.checked = e.currentTarget.checked;
+            }
+            setKeys(checkedKeys());
+          }}
+        />
+        <span aria-live="polite" data-testid="bulk-selected">
+          {n} selected
+        </span>
+      </label>
+      <ActionDialog
+        trigger={`Resolve ${n} as not sent`}
+        disabled={n === 0}
+        title={`Resolve ${n} unknown(s) as not sent`}
+        description="Each key goes back to pending, unheld, and waits for the next forced replay's claim (S4). Each is its own audited decision."
+        fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
+        submitLabel="Mark as not sent"
+        action={resolveManyAction}
+        baseInput={{ keys, outcome: 'not_sent' }}
+        success={summary}
+        testId="bulk-not-sent"
+      />
+      <ActionDialog
+        trigger={`Resolve ${n} as sent`}
+        disabled={n === 0}
+        title={`Resolve ${n} unknown(s) as sent`}
+        description="Each key becomes done with the evidence reference below (S2, S4). Each is its own audited decision."
+        fields={[
+          { name: 'receipt', label: 'Evidence reference covering every selected key', required: true },
+          { name: 'reason', label: 'Reason', type: 'textarea', required: true },
+        ]}
+        submitLabel="Mark as sent"
+        action={resolveManyAction}
+        baseInput={{ keys, outcome: 'sent' }}
+        success={summary}
+        testId="bulk-sent"
+      />
+    </div>
+  );
+}
