@@ -3,6 +3,7 @@
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { decodeCursor, encodeCursor } from './common.ts';
+import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
 
 export interface UnknownRow {
   key: string;
@@ -32,7 +33,7 @@ type Raw = {
   at: Date | null;
 };
 
-export async function supportQueue(db: Db, options: { cursor?: string; limit?: number } = {}) {
+export async function supportQueue(db: Db, scope: WorkflowScope, options: { cursor?: string; limit?: number } = {}) {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
   const cursor = decodeCursor(
     options.cursor,
@@ -44,11 +45,19 @@ export async function supportQueue(db: Db, options: { cursor?: string; limit?: n
     FROM effect_key k
     LEFT JOIN LATERAL (SELECT evidence, actor_id, at FROM effect_transition et
                        WHERE et.key = k.key AND et.epoch = k.current_epoch AND et.evidence IS NOT NULL ORDER BY et.id DESC LIMIT 1) t ON TRUE
-    WHERE k.state = 'unknown' ${after}
+    WHERE k.state = 'unknown' AND ${runInScopeSql(scope, Prisma.sql`k.run_id`)} ${after}
     ORDER BY k.changed_at, k.key LIMIT ${limit + 1}`;
   const page = raw.slice(0, limit);
   const last = page[page.length - 1];
-  const total = await db.effectKey.count({ where: { state: 'unknown' } });
+  // Z1: the count covers only the workflows the viewer may see, like the rows.
+  const total = scope.all
+    ? await db.effectKey.count({ where: { state: 'unknown' } })
+    : Number(
+        (
+          await db.$queryRaw<{ n: bigint }[]>`
+            SELECT count(*) AS n FROM effect_key k WHERE k.state = 'unknown' AND ${runInScopeSql(scope, Prisma.sql`k.run_id`)}`
+        )[0]?.n ?? 0,
+      );
   return {
     total,
     rows: page.map((r): UnknownRow => ({

@@ -8,8 +8,8 @@ import { Time } from '@/components/time.tsx';
 export const metadata: Metadata = { title: 'Plans to approve' };
 
 export default async function PlansPage() {
-  const { db } = await requireViewer();
-  const plans = await submittedPlans(db);
+  const { db, scope } = await requireViewer();
+  const plans = await submittedPlans(db, scope);
   return (
     <>
       <PageHeader

@@ -14,7 +14,7 @@ export const metadata: Metadata = { title: 'Runs' };
 const STATUS_TONE = { running: 'blue', completed: 'green', crashed: 'red', replaying: 'amber' } as const;
 
 export default async function RunsPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp, { db }] = await Promise.all([searchParams, requireViewer()]);
+  const [sp, { db, scope }] = await Promise.all([searchParams, requireViewer()]);
   const filter = {
     workflow: one(sp, 'workflow'),
     status: one(sp, 'status'),
@@ -23,7 +23,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     q: one(sp, 'q'),
     cursor: one(sp, 'cursor'),
   };
-  const { rows, next, workflows } = await listRuns(db, filter);
+  const { rows, next, workflows } = await listRuns(db, filter, scope);
   const filtered = Boolean(filter.workflow || filter.status || filter.from || filter.to || filter.q);
   return (
     <>

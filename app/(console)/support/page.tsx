@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canSomewhere } from '@/lib/auth/grants.ts';
 import { supportQueue } from '@/lib/read-models/support.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
@@ -12,9 +12,9 @@ import { one, type SP } from '@/components/search-params.ts';
 export const metadata: Metadata = { title: 'Support queue' };
 
 export default async function SupportPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
-  const q = await supportQueue(db, { cursor: one(sp, 'cursor') });
-  const canResolve = can(user.role, 'effect.resolve');
+  const [sp, { user, db, scope }] = await Promise.all([searchParams, requireViewer()]);
+  const q = await supportQueue(db, scope, { cursor: one(sp, 'cursor') });
+  const canResolve = canSomewhere(user.grants, 'effect.resolve');
   return (
     <>
       <PageHeader
