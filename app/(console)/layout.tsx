@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { requireUser } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
 import { navUnreadCount } from '@/lib/notifications/inbox.ts';
+import { canOn, grantsSummary } from '@/lib/auth/grants.ts';
 import { Nav } from '@/components/nav.tsx';
 
 export const dynamic = 'force-dynamic';
@@ -15,13 +15,13 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     { href: '/support', label: 'Support queue' },
     { href: '/approvals', label: 'Four-eyes approvals' },
     { href: '/audit', label: 'Audit trail' },
-    ...(can(user.role, 'users.manage') ? [{ href: '/admin/users', label: 'Users & roles' }] : []),
-    ...(can(user.role, 'runtime_keys.manage') ? [{ href: '/admin/keys', label: 'Runtime keys' }] : []),
+    ...(canOn(user.grants, 'users.manage', null) ? [{ href: '/admin/users', label: 'Users & roles' }] : []),
+    ...(canOn(user.grants, 'runtime_keys.manage', null) ? [{ href: '/admin/keys', label: 'Runtime keys' }] : []),
     { href: '/admin/tools', label: 'Tool definitions' },
   ];
   return (
     <div className="flex min-h-screen flex-col md:flex-row">
-      <Nav links={links} user={{ email: user.email, name: user.name, role: user.role }} />
+      <Nav links={links} user={{ email: user.email, name: user.name, role: grantsSummary(user.grants) }} />
       <main id="main" tabIndex={-1} className="min-w-0 flex-1 px-4 py-5 outline-none sm:px-6 sm:py-6 lg:px-8">
         {children}
       </main>

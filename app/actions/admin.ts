@@ -9,6 +9,7 @@ import {
   saveTool,
   saveToolInput,
 } from '@/lib/auth/admin-commands.ts';
+import { addGrant, addGrantInput, removeGrant, removeGrantInput } from '@/lib/auth/grant-commands.ts';
 import { createUser, createUserInput, updateUser, updateUserInput } from '@/lib/auth/users.ts';
 
 export async function createUserAction(input: unknown) {
@@ -58,5 +59,25 @@ export async function saveToolAction(input: unknown) {
     input,
     (g, i) => saveTool(g, i),
     (i) => ({ type: 'tool', id: i.name }),
+  );
+}
+
+export async function addGrantAction(input: unknown) {
+  return consoleAction(
+    'users.manage',
+    addGrantInput,
+    input,
+    (g, i) => addGrant(g, i),
+    (i) => ({ type: 'user', id: i.userId }),
+  );
+}
+
+export async function removeGrantAction(input: unknown) {
+  return consoleAction(
+    'users.manage',
+    removeGrantInput,
+    input,
+    (g, i) => removeGrant(g, i),
+    (i) => ({ type: 'user', id: i.grantId }),
   );
 }

@@ -64,7 +64,7 @@ export async function revokeAction(input: unknown) {
       }
       return { revoked, failed };
     },
-    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys` }),
+    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys`, ids: i.keys }),
   );
 }
 
@@ -124,7 +124,7 @@ export async function requestBumpAction(input: unknown) {
     requestBumpInput,
     input,
     (g, i) => requestBump(g, i),
-    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys` }),
+    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys`, ids: i.keys }),
   );
 }
 

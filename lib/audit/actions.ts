@@ -135,6 +135,8 @@ export const AUDIT_ACTIONS = {
   'user.role': { subject: ['user'], by: ['admin'], what: "a user's role changed" },
   'user.disable': { subject: ['user'], by: ['admin'], what: 'a user was disabled' },
   'user.enable': { subject: ['user'], by: ['admin'], what: 'a user was enabled again' },
+  'user.grant': { subject: ['user'], by: ['admin'], what: 'a role on one workflow, or on all, was granted' },
+  'user.ungrant': { subject: ['user'], by: ['admin'], what: 'a role on one workflow, or on all, was taken away' },
   'tool.register': { subject: ['tool'], by: ['system'], what: 'a tool was registered' },
   'tool.create': { subject: ['tool'], by: ['admin'], what: 'a tool was registered' },
   'tool.update': { subject: ['tool'], by: ['admin'], what: "a tool's definition changed" },

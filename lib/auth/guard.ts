@@ -1,6 +1,7 @@
 // Authorization where the action runs (Z2): every server action goes through consoleAction and
-// every route handler through consoleRoute. Both resolve the user from the database (Z4), check the
-// permission table (Z1), refuse cross-site requests, and audit every refusal (A4).
+// every route handler through consoleRoute. Both resolve the user and their grants from the database
+// (Z4), find the workflow the subject belongs to and check the permission on it against the roles the
+// person holds there (Z1), refuse cross-site requests, and audit every refusal (A4).
 import type { z } from 'zod';
 import { problemFrom, problemResponse } from '../api/problem.ts';
 import { auditRefusal } from '../audit/append.ts';
@@ -9,7 +10,10 @@ import { db, type Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
-import { can, type Permission } from './permissions.ts';
+import type { Role } from '../db/generated/enums.ts';
+import { ALL_WORKFLOWS_ONLY, canOn, inScope, roleFor, roleSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
+import type { Permission } from './permissions.ts';
+import { workflowsOfSubject } from './subject-workflows.ts';
 import { crossSiteProblem, currentRequest, requestInfoFromHeaders, type RequestInfo } from './request.ts';
 import { sessionFromCookie, type SessionUser } from './session.ts';
 
@@ -18,6 +22,8 @@ export interface Guarded {
   user: SessionUser;
   actor: Actor & { kind: 'user' };
   request: RequestMeta;
+  /** The workflows the person may see; read models filter by it. */
+  scope: WorkflowScope;
 }
 
 export interface Subject {
@@ -25,12 +31,16 @@ export interface Subject {
   type: AuditSubjectOf<Permission>;
   id: string;
   runId?: string | null;
+  /** Every id the action touches, when it is more than one (bulk actions over keys). */
+  ids?: readonly string[];
 }
 
 const ANONYMOUS: Actor = { kind: 'system', id: 'anonymous', label: 'no session' };
 
-export function userActor(user: SessionUser): Actor & { kind: 'user' } {
-  return { kind: 'user', id: user.id, label: user.email, role: user.role };
+/** The actor of an action: the person, with the role through which they may do it (their own role
+ *  when the action was refused before a role was found). */
+export function userActor(user: SessionUser, role: Role = user.role): Actor & { kind: 'user' } {
+  return { kind: 'user', id: user.id, label: user.email, role };
 }
 
 /** Throws a LedgerError (unauthenticated / forbidden) after auditing the refusal. */
@@ -77,10 +87,46 @@ export async function authorize(
   if (user.mustChangePassword && !options.passwordChange) {
     throw await refuse(userActor(user), 'forbidden', 'choose a new password first (/account/password)');
   }
-  if (!can(user.role, permission)) {
-    throw await refuse(userActor(user), 'forbidden', `the ${user.role} role may not ${permission}`);
+  const scope = scopeOf(user.grants);
+  const about =
+    options.subject && !ALL_WORKFLOWS_ONLY.includes(permission)
+      ? await workflowsOfSubject(database, subject.type, subject.ids ?? [subject.id])
+      : null;
+  if (about) {
+    if (about.runId && !subject.runId) subject.runId = about.runId;
+    const hidden = about.workflows.filter((w) => !inScope(scope, w));
+    // A read of something in a workflow the person holds no role in answers as if it did not exist.
+    if (hidden.length && !options.mutating) throw new LedgerError('not_found', `no ${subject.type} ${subject.id}`);
+    const denied = about.workflows.filter((w) => !canOn(user.grants, permission, w));
+    if (denied.length) {
+      throw await refuse(
+        userActor(user),
+        'forbidden',
+        `you hold no role that may ${permission} on workflow ${denied.join(', ')}`,
+      );
+    }
+    const role = roleFor(user.grants, permission, about.workflows[0]!)!;
+    return { db: database, user, actor: userActor(user, role), request, scope };
   }
-  return { db: database, user, actor: userActor(user), request };
+  const role = roleSomewhere(user.grants, permission);
+  if (!role) {
+    const where = ALL_WORKFLOWS_ONLY.includes(permission) ? ' (an all-workflows grant is needed)' : '';
+    throw await refuse(userActor(user), 'forbidden', `no role you hold may ${permission}${where}`);
+  }
+  return { db: database, user, actor: userActor(user, role), request, scope };
+}
+
+/** For reads by id outside an action (a route, a page): something in a workflow the viewer holds no
+ *  role in is answered like something missing (404). Returns the subject's workflows (none if missing). */
+export async function assertVisible(
+  viewer: { db: Db; scope: WorkflowScope },
+  type: 'run' | 'plan' | 'effect' | 'replay' | 'approval',
+  id: string,
+): Promise<string[]> {
+  const about = await workflowsOfSubject(viewer.db, type, [id]);
+  if (about && about.workflows.some((w) => !inScope(viewer.scope, w)))
+    throw new LedgerError('not_found', `no ${type} ${id}`);
+  return about?.workflows ?? [];
 }
 
 export type ActionResult<T> =

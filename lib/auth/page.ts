@@ -4,7 +4,8 @@
 import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { db, type Db } from '../db/client.ts';
-import { can, type Permission } from './permissions.ts';
+import { canSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
+import type { Permission } from './permissions.ts';
 import { type SessionUser } from './session.ts';
 import { cachedSessionFromCookie } from './session-cache.ts';
 
@@ -14,7 +15,8 @@ export async function requireUser(permission: Permission = 'console.read'): Prom
   const user = await requireSignedIn();
   // Z7: until a password someone else chose is replaced, every page leads to the change.
   if (user.mustChangePassword) redirect(CHANGE_PASSWORD_PATH);
-  if (!can(user.role, permission)) redirect('/forbidden');
+  // Held on at least one workflow; what the page then reads is filtered to the viewer's scope (Z1).
+  if (!canSomewhere(user.grants, permission)) redirect('/forbidden');
   return user;
 }
 
@@ -31,10 +33,13 @@ export async function requireSignedIn(): Promise<SessionUser> {
 export interface Viewer {
   user: SessionUser;
   db: Db;
+  /** The workflows the viewer holds a role in: every read model a page calls is filtered by it. */
+  scope: WorkflowScope;
 }
 
 export async function requireViewer(permission: Permission = 'console.read'): Promise<Viewer> {
-  return { user: await requireUser(permission), db: db() };
+  const user = await requireUser(permission);
+  return { user, db: db(), scope: scopeOf(user.grants) };
 }
 
 export async function optionalUser(): Promise<SessionUser | null> {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { decode, encode } from 'next-auth/jwt';
 import type { Role } from '../db/generated/enums.ts';
 import { db as defaultDb, type DbOrTx } from '../db/client.ts';
+import type { Grant } from './grants.ts';
 import { authSecret } from './secret.ts';
 
 export const SESSION_COOKIES = ['__Secure-next-auth.session-token', 'next-auth.session-token'];
@@ -15,7 +16,10 @@ export interface SessionUser {
   id: string;
   email: string;
   name: string;
+  /** The role the person was created with; what they may do is in `grants` (Z1). */
   role: Role;
+  /** Read with the user on every request, so a grant added or removed counts at the next one. */
+  grants: Grant[];
   /** Z7: a password someone else chose; nothing but changing it is allowed until then. */
   mustChangePassword: boolean;
 }
@@ -85,6 +89,7 @@ export async function sessionFromCookie(
       disabled: true,
       sessionVersion: true,
       mustChangePassword: true,
+      grants: { select: { role: true, workflow: true }, orderBy: [{ workflow: 'asc' }, { role: 'asc' }] },
       revokedSessions: { where: { sessionId: token.sid }, select: { sessionId: true } },
     },
   });
@@ -94,6 +99,7 @@ export async function sessionFromCookie(
     email: row.email,
     name: row.name,
     role: row.role,
+    grants: row.grants,
     mustChangePassword: row.mustChangePassword,
   };
   if (row.disabled) return { user, problem: 'disabled' };

@@ -7,6 +7,7 @@ import type { DbOrTx, Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { conflict, invalid, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
+import { assertAnotherAllWorkflowsAdmin } from './grant-commands.ts';
 import { hashPassword } from './password.ts';
 import { ROLES } from './permissions.ts';
 import { reasonField } from '@/lib/ledger/fields.ts';
@@ -68,6 +69,15 @@ export async function updateUser(ctx: Ctx, raw: unknown) {
   const done = await ctx.db.$transaction(async (tx) => {
     const before = await tx.user.findUnique({ where: { id: input.userId } });
     if (!before) throw notFound(`user ${input.userId} does not exist`, { field: 'userId' });
+    // Disabling an admin, or changing their own role away from admin (its all-workflows grant goes
+    // with it), must leave another all-workflows admin (Z1).
+    const losesAdmin =
+      input.disabled === true || (before.role === 'admin' && input.role !== undefined && input.role !== 'admin');
+    if (
+      losesAdmin &&
+      (await tx.roleGrant.count({ where: { userId: input.userId, role: 'admin', workflow: null } })) > 0
+    )
+      await assertAnotherAllWorkflowsAdmin(tx, input.userId);
     const user = await tx.user.update({
       where: { id: input.userId },
       data: { role: input.role, disabled: input.disabled, sessionVersion: { increment: 1 } },

@@ -1,11 +1,32 @@
-// Admin pages and the approvals page: the rows each shows.
+// Admin pages and the approvals page: the rows each shows, within the viewer's scope (Z1).
 import type { Db } from '../db/client.ts';
+import { inScope, workflowWhere, type WorkflowScope } from '@/lib/auth/grants.ts';
+import { workflowsOfSubject } from '@/lib/auth/subject-workflows.ts';
 
 export async function usersPage(db: Db) {
   return db.user.findMany({
     orderBy: [{ disabled: 'asc' }, { email: 'asc' }],
-    select: { id: true, email: true, name: true, role: true, disabled: true, createdAt: true, updatedAt: true },
+    select: {
+      id: true,
+      email: true,
+      name: true,
+      role: true,
+      disabled: true,
+      createdAt: true,
+      updatedAt: true,
+      grants: { select: { id: true, role: true, workflow: true }, orderBy: [{ workflow: 'asc' }, { role: 'asc' }] },
+    },
   });
+}
+
+/** The workflows that have runs, offered when granting a role on one workflow. */
+export async function knownWorkflows(db: Db): Promise<string[]> {
+  const rows = await db.run.findMany({
+    distinct: ['workflow'],
+    select: { workflow: true },
+    orderBy: { workflow: 'asc' },
+  });
+  return rows.map((r) => r.workflow);
 }
 
 export const RUNTIME_KEYS_PER_PAGE = 25;
@@ -41,8 +62,32 @@ export async function toolsPage(db: Db) {
   return db.toolDefinition.findMany({ orderBy: { name: 'asc' } });
 }
 
-export async function approvalsPage(db: Db) {
-  const requests = await db.approvalRequest.findMany({ orderBy: [{ requestedAt: 'desc' }], take: 100 });
+/** Requests about runs of workflows in scope; a bump over several runs shows only when all are. */
+async function visibleRequests<R extends { id: string; runId: string | null }>(
+  db: Db,
+  requests: R[],
+  scope: WorkflowScope,
+): Promise<R[]> {
+  if (scope.all) return requests;
+  const runIds = [...new Set(requests.map((r) => r.runId).filter((id): id is string => Boolean(id)))];
+  const runs = await db.run.findMany({ where: { id: { in: runIds } }, select: { id: true, workflow: true } });
+  const workflowOf = new Map(runs.map((r) => [r.id, r.workflow]));
+  const out: R[] = [];
+  for (const r of requests) {
+    const workflows = r.runId
+      ? [workflowOf.get(r.runId)].filter((w): w is string => Boolean(w))
+      : ((await workflowsOfSubject(db, 'approval', [r.id]))?.workflows ?? []);
+    if (workflows.length > 0 && workflows.every((w) => inScope(scope, w))) out.push(r);
+  }
+  return out;
+}
+
+export async function approvalsPage(db: Db, scope: WorkflowScope) {
+  const requests = await visibleRequests(
+    db,
+    await db.approvalRequest.findMany({ orderBy: [{ requestedAt: 'desc' }], take: 100 }),
+    scope,
+  );
   const ids = [
     ...new Set(requests.flatMap((r) => [r.requestedById, r.decidedById].filter((x): x is string => Boolean(x)))),
   ];
@@ -113,16 +158,17 @@ export async function userLabels(db: Db, ids: readonly string[]): Promise<Record
 }
 
 /** The review of a run's latest submitted plan (the plan page shows the newest one). */
-export async function latestPlanReview(db: Db, runId: string, limit = 100) {
+export async function latestPlanReview(db: Db, runId: string, scope: WorkflowScope, limit = 100) {
   if (!/^[0-9a-f-]{36}$/i.test(runId)) return null;
   const latest = await db.plan.findFirst({ where: { runId }, orderBy: { submittedAt: 'desc' }, select: { id: true } });
-  return latest ? planReview(db, latest.id, limit) : null;
+  return latest ? planReview(db, latest.id, scope, limit) : null;
 }
 
-export async function planReview(db: Db, planId: string, limit = 100) {
+/** null for a plan that does not exist or whose run is outside the viewer's scope (Z1). */
+export async function planReview(db: Db, planId: string, scope: WorkflowScope, limit = 100) {
   if (!/^[0-9a-f-]{36}$/i.test(planId)) return null;
   const plan = await db.plan.findUnique({ where: { id: planId }, include: { run: { include: { event: true } } } });
-  if (!plan) return null;
+  if (!plan || !inScope(scope, plan.run.workflow)) return null;
   const items = await db.planItem.findMany({
     where: { planId },
     orderBy: [{ target: 'asc' }, { id: 'asc' }],
@@ -147,9 +193,9 @@ export async function planReview(db: Db, planId: string, limit = 100) {
   };
 }
 
-export async function submittedPlans(db: Db) {
+export async function submittedPlans(db: Db, scope: WorkflowScope) {
   return db.plan.findMany({
-    where: { status: 'submitted' },
+    where: { status: 'submitted', run: workflowWhere(scope) },
     orderBy: { submittedAt: 'asc' },
     take: 100,
     include: { run: { include: { event: true } } },

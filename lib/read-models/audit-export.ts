@@ -8,11 +8,12 @@ import type { ExportedEntry } from '../sdk/audit/canonical.ts';
 import type { ExportSummary } from '../sdk/audit/verify-export.ts';
 import type { Db } from '../db/client.ts';
 import { whereOf, type AuditFilter } from './audit.ts';
+import type { WorkflowScope } from '@/lib/auth/grants.ts';
 
 const BATCH = 1000;
 
-/** Every matching entry, oldest first (by id), in constant memory for the rows themselves. */
-export async function* auditExportStream(db: Db, f: AuditFilter): AsyncGenerator<ExportedEntry> {
+/** Every matching entry the viewer may see (Z1), oldest first (by id), in constant memory for the rows. */
+export async function* auditExportStream(db: Db, f: AuditFilter, scope: WorkflowScope): AsyncGenerator<ExportedEntry> {
   let after = 0n;
   for (;;) {
     const rows = await db.$queryRaw<(Omit<ExportedEntry, 'id'> & { id: bigint })[]>`
@@ -21,7 +22,7 @@ export async function* auditExportStream(db: Db, f: AuditFilter): AsyncGenerator
              a.actor_kind::text AS actor_kind, a.actor_id, a.actor_label, a.actor_role, a.action,
              a.subject_type, a.subject_id, a.run_id::text AS run_id, a.before_state, a.after_state,
              a.reason, a.outcome, a.detail, a.ip, a.user_agent, a.request_id
-      FROM audit_entry a WHERE ${whereOf(f)} AND a.id > ${after}
+      FROM audit_entry a WHERE ${whereOf(f, scope)} AND a.id > ${after}
       ORDER BY a.id LIMIT ${BATCH}`;
     for (const r of rows) yield { ...r, id: String(r.id) };
     if (rows.length < BATCH) return;

@@ -4,6 +4,7 @@ import { readAuditVerification, verificationAgeSeconds, type StoredVerification 
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { invalid } from '../ledger/errors.ts';
+import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
 
 export interface AuditFilter {
   actor?: string;
@@ -33,8 +34,10 @@ export function auditFilterFrom(params: URLSearchParams | Record<string, string 
   };
 }
 
-export function whereOf(f: AuditFilter): Prisma.Sql {
-  const w: Prisma.Sql[] = [Prisma.sql`TRUE`];
+/** The filter as SQL, within the viewer's scope (Z1): an entry about a run of a workflow they hold no
+ *  role in, or about no run at all (users, keys, tools), is seen only with an all-workflows grant. */
+export function whereOf(f: AuditFilter, scope: WorkflowScope): Prisma.Sql {
+  const w: Prisma.Sql[] = [runInScopeSql(scope, Prisma.sql`a.run_id`)];
   if (f.actor) w.push(Prisma.sql`(a.actor_label ILIKE ${`%${f.actor}%`} OR a.actor_id = ${f.actor})`);
   // The text matches anywhere in the action's name ("revoke" finds effect.revoke and
   // runtime_key.revoke), LIKE's wildcards taken literally.
@@ -140,6 +143,7 @@ const toRow = (r: Raw): AuditRow => ({
 async function batch(
   db: Db,
   f: AuditFilter,
+  scope: WorkflowScope,
   beforeId: bigint | null,
   limit: number,
   order: 'desc' | 'asc' = 'desc',
@@ -153,14 +157,14 @@ async function batch(
   const rows = await db.$queryRaw<Raw[]>`
     SELECT a.id, a.at, a.chain, a.seq, a.actor_kind::text, a.actor_label, a.actor_role, a.action, a.subject_type, a.subject_id, a.run_id,
            a.before_state, a.after_state, a.reason, a.outcome, a.detail, a.ip, a.user_agent, a.request_id, a.hash
-    FROM audit_entry a WHERE ${whereOf(f)} ${cursor}
+    FROM audit_entry a WHERE ${whereOf(f, scope)} ${cursor}
     ORDER BY a.id ${order === 'desc' ? Prisma.sql`DESC` : Prisma.sql`ASC`} LIMIT ${limit}`;
   return rows.map(toRow);
 }
 
-export async function auditPage(db: Db, f: AuditFilter, cursor?: string, limit = 50) {
+export async function auditPage(db: Db, f: AuditFilter, scope: WorkflowScope, cursor?: string, limit = 50) {
   const before = cursor && /^\d+$/.test(cursor) ? BigInt(cursor) : null;
-  const rows = await batch(db, f, before, limit + 1);
+  const rows = await batch(db, f, scope, before, limit + 1);
   const page = rows.slice(0, limit);
   return { rows: page, next: rows.length > limit ? page[page.length - 1]!.id : null };
 }

@@ -2,6 +2,7 @@
 // (run_id, target, id) index in either direction, so the first page and the 20,000th cost the
 // same; filter by state, prefix search on the normalized target.
 import type { Db } from '../db/client.ts';
+import { inScope, type WorkflowScope } from '@/lib/auth/grants.ts';
 import { Prisma } from '../db/client.ts';
 import { exactlyOnce, stateCountsFor } from './runs.ts';
 import { decodeCursor, emptyCounts, encodeCursor, type StateCounts } from './common.ts';
@@ -55,10 +56,12 @@ export interface RunHeader {
   exactlyOnce: { numerator: number; denominator: number; asOf: Date | null } | null;
 }
 
-export async function runHeader(db: Db, runId: string): Promise<RunHeader | null> {
+/** null for a run that does not exist or belongs to a workflow outside the viewer's scope (Z1): the
+ *  page answers both with 404, so a run the viewer may not see cannot be told from a missing one. */
+export async function runHeader(db: Db, runId: string, scope: WorkflowScope): Promise<RunHeader | null> {
   if (!/^[0-9a-f-]{36}$/i.test(runId)) return null;
   const run = await db.run.findUnique({ where: { id: runId }, include: { event: true } });
-  if (!run) return null;
+  if (!run || !inScope(scope, run.workflow)) return null;
   const plan = await db.plan.findFirst({
     where: { runId, status: { not: 'rejected' } },
     orderBy: { submittedAt: 'desc' },

@@ -5,6 +5,7 @@ import { Prisma } from '../db/client.ts';
 import { decodeCursor, emptyCounts, encodeCursor, remember, type StateCounts } from './common.ts';
 import { EFFECT_STATES, type EffectState } from '@/lib/ledger/transitions.ts';
 import { exactlyOnceOfPlan } from './exactly-once.ts';
+import { workflowInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
 
 export interface RunsFilter {
   workflow?: string;
@@ -35,13 +36,15 @@ const LARGE_PLAN = 50_000;
 export async function listRuns(
   db: Db,
   filter: RunsFilter,
+  scope: WorkflowScope,
 ): Promise<{ rows: RunRow[]; next: string | null; workflows: string[] }> {
   const limit = Math.min(Math.max(filter.limit ?? 25, 1), 100);
   const cursor = decodeCursor(
     filter.cursor,
     (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string',
   );
-  const where: Prisma.Sql[] = [Prisma.sql`TRUE`];
+  // Z1: only runs of workflows the viewer holds a role in.
+  const where: Prisma.Sql[] = [workflowInScopeSql(scope, Prisma.sql`r.workflow`)];
   if (filter.workflow) where.push(Prisma.sql`r.workflow = ${filter.workflow}`);
   if (filter.status && RUN_STATUSES.includes(filter.status))
     where.push(Prisma.sql`r.status = ${filter.status}::"RunStatus"`);
@@ -91,7 +94,8 @@ export async function listRuns(
   }
   const last = page[page.length - 1];
   const workflows = (
-    await db.$queryRaw<{ workflow: string }[]>`SELECT DISTINCT workflow FROM run ORDER BY workflow LIMIT 200`
+    await db.$queryRaw<{ workflow: string }[]>`
+      SELECT DISTINCT workflow FROM run WHERE ${workflowInScopeSql(scope, Prisma.sql`workflow`)} ORDER BY workflow LIMIT 200`
   ).map((w) => w.workflow);
   return {
     rows: out,

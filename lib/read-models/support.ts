@@ -3,6 +3,7 @@
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { decodeCursor, encodeCursor } from './common.ts';
+import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
 
 export interface UnknownRow {
   key: string;
@@ -55,7 +56,11 @@ function filterSql(filter: SupportFilter): Prisma.Sql {
   return parts.length ? Prisma.join(parts, ' ') : Prisma.empty;
 }
 
-export async function supportQueue(db: Db, options: { cursor?: string; limit?: number } & SupportFilter = {}) {
+export async function supportQueue(
+  db: Db,
+  scope: WorkflowScope,
+  options: { cursor?: string; limit?: number } & SupportFilter = {},
+) {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
   const cursor = decodeCursor(
     options.cursor,
@@ -67,12 +72,14 @@ export async function supportQueue(db: Db, options: { cursor?: string; limit?: n
     FROM effect_key k
     LEFT JOIN LATERAL (SELECT evidence, actor_id, at FROM effect_transition et
                        WHERE et.key = k.key AND et.epoch = k.current_epoch AND et.evidence IS NOT NULL ORDER BY et.id DESC LIMIT 1) t ON TRUE
-    WHERE k.state = 'unknown' ${filterSql(options)} ${after}
+    WHERE k.state = 'unknown' AND ${runInScopeSql(scope, Prisma.sql`k.run_id`)} ${filterSql(options)} ${after}
     ORDER BY k.changed_at, k.key LIMIT ${limit + 1}`;
   const page = raw.slice(0, limit);
   const last = page[page.length - 1];
+  // Z1: the count covers only the workflows the viewer may see, like the rows.
   const [{ n: total }] = await db.$queryRaw<[{ n: number }]>`
-    SELECT count(*)::int AS n FROM effect_key k WHERE k.state = 'unknown' ${filterSql(options)}`;
+    SELECT count(*)::int AS n FROM effect_key k
+    WHERE k.state = 'unknown' AND ${runInScopeSql(scope, Prisma.sql`k.run_id`)} ${filterSql(options)}`;
   return {
     total,
     rows: page.map((r): UnknownRow => ({

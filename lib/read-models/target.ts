@@ -1,6 +1,7 @@
 // A target (one effect key): every epoch, every attempt with its raw provider response, every
 // transition with who, when and why, and the audit entries about it.
 import type { Db } from '../db/client.ts';
+import { inScope, type WorkflowScope } from '@/lib/auth/grants.ts';
 
 function prettyBody(bytes: Uint8Array | null): {
   text: string | null;
@@ -23,9 +24,12 @@ function prettyBody(bytes: Uint8Array | null): {
   return { text: isText ? text : null, pretty, base64: isText ? null : buf.toString('base64'), size: buf.length };
 }
 
-export async function targetDetail(db: Db, key: string) {
+/** null for a key that does not exist or whose run belongs to a workflow outside the viewer's scope (Z1). */
+export async function targetDetail(db: Db, key: string, scope: WorkflowScope) {
   const head = await db.effectKey.findUnique({ where: { key } });
   if (!head) return null;
+  const run = await db.run.findUnique({ where: { id: head.runId }, select: { workflow: true } });
+  if (!run || !inScope(scope, run.workflow)) return null;
   const [effects, attempts, transitions, planItems, audit] = await Promise.all([
     db.effect.findMany({ where: { key }, orderBy: { epoch: 'desc' } }),
     db.attempt.findMany({ where: { key }, orderBy: [{ epoch: 'desc' }, { startedAt: 'asc' }] }),
@@ -57,6 +61,7 @@ export async function targetDetail(db: Db, key: string) {
   );
   return {
     head,
+    workflow: run.workflow,
     epochs: effects.map((e) => ({
       ...e,
       id: String(e.id),

@@ -13,6 +13,7 @@ import { verifyAuditTrail } from '@/lib/audit/verify.ts';
 import { createDb } from '@/lib/db/client.ts';
 import { auditPage } from '@/lib/read-models/audit.ts';
 import { closedLoop, timeRepeat, type LoadResult } from './harness.ts';
+import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 /** Entries per bulk-loaded chain: a run's or a busy key's chain is longer, most effect chains shorter. */
 export const CHAIN_LENGTH = 10;
@@ -158,11 +159,15 @@ export async function benchAudit(opts: {
       const mid = new Date(START + Math.floor(loaded / 2));
       const chainSample = `bulk:s${step}p0:${Math.max(1, Math.floor(more / CHAIN_LENGTH / 4))}`;
       const q = {
-        'first page, no filter': () => auditPage(db, {}),
-        'one actor (actor_id)': () => auditPage(db, { actor: 'rt-7' }),
-        'one run (run_id)': () => auditPage(db, { run: runUuid(7) }),
+        'first page, no filter': () => auditPage(db, {}, EVERY_WORKFLOW),
+        'one actor (actor_id)': () => auditPage(db, { actor: 'rt-7' }, EVERY_WORKFLOW),
+        'one run (run_id)': () => auditPage(db, { run: runUuid(7) }, EVERY_WORKFLOW),
         'time range (1 minute)': () =>
-          auditPage(db, { from: mid.toISOString(), to: new Date(mid.getTime() + 60_000).toISOString() }),
+          auditPage(
+            db,
+            { from: mid.toISOString(), to: new Date(mid.getTime() + 60_000).toISOString() },
+            EVERY_WORKFLOW,
+          ),
         'one subject chain (chain, seq)': () =>
           db.auditEntry.findMany({ where: { chain: chainSample }, orderBy: { seq: 'asc' } }),
         'one effect, as the target page reads it (its chain and its refusals chain)': () =>

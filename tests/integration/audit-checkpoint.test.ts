@@ -21,6 +21,7 @@ import { resetEnvCache } from '@/lib/env.ts';
 import { auditExportStream, exportSummary, jsonLine } from '@/lib/read-models/audit-export.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeEffect, suffix, userActor } from '../helpers/factories.ts';
+import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 let t: TestDatabase;
 const dir = mkdtempSync(path.join(tmpdir(), 'audit-checkpoint-'));
@@ -38,7 +39,7 @@ const chain = `user:checkpointed-${suffix()}`;
 async function exportAll(): Promise<string> {
   const summary = exportSummary(false);
   let out = '';
-  for await (const e of auditExportStream(t.db, {})) {
+  for await (const e of auditExportStream(t.db, {}, EVERY_WORKFLOW)) {
     summary.add(e);
     out += jsonLine(e);
   }

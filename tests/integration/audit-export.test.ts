@@ -18,6 +18,7 @@ import type { AuditFilter } from '@/lib/read-models/audit.ts';
 import { auditExportStream, exportSummary, isFiltered, jsonLine } from '@/lib/read-models/audit-export.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeEffect, userActor } from '../helpers/factories.ts';
+import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 let t: TestDatabase;
 const dir = mkdtempSync(path.join(tmpdir(), 'audit-export-'));
@@ -36,7 +37,7 @@ const tricky = {
 async function exportJsonl(filter: AuditFilter = {}): Promise<string> {
   const summary = exportSummary(isFiltered(filter));
   let out = '';
-  for await (const e of auditExportStream(t.db, filter)) {
+  for await (const e of auditExportStream(t.db, filter, EVERY_WORKFLOW)) {
     summary.add(e);
     out += jsonLine(e);
   }

@@ -6,6 +6,7 @@ import { makeRun, makeTool, suffix, userActor } from '../helpers/factories.ts';
 import { decideBump, requestBump } from '@/lib/approvals/bump.ts';
 import { approvalsPage } from '@/lib/read-models/admin.ts';
 import { claimEffect, completeEffect, LedgerError, type Actor } from '@/lib/ledger/index.ts';
+import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 const t = await createTestDatabase({ poolSize: 6 });
 const runtime: Actor = { kind: 'runtime', id: 'rt', label: 'rt', workflows: ['*'] };
@@ -26,7 +27,7 @@ async function openRequest() {
   return r;
 }
 
-const card = async (id: string) => (await approvalsPage(t.db)).find((r) => r.id === id)!;
+const card = async (id: string) => (await approvalsPage(t.db, EVERY_WORKFLOW)).find((r) => r.id === id)!;
 
 describe('four-eyes decisions on the approvals page', () => {
   it('Z3: a rejection without a reason is refused and changes nothing; with one, the card shows who rejected and why', async () => {

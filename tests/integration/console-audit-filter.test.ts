@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { appendAudit } from '@/lib/audit/append.ts';
 import { auditFilterProblem, auditPage, exportRequestFrom } from '@/lib/read-models/audit.ts';
 import { LedgerError } from '@/lib/ledger/errors.ts';
+import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 let t: TestDatabase;
 const actor = { kind: 'system' as const, id: 'test', label: 'test' };
@@ -23,7 +24,8 @@ beforeAll(async () => {
   }
 });
 
-const actions = async (action: string) => (await auditPage(t.db, { action })).rows.map((r) => r.action).sort();
+const actions = async (action: string) =>
+  (await auditPage(t.db, { action }, EVERY_WORKFLOW)).rows.map((r) => r.action).sort();
 
 describe('audit filter', () => {
   it('A5: the action filter matches anywhere in the name, with % and _ taken literally', async () => {

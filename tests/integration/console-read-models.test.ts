@@ -14,6 +14,7 @@ import {
 } from '@/lib/ledger/index.ts';
 import { runHeader, runTable } from '@/lib/read-models/run-detail.ts';
 import { listRuns } from '@/lib/read-models/runs.ts';
+import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 let t: TestDatabase;
 let runId = '';
@@ -52,10 +53,10 @@ beforeAll(async () => {
 
 describe('run read models', () => {
   it('P4: exactly-once counts approved targets with exactly one done effect over all epochs', async () => {
-    const h = await runHeader(t.db, runId);
+    const h = await runHeader(t.db, runId, EVERY_WORKFLOW);
     expect(h!.exactlyOnce).toMatchObject({ numerator: 10, denominator: 23 });
     expect(h!.counts).toMatchObject({ done: 11, revoked: 1, pending: 1 });
-    const list = await listRuns(t.db, { workflow: h!.workflow });
+    const list = await listRuns(t.db, { workflow: h!.workflow }, EVERY_WORKFLOW);
     expect(list.rows[0]!.exactlyOnce).toMatchObject({ numerator: 10, denominator: 23 });
   });
 
@@ -104,7 +105,7 @@ describe('target page (A1): audit entries of one effect, its refusals included',
     await expect(
       revokeEffect({ db: t.db, actor: userActor('support') }, { key: effect.key, reason: 'test' }),
     ).rejects.toThrow();
-    const detail = await targetDetail(t.db, effect.key);
+    const detail = await targetDetail(t.db, effect.key, EVERY_WORKFLOW);
     const audit = detail!.audit.map((a) => `${a.action}:${a.outcome}`);
     expect(audit[0]).toMatch(/:refused$/);
     expect(audit).toEqual(expect.arrayContaining(['effect.claim:ok', 'effect.complete:ok']));

@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canSomewhere } from '@/lib/auth/grants.ts';
 import { approvalExpiryText } from '@/lib/approvals/expiry.ts';
 import { approvalsPage } from '@/lib/read-models/admin.ts';
 import { ApprovalActions } from '@/app/(console)/_components/approval-actions.tsx';
@@ -14,9 +14,9 @@ export const metadata: Metadata = { title: 'Four-eyes approvals' };
 const TONE = { open: 'amber', approved: 'green', rejected: 'red', expired: 'zinc' } as const;
 
 export default async function ApprovalsPage() {
-  const { user, db } = await requireViewer();
-  const rows = await approvalsPage(db);
-  const canDecide = can(user.role, 'effect.bump.approve');
+  const { user, db, scope } = await requireViewer();
+  const rows = await approvalsPage(db, scope);
+  const canDecide = canSomewhere(user.grants, 'effect.bump.approve');
   return (
     <>
       <PageHeader title="Four-eyes approvals" description={approvalExpiryText()} />

@@ -5,7 +5,7 @@ import { recordAuditRead } from '@/lib/audit/record-read.ts';
 import { userActor } from '@/lib/auth/guard.ts';
 import { requestInfoFromHeaders } from '@/lib/auth/request.ts';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canSomewhere } from '@/lib/auth/grants.ts';
 import { AUDIT_ACTIONS } from '@/lib/audit/actions.ts';
 import {
   auditFilterFrom,
@@ -24,10 +24,10 @@ import { one, withParams, type SP } from '@/components/search-params.ts';
 export const metadata: Metadata = { title: 'Audit trail' };
 
 export default async function AuditPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
+  const [sp, { user, db, scope }] = await Promise.all([searchParams, requireViewer()]);
   const filter = auditFilterFrom(sp);
   const problem = auditFilterProblem(filter);
-  const [page, chain] = await Promise.all([auditPage(db, filter, one(sp, 'cursor')), chainVerification(db)]);
+  const [page, chain] = await Promise.all([auditPage(db, filter, scope, one(sp, 'cursor')), chainVerification(db)]);
   const names = await subjectNames(db, page.rows);
   // Reading the trail is itself on the trail (who looked, with which filter), written after the read so
   // the page shows the trail as it was when asked for.
@@ -41,7 +41,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const exportQuery = new URLSearchParams(
     Object.entries(filter).filter((e): e is [string, string] => Boolean(e[1])),
   ).toString();
-  const canExport = can(user.role, 'audit.export');
+  const canExport = canSomewhere(user.grants, 'audit.export');
   return (
     <>
       <PageHeader

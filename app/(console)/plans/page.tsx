@@ -9,8 +9,8 @@ import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 export const metadata: Metadata = { title: 'Plans to approve' };
 
 export default async function PlansPage() {
-  const { db } = await requireViewer();
-  const plans = await submittedPlans(db);
+  const { db, scope } = await requireViewer();
+  const plans = await submittedPlans(db, scope);
   return (
     <>
       <PageHeader

@@ -13,7 +13,7 @@ import { one, withParams, type SP } from '@/components/search-params.ts';
 export const metadata: Metadata = { title: 'Runs' };
 
 export default async function RunsPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp, { db }] = await Promise.all([searchParams, requireViewer()]);
+  const [sp, { db, scope }] = await Promise.all([searchParams, requireViewer()]);
   const filter = {
     workflow: one(sp, 'workflow'),
     status: one(sp, 'status'),
@@ -22,7 +22,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     q: one(sp, 'q'),
     cursor: one(sp, 'cursor'),
   };
-  const { rows, next, workflows } = await listRuns(db, filter);
+  const { rows, next, workflows } = await listRuns(db, filter, scope);
   const replayed = await runsWithFinishedReplay(
     db,
     rows.filter((r) => r.status === 'crashed').map((r) => r.id),

@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canSomewhere } from '@/lib/auth/grants.ts';
 import { supportQueue } from '@/lib/read-models/support.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { BULK_FORM_ID, SupportBulkResolve } from '@/app/(console)/_components/support-bulk.tsx';
@@ -15,11 +15,11 @@ import { one, withParams, type SP } from '@/components/search-params.ts';
 export const metadata: Metadata = { title: 'Support queue' };
 
 export default async function SupportPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
+  const [sp, { user, db, scope }] = await Promise.all([searchParams, requireViewer()]);
   const filter = { runId: one(sp, 'run'), workflow: one(sp, 'workflow'), target: one(sp, 'recipient') };
   const filtered = Boolean(filter.runId || filter.workflow || filter.target);
-  const q = await supportQueue(db, { cursor: one(sp, 'cursor'), ...filter });
-  const canResolve = can(user.role, 'effect.resolve');
+  const q = await supportQueue(db, scope, { cursor: one(sp, 'cursor'), ...filter });
+  const canResolve = canSomewhere(user.grants, 'effect.resolve');
   return (
     <>
       <PageHeader

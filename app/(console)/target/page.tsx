@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canOn } from '@/lib/auth/grants.ts';
 import { targetDetail } from '@/lib/read-models/target.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { StateBadge } from '@/components/ui/badge.tsx';
@@ -12,9 +12,9 @@ import { one, type SP } from '@/components/search-params.ts';
 export const metadata: Metadata = { title: 'Target' };
 
 export default async function TargetPage({ searchParams }: { searchParams: Promise<SP> }) {
-  const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
+  const [sp, { user, db, scope }] = await Promise.all([searchParams, requireViewer()]);
   const key = one(sp, 'key');
-  const detail = key ? await targetDetail(db, key) : null;
+  const detail = key ? await targetDetail(db, key, scope) : null;
   if (!detail) {
     return (
       <>
@@ -47,9 +47,9 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
             epoch={head.currentEpoch}
             changedBy={head.changedBy}
             changedAt={head.changedAt}
-            canRevoke={can(user.role, 'effect.revoke')}
-            canBump={can(user.role, 'effect.bump.request')}
-            canResolve={can(user.role, 'effect.resolve')}
+            canRevoke={canOn(user.grants, 'effect.revoke', detail.workflow)}
+            canBump={canOn(user.grants, 'effect.bump.request', detail.workflow)}
+            canResolve={canOn(user.grants, 'effect.resolve', detail.workflow)}
           />
         }
       />

@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canOn } from '@/lib/auth/grants.ts';
 import { toolsPage } from '@/lib/read-models/admin.ts';
 import { SaveTool } from '@/app/(console)/_components/admin-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
@@ -11,7 +11,7 @@ export const metadata: Metadata = { title: 'Tool definitions' };
 export default async function ToolsPage() {
   const { user, db } = await requireViewer();
   const tools = await toolsPage(db);
-  const canEdit = can(user.role, 'tools.manage');
+  const canEdit = canOn(user.grants, 'tools.manage', null);
   return (
     <>
       <PageHeader

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { usersPage } from '@/lib/read-models/admin.ts';
+import { knownWorkflows, usersPage } from '@/lib/read-models/admin.ts';
+import { AddGrant, RemoveGrant } from './grant-actions.tsx';
 import { CreateUser, EditUser } from '@/app/(console)/_components/admin-actions.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, PageHeader } from '@/components/ui/card.tsx';
@@ -10,12 +11,12 @@ export const metadata: Metadata = { title: 'Users & roles' };
 
 export default async function UsersPage() {
   const { user: me, db } = await requireViewer('users.manage');
-  const users = await usersPage(db);
+  const [users, workflows] = await Promise.all([usersPage(db), knownWorkflows(db)]);
   return (
     <>
       <PageHeader
         title="Users & roles"
-        description="admin: users, roles, tools, runtime keys · operator: approve plans, revoke, bump epochs · support: resolve unknowns · auditor: read everything, export (Z1). Role changes and disabling apply on the user's next request."
+        description="admin: users, roles, tools, runtime keys · operator: approve plans, revoke, bump epochs · support: resolve unknowns · auditor: read everything, export (Z1). Roles are granted per workflow or for all workflows; a person sees only the workflows they hold a role in. Changes apply on the user's next request."
         actions={<CreateUser />}
       />
       <Card>
@@ -25,6 +26,7 @@ export default async function UsersPage() {
               <tr className="border-b border-zinc-200">
                 <th className="py-2 pr-3 font-medium">User</th>
                 <th className="py-2 pr-3 font-medium">Role</th>
+                <th className="py-2 pr-3 font-medium">Grants</th>
                 <th className="py-2 pr-3 font-medium">Status</th>
                 <th className="py-2 pr-3 font-medium">Updated</th>
                 <th className="py-2 font-medium">
@@ -41,6 +43,21 @@ export default async function UsersPage() {
                   </td>
                   <td className="py-2 pr-3">
                     <Badge tone="blue">{u.role}</Badge>
+                  </td>
+                  <td className="py-2 pr-3" data-testid="user-grants">
+                    <ul className="space-y-1">
+                      {u.grants.map((g) => {
+                        const label = `${g.role} on ${g.workflow ?? 'all workflows'}`;
+                        return (
+                          <li key={g.id} className="flex items-center gap-2" data-testid="grant">
+                            <span>{label}</span>
+                            <RemoveGrant grantId={g.id} label={`${u.email}: ${label}`} />
+                          </li>
+                        );
+                      })}
+                      {u.grants.length === 0 && <li className="text-xs text-zinc-500">no role: sees nothing</li>}
+                    </ul>
+                    <AddGrant userId={u.id} email={u.email} workflows={workflows} />
                   </td>
                   <td className="py-2 pr-3">
                     {u.disabled ? <Badge tone="red">disabled</Badge> : <Badge tone="green">active</Badge>}

@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canOn } from '@/lib/auth/grants.ts';
 import { runHeader, runTable } from '@/lib/read-models/run-detail.ts';
 import { runsWithFinishedReplay, shownRunStatus, SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
 import { RunTable } from '@/app/(console)/_components/run-table.tsx';
@@ -22,8 +22,8 @@ export default async function RunPage({
   params: Promise<{ runId: string }>;
   searchParams: Promise<SP>;
 }) {
-  const [{ runId }, sp, { user, db }] = await Promise.all([params, searchParams, requireViewer()]);
-  const header = await runHeader(db, runId);
+  const [{ runId }, sp, { user, db, scope }] = await Promise.all([params, searchParams, requireViewer()]);
+  const header = await runHeader(db, runId, scope);
   if (!header) notFound();
   const plan = header.plan;
   const table = await runTable(
@@ -117,8 +117,8 @@ export default async function RunPage({
           <RunTable
             rows={table.rows.map((r) => ({ ...r, changedAt: r.changedAt ? r.changedAt.toISOString() : null }))}
             next={table.next}
-            canRevoke={can(user.role, 'effect.revoke')}
-            canBump={can(user.role, 'effect.bump.request')}
+            canRevoke={canOn(user.grants, 'effect.revoke', header.workflow)}
+            canBump={canOn(user.grants, 'effect.bump.request', header.workflow)}
           />
         )}
       </Card>

@@ -3,7 +3,7 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { approvePlanAction, rejectPlanAction } from '@/app/actions/ledger.ts';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canOn } from '@/lib/auth/grants.ts';
 import { latestPlanReview } from '@/lib/read-models/admin.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
@@ -14,8 +14,8 @@ import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 export const metadata: Metadata = { title: 'Plan approval' };
 
 export default async function PlanPage({ params }: { params: Promise<{ runId: string }> }) {
-  const [{ runId }, { user, db }] = await Promise.all([params, requireViewer()]);
-  const review = await latestPlanReview(db, runId, 200);
+  const [{ runId }, { user, db, scope }] = await Promise.all([params, requireViewer()]);
+  const review = await latestPlanReview(db, runId, scope, 200);
   if (!review) notFound();
   const { plan } = review;
   const selfAuthored = plan.authorKind === 'user' && plan.authorId === user.id;
@@ -81,7 +81,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
             <p className="text-sm text-zinc-600">
               This plan is {plan.status}; an approved plan is frozen by the database (P1) and cannot change.
             </p>
-          ) : !can(user.role, 'plan.approve') ? (
+          ) : !canOn(user.grants, 'plan.approve', plan.run.workflow) ? (
             <p className="text-sm text-zinc-600">Only an operator approves plans. Your role is {user.role}.</p>
           ) : selfAuthored && review.distinctApprover ? (
             <p className="text-sm text-amber-800">You submitted this plan; another operator must approve it (P2).</p>

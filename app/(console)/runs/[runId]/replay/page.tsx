@@ -3,7 +3,8 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { userLabels } from '@/lib/read-models/admin.ts';
-import { can } from '@/lib/auth/permissions.ts';
+import { canOn } from '@/lib/auth/grants.ts';
+import { assertVisible } from '@/lib/auth/guard.ts';
 import { LedgerError } from '@/lib/ledger/index.ts';
 import {
   getReplayReport,
@@ -78,13 +79,16 @@ export default async function ReplayPage({
   params: Promise<{ runId: string }>;
   searchParams: Promise<SP>;
 }) {
-  const [{ runId }, sp, { user, db }] = await Promise.all([params, searchParams, requireViewer()]);
+  const [{ runId }, sp, { user, db, scope }] = await Promise.all([params, searchParams, requireViewer()]);
   if (!/^[0-9a-f-]{36}$/i.test(runId)) notFound();
   const filterRaw = one(sp, 'filter') ?? 'all';
   const filter = (['all', 'will_send', 'skipped', ...VIEW_STATES] as string[]).includes(filterRaw) ? filterRaw : 'all';
   const after = one(sp, 'after');
   let preview;
+  let workflow: string | null;
   try {
+    // Z1: a run of a workflow the viewer holds no role in answers like a missing one.
+    workflow = (await assertVisible({ db, scope }, 'run', runId))[0] ?? null;
     preview = await previewReplay(
       { db },
       { runId, filter, after: after && /^\d+$/.test(after) ? after : undefined, limit: 200 },
@@ -106,8 +110,8 @@ export default async function ReplayPage({
     ),
   ];
   const users = await userLabels(db, ids);
-  const canRequest = can(user.role, 'replay.request');
-  const canControl = can(user.role, 'replay.control') || can(user.role, 'replay.approve');
+  const canRequest = canOn(user.grants, 'replay.request', workflow);
+  const canControl = canOn(user.grants, 'replay.control', workflow) || canOn(user.grants, 'replay.approve', workflow);
   const active = replays.find((r) => ACTIVE.includes(r.status));
   const href = (f: string) => `/runs/${runId}/replay${f === 'all' ? '' : `?filter=${f}`}`;
 

@@ -29,7 +29,7 @@ export const GET = consoleRoute('audit.export', { mutating: false }, async (g, r
     detail: { format, filter: Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) },
     request: g.request,
   });
-  const rows = auditExportStream(g.db, filter);
+  const rows = auditExportStream(g.db, filter, g.scope);
   const summary = exportSummary(isFiltered(filter));
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({

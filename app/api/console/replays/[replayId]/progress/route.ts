@@ -1,6 +1,6 @@
 // Live progress of one forced replay (F5) for the console's progress bar, polled about once a second.
-// Read-only: any signed-in console role may look.
-import { consoleRoute } from '@/lib/auth/guard.ts';
+// Read-only: anyone holding a role in the replay's workflow may look; to anyone else it is missing (Z1).
+import { assertVisible, consoleRoute } from '@/lib/auth/guard.ts';
 import { getReplayProgress } from '@/lib/replay/index.ts';
 
 export const dynamic = 'force-dynamic';
@@ -10,6 +10,7 @@ export const GET = consoleRoute<{ params: Promise<{ replayId: string }> }>(
   { mutating: false },
   async (g, _req, ctx) => {
     const { replayId } = await ctx.params;
+    await assertVisible(g, 'replay', replayId);
     const progress = await getReplayProgress(g, { replayId });
     return Response.json(progress, { headers: { 'Cache-Control': 'no-store' } });
   },
