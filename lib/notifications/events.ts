@@ -1,7 +1,9 @@
 // The events people are told about, one function per hook. Each is called inside the transaction
 // that records the event (a request is created or decided, a replay completes), reads what it needs
 // through that transaction, and writes the notifications with it (tell.ts).
+import { canOn, canSomewhere } from '@/lib/auth/grants.ts';
 import { ROLES, can } from '@/lib/auth/permissions.ts';
+import { workflowsOfSubject } from '@/lib/auth/subject-workflows.ts';
 import type { DbOrTx } from '@/lib/db/client.ts';
 import { APPROVING_PERMISSION, type NotificationKind } from './kinds.ts';
 import { tell } from './tell.ts';
@@ -35,16 +37,26 @@ async function emailOf(tx: DbOrTx, userId: string | null): Promise<string> {
   return u?.email ?? 'a removed user';
 }
 
-/** The people who may approve a request of this kind: the permission's holders, never the requester (Z3). */
-export async function eligibleApprovers(tx: DbOrTx, approvalKind: string, requestedById: string): Promise<string[]> {
-  const permission = APPROVING_PERMISSION[approvalKind];
+/** The people who may approve this request: those whose grants allow the approving permission on
+ *  every workflow the request concerns (Z1), never the requester (Z3), not disabled. */
+export async function eligibleApprovers(
+  tx: DbOrTx,
+  request: { id: string; kind: string; requestedById: string },
+): Promise<string[]> {
+  const permission = APPROVING_PERMISSION[request.kind];
   if (!permission) return [];
   const roles = ROLES.filter((role) => can(role, permission));
+  const about = await workflowsOfSubject(tx, 'approval', [request.id]);
+  const workflows = about?.workflows ?? [];
   const people = await tx.user.findMany({
-    where: { role: { in: roles }, disabled: false, id: { not: requestedById } },
-    select: { id: true },
+    where: { disabled: false, id: { not: request.requestedById }, grants: { some: { role: { in: roles } } } },
+    select: { id: true, grants: { select: { role: true, workflow: true } } },
   });
-  return people.map((p) => p.id);
+  return people
+    .filter((p) =>
+      workflows.length ? workflows.every((w) => canOn(p.grants, permission, w)) : canSomewhere(p.grants, permission),
+    )
+    .map((p) => p.id);
 }
 
 /** A four-eyes request was created: every eligible approver is told. */
@@ -54,7 +66,7 @@ export async function notifyApprovalWaiting(tx: DbOrTx, approvalRequestId: strin
   return tell(tx, {
     kind: 'approval.waiting',
     subjectId: r.id,
-    recipients: await eligibleApprovers(tx, r.kind, r.requestedById),
+    recipients: await eligibleApprovers(tx, r),
     title: `${describeRequest(r)} waits for your approval`,
     body: `${await emailOf(tx, r.requestedById)} asked: ${r.reason}. It expires at ${r.expiresAt.toISOString()}.`,
     link: requestLink(r),

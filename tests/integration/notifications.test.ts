@@ -52,6 +52,23 @@ describe('notifications', () => {
     expect(mine.items[0]!.title).toMatch(/Epoch bump of 2 key\(s\) waits for your approval/);
   });
 
+  it('Z1: only approvers whose grants cover the workflow of the request are told', async () => {
+    const alice = await makePerson(t.db, 'operator');
+    const keys = await doneKeys(t.db, 1);
+    const head = await t.db.effectKey.findUniqueOrThrow({ where: { key: keys[0]! }, select: { runId: true } });
+    const { workflow } = await t.db.run.findUniqueOrThrow({ where: { id: head.runId }, select: { workflow: true } });
+    // Auditors everywhere, each an operator on one workflow only.
+    const here = await makePerson(t.db, 'auditor');
+    const elsewhere = await makePerson(t.db, 'auditor');
+    await t.db.roleGrant.create({ data: { userId: here.id, role: 'operator', workflow } });
+    await t.db.roleGrant.create({ data: { userId: elsewhere.id, role: 'operator', workflow: `${workflow}-other` } });
+    const r = await requestBump({ db: t.db, actor: alice }, { keys, reason: 'resend' });
+    if (r.mode !== 'requested') throw new Error('expected a four-eyes request');
+    const told = await toldAbout(t.db, r.requestId, 'approval.waiting');
+    expect(told).toContain(here.id);
+    expect(told).not.toContain(elsewhere.id);
+  });
+
   it('the requester is told when the request is approved, rejected or expires; the expiry sweep tells once', async () => {
     const alice = await makePerson(t.db, 'operator');
     const bob = await makePerson(t.db, 'operator');
