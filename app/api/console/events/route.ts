@@ -5,6 +5,7 @@
 import { consoleRoute } from '@/lib/auth/guard.ts';
 import { sessionFromCookie } from '@/lib/auth/session.ts';
 import { liveFeed } from '@/lib/live/feed.ts';
+import { changeVisibleTo } from '@/lib/live/scope.ts';
 import { liveEventStream } from '@/lib/live/stream.ts';
 
 export const dynamic = 'force-dynamic';
@@ -15,7 +16,11 @@ export const GET = consoleRoute('console.read', { mutating: false }, async (g, r
   const feed = liveFeed();
   const cookie = req.headers.get('cookie');
   const stream = await liveEventStream({
-    subscribe: (listener) => feed.subscribe(listener),
+    subscribe: (listener) =>
+      feed.subscribe((change) => {
+        const visible = changeVisibleTo(change, g.scope);
+        if (visible) listener(visible);
+      }),
     stillSignedIn: async () => !(await sessionFromCookie(cookie, g.db)).problem,
     signal: req.signal,
     heartbeatMs: HEARTBEAT_MS,
