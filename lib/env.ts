@@ -31,6 +31,10 @@ const schema = z.object({
   WORKER_HTTP_PORT: z.coerce.number().int().positive().optional(),
   /** When set, GET /metrics requires it as a bearer token. */
   METRICS_TOKEN: z.string().min(1).optional(),
+  /** OpenTelemetry: traces are exported over OTLP/HTTP to this endpoint when set (lib/ops/tracing.ts). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  /** The service name on exported spans; unset: effect-ledger-web or effect-ledger-worker. */
+  OTEL_SERVICE_NAME: z.string().optional(),
   /** How long SIGTERM/SIGINT waits for in-flight requests and replay chunks before killing what is left. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
   NEXTAUTH_URL: z.string().optional(),

@@ -15,7 +15,9 @@ import { consoleBaseUrl } from '../lib/notifications/email-outbox.ts';
 import { notificationEmailProvider, startNotificationSchedule } from '../lib/notifications/schedule.ts';
 import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
 import { componentLogger } from '../lib/ops/log.ts';
+import { startTracingFromEnv } from '../lib/ops/tracing.ts';
 import { watchAuditVerification, watchPool } from '../lib/ops/metrics.ts';
+import { watchReplays } from '../lib/ops/work-metrics.ts';
 import { startWorkerHttp } from './support/worker-http.ts';
 import { pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
@@ -29,6 +31,7 @@ const log = (line: string) => logger.info(line);
 
 async function main() {
   const e = env();
+  const tracing = startTracingFromEnv('effect-ledger-worker'); // OTEL_EXPORTER_OTLP_ENDPOINT set: spans of chunks
   if (!e.DATABASE_URL) throw new Error('DATABASE_URL is not set (the app role connection)');
   const pending = await pendingMigrations(preparedStatementsFor(e.DATABASE_URL).url);
   if (pending.length) throw new Error(pendingMigrationsMessage(pending));
@@ -64,8 +67,9 @@ async function main() {
   const verification = startAuditVerificationSchedule({ db, leader, log });
   watchAuditVerification(() => auditVerificationFigures(db));
   watchPool(sqlPool(db));
+  watchReplays(db, () => leader.isLeader());
   const http = e.WORKER_HTTP_PORT
-    ? await startWorkerHttp(e.WORKER_HTTP_PORT, leader.lastContact, e.METRICS_TOKEN)
+    ? await startWorkerHttp(e.WORKER_HTTP_PORT, { heartbeat: leader.lastContact, token: e.METRICS_TOKEN })
     : undefined;
   // T1: the leader prunes retired runs every RETENTION_INTERVAL_MINUTES (lib/retention).
   const retention = startRetentionSchedule({
@@ -98,6 +102,7 @@ async function main() {
       await leader.stop();
       await providers.close();
       await db.$disconnect();
+      await tracing?.shutdown(); // exports the spans still buffered
       log('stopped');
       process.exit(0);
     } catch (error) {

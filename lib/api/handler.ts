@@ -2,6 +2,7 @@
 // parsing (422 naming the field; nothing is written for a malformed body, not even an idempotency
 // record), Idempotency-Key on POST (Z5), errors mapped to HTTP in one place, responses parsed to
 // their documented shape before they leave.
+import type { Span } from '@opentelemetry/api';
 import type { z } from 'zod';
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
@@ -13,6 +14,7 @@ import { apiDb } from './db.ts';
 import { observeApiAnswer } from '../ops/metrics.ts';
 import { doorRetryAfter, noteDoorFailure } from '../ops/door-limiter.ts';
 import { componentLogger } from '../ops/log.ts';
+import { traced } from '../ops/tracing.ts';
 import { isProblem, jsonSafe, problem, problemFrom, problemHeaders, type Problem } from './problem.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -168,14 +170,19 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
   spec: RouteSpec<S>,
   fn: (c: HandlerContext<S extends z.ZodType ? z.output<S> : undefined, P>) => Promise<OpResult>,
 ) {
-  return async (request: Request, ctx?: RouteCtx<P>): Promise<Response> => {
-    const meta = requestMeta(request);
+  const handle = async (
+    request: Request,
+    ctx: RouteCtx<P> | undefined,
+    meta: RequestMeta,
+    span?: Span,
+  ): Promise<Response> => {
     const started = performance.now();
     let actorId = 'anonymous';
     // Every answer leaves through here, so the metrics and the log see each one.
     const reply = (status: number, body: unknown, extra?: Record<string, string>, replayed = false) => {
       const seconds = (performance.now() - started) / 1000;
       observeApiAnswer(spec.action, status, body, seconds, replayed);
+      span?.setAttributes({ 'http.response.status_code': status, 'ledger.actor': actorId });
       const line = { requestId: meta.requestId, actor: actorId, ip: meta.ip, operation: spec.action, status };
       apiLog().info({ ...line, ms: Math.round(seconds * 10_000) / 10 }, 'api answer');
       return json(status, body, meta, extra);
@@ -245,6 +252,16 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
       if (p.status === 401) noteDoorFailure(meta.ip);
       return reply(p.status, p, p.status === 401 ? { 'www-authenticate': 'Bearer realm="effect-ledger"' } : {});
     }
+  };
+  // One span per request when tracing is on (lib/ops/tracing.ts); the ledger commands' spans nest in it.
+  return (request: Request, ctx?: RouteCtx<P>): Promise<Response> => {
+    const meta = requestMeta(request);
+    const attributes = {
+      'ledger.request_id': meta.requestId ?? '',
+      'http.request.method': request.method,
+      'url.path': new URL(request.url).pathname,
+    };
+    return traced(`api ${spec.action}`, attributes, (span) => handle(request, ctx, meta, span), request.headers);
   };
 }
 

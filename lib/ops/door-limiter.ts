@@ -2,9 +2,14 @@
 // window, that source gets 429 with Retry-After (no key is checked and nothing is audited) until its
 // failures age out. The point is to keep a flood of bad or missing keys from writing an audit entry
 // per request and from using the database at all; keys are long random secrets, so guessing is not
-// the threat. Counted per process: behind a load balancer with N web processes a source may fail up to
-// N x MAX times per window before every process refuses it (docs/DEPLOYMENT.md). A request without a
-// source address (an in-process caller; the production server always sets one) is not limited.
+// the threat. Counted per process, on purpose: behind a load balancer with N web processes a source may
+// fail up to N x MAX times per window before every process refuses it, so what a flood can cost is
+// bounded by N x MAX audited refusals per minute whatever its size, and a restarted process forgets at
+// most MAX more. A count held in PostgreSQL would be global, but it would cost a write per failed request
+// and a read per request from a limited source: the very load on the database this limit keeps away
+// (docs/DEPLOYMENT.md; tests/integration/ops-scale-out.test.ts shows N x MAX with two processes). A
+// request without a source address (an in-process caller; the production server always sets one) is
+// not limited.
 export const DOOR_WINDOW_MS = 60_000;
 export const DOOR_MAX_FAILURES = 20;
 const MAX_SOURCES = 10_000; // bounded memory under a flood from many addresses

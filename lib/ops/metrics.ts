@@ -50,6 +50,12 @@ function build() {
       labelNames: ['code'] as const,
       registers: [registry],
     }),
+    routeErrors: new Counter({
+      name: 'ledger_api_errors_total',
+      help: 'Error answers (status 400 and above) of the agent API, by operation (route) and status.',
+      labelNames: ['operation', 'status'] as const,
+      registers: [registry],
+    }),
     requestSeconds: new Histogram({
       name: 'ledger_http_request_duration_seconds',
       help: 'Agent API request latency, by operation and status.',
@@ -110,6 +116,7 @@ export function observeApiAnswer(
   const m = metrics();
   m.requestSeconds.observe({ operation, status: String(status) }, seconds);
   if (replayed) return;
+  if (status >= 400) m.routeErrors.inc({ operation, status: String(status) });
   if (status >= 500) m.errors.inc({ code: String((body as { code?: unknown } | null)?.code ?? status) });
   if (operation === 'effect.claim')
     m.claims.inc({ result: status === 201 ? 'won' : status === 200 ? 'lost' : 'refused' });

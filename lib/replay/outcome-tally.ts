@@ -1,6 +1,7 @@
 // A handler's outcomes not yet added to the replay's counters (the progress bar lags by <= 0.5 s;
 // a crash loses at most that much of the count, and the completion recounts from the items).
 import { sqlRows, type Db } from '../db/client.ts';
+import { observeReplayItem } from '../ops/work-metrics.ts';
 import { outcomeCounts, recordItemOutcome, type ItemOutcome } from './item-outcome.ts';
 
 export class Tally {
@@ -19,6 +20,7 @@ export class Tally {
   /** Counts an outcome written elsewhere; `was`: what it replaced, null when nothing was written. */
   add(outcome: ItemOutcome, was: string | null | undefined) {
     if (was === null || was === undefined) return; // nothing written (decided meanwhile)
+    observeReplayItem(outcome);
     const c = outcomeCounts(outcome);
     this.d.sent += c.sent;
     this.d.skipped += c.skipped;

@@ -10,8 +10,22 @@ import type { ReplayChunk } from './jobs.ts';
 import { Tally } from './outcome-tally.ts';
 import { sendItem } from './send-item.ts';
 import { span } from './step-trace.ts';
+import { traced } from '../ops/tracing.ts';
 
-export async function runChunk(
+export function runChunk(deps: ExecutorDeps, chunk: ReplayChunk): Promise<{ processed: number; stoppedBy?: string }> {
+  const attributes = {
+    'ledger.replay_id': chunk.replayId,
+    'ledger.chunk.from': chunk.fromId,
+    'ledger.chunk.to': chunk.toId,
+  };
+  return traced('replay.chunk', attributes, async (s) => {
+    const result = await runChunkUntraced(deps, chunk);
+    s?.setAttributes({ 'ledger.chunk.processed': result.processed, 'ledger.chunk.stopped_by': result.stoppedBy ?? '' });
+    return result;
+  });
+}
+
+async function runChunkUntraced(
   deps: ExecutorDeps,
   chunk: ReplayChunk,
 ): Promise<{ processed: number; stoppedBy?: string }> {

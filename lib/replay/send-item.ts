@@ -4,6 +4,8 @@
 import { claimReplayTarget, getTool } from '../ledger/index.ts';
 import type { RegisteredProvider } from '../providers/registry.ts';
 import { isCallFailure } from '../providers/types.ts';
+import { observeProviderCall } from '../ops/work-metrics.ts';
+import { traced } from '../ops/tracing.ts';
 import type { RawResponse } from '../providers/types.ts';
 import { RetryChunk, type ItemContext } from './executor.ts';
 import type { ItemRow } from './item-window.ts';
@@ -86,12 +88,17 @@ export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped'
   try {
     const timeout =
       (deps.providers.has(tool.provider) ? deps.providers.settings(tool.provider).sendTimeoutSeconds : undefined) ?? 30;
-    raw = await provider.send(
-      { key: claim.key, epoch: claim.epoch, idempotencyKey: claim.idempotencyKey, target, payload },
-      AbortSignal.timeout(timeout * 1000),
+    raw = await traced('provider.send', { 'ledger.provider': tool.provider, 'ledger.key': claim.key }, () =>
+      provider.send(
+        { key: claim.key, epoch: claim.epoch, idempotencyKey: claim.idempotencyKey, target, payload },
+        AbortSignal.timeout(timeout * 1000),
+      ),
     );
+    observeProviderCall(tool.provider, 'answered', (performance.now() - ts) / 1000);
   } catch (error) {
-    if (isCallFailure(error) && error.providerSent === 'no') {
+    const notSent = isCallFailure(error) && error.providerSent === 'no';
+    observeProviderCall(tool.provider, notSent ? 'not_sent' : 'ambiguous', (performance.now() - ts) / 1000);
+    if (notSent) {
       await settle(c, sent, { to: 'failed', evidence: { error: error.message, ...error.detail, sent: 'no' } }, null);
       throw new RetryChunk(`provider ${tool.provider} unreachable: ${error.message}`);
     }

@@ -3,8 +3,8 @@
 // ratio and the goal it is held to, and the wall-clock time of every section.
 // Sizes (all optional): BENCH_CLAIMS, BENCH_SDK_EFFECTS, BENCH_SDK_AGENTS, BENCH_AUDIT_SIZES,
 // BENCH_AUDIT_APPENDS, BENCH_CONSOLE_SIZES, BENCH_REPLAY_SIZES (comma-separated lists);
-// BENCH_PAGES_ITEMS, BENCH_PAGES_SESSIONS, BENCH_PAGES_SECONDS, BENCH_PAGES_ROUNDS (numbers);
-// BENCH_ONLY=claims,sdk,audit,console,pages,replay runs some sections only.
+// BENCH_PAGES_ITEMS, BENCH_PAGES_SESSIONS, BENCH_PAGES_SECONDS, BENCH_PAGES_ROUNDS, BENCH_PGBOUNCER_EFFECTS
+// (numbers); BENCH_ONLY=claims,sdk,audit,console,pages,replay,pgbouncer runs some sections only.
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -16,6 +16,7 @@ import { benchConsolePages, pagesLines } from './console-pages.ts';
 import { createSiblingDatabase, startBenchDatabase, type BenchDatabase, type LoadResult } from './harness.ts';
 import type { SideBySide } from './agent-path.ts';
 import { benchSdkHttp, type SdkHttpBench, type ServerKind } from './sdk-http.ts';
+import { benchPgBouncer, type PgBouncerBench } from './pgbouncer.ts';
 
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -37,7 +38,7 @@ function sdkServer(): ServerKind | undefined {
 }
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
-const SECTIONS = ['claims', 'sdk', 'audit', 'console', 'pages', 'replay'] as const;
+const SECTIONS = ['claims', 'sdk', 'audit', 'console', 'pages', 'replay', 'pgbouncer'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export const CLAIM_GOAL = 0.6;
@@ -210,6 +211,24 @@ async function machine(db: BenchDatabase): Promise<string[]> {
   ];
 }
 
+export function pgBouncerLines(p: PgBouncerBench): string[] {
+  const row = (side: string, r: PgBouncerBench['one']) =>
+    `| ${side} | ${fmt(r.perSecond)} | ${fmt(r.p50ms, 1)} | ${fmt(r.p99ms, 1)} |`;
+  const correct = p.done === 2 * p.effects && p.delivered === 2 * p.effects && p.race.singleWinner === p.race.rounds;
+  return [
+    `${fmt(p.effects)} effects per side, ${p.agents} SDK agents over HTTP (claim, sandbox send, outcome), web processes (the agent API's route handlers in \`scripts/bench/sdk-http-server.ts\`) connected through PgBouncer in transaction mode (\`pgbouncer=true\`, pool of 10 server connections), alternating rounds of the two sides.`,
+    '',
+    '| web processes | effects/s | p50 ms | p99 ms |',
+    '|---|---:|---:|---:|',
+    row('1', p.one),
+    row('2', p.two),
+    '',
+    `2 processes / 1: **${fmt(p.two.perSecond / p.one.perSecond, 2)}**. Claim race through PgBouncer: ${p.race.rounds} rounds of ${p.race.claimers} concurrent claims of one fresh key over both processes, ${p.race.singleWinner} of ${p.race.rounds} with exactly one winner; all ${p.race.claimers} answers in p50 ${fmt(p.race.p50ms, 1)} ms, p99 ${fmt(p.race.p99ms, 1)} ms. Effects done and delivered once: ${correct ? 'yes' : '**no**'} (${fmt(p.done)} done, ${fmt(p.delivered)} distinct deliveries).`,
+    '',
+    `On ${os.cpus().length} cores the second process shares the same cores with PostgreSQL, PgBouncer, the agents and the sandbox: a second process helps only while one process's event loop, not the database's commits or the CPU, is the limit. What stays the same with any number of processes is the shared limit: the database's commit rate through PgBouncer's server connections.`,
+  ];
+}
+
 async function main() {
   const wallStart = performance.now();
   const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()) as Section[] | undefined;
@@ -298,6 +317,12 @@ async function main() {
           );
         else lines.push('Not measured: scripts/bench/replay.ts exports no benchReplay.', '');
       } else lines.push('Not measured: scripts/bench/replay.ts not present.', '');
+    }
+    if (runs('pgbouncer')) {
+      const p = await timed('pgbouncer', () =>
+        benchPgBouncer({ ...db, effects: num('BENCH_PGBOUNCER_EFFECTS', 2_000), agents: num('BENCH_SDK_AGENTS', 16) }),
+      );
+      lines.push('## Web processes behind PgBouncer (issue 17)', '', ...pgBouncerLines(p), '');
     }
   } finally {
     await db.stop();

@@ -11,8 +11,11 @@ import next from 'next';
 import { env } from '@/lib/env.ts';
 import { clientAddress, parseTrustedProxies } from '@/lib/ops/client-address.ts';
 import { componentLogger } from '@/lib/ops/log.ts';
+import { startTracingFromEnv } from '@/lib/ops/tracing.ts';
 
 const e = env();
+// Before Next loads the routes, so every request's span has the tracer provider (OTEL_EXPORTER_OTLP_ENDPOINT).
+const tracing = startTracingFromEnv('effect-ledger-web');
 const log = componentLogger('web');
 const proxies = parseTrustedProxies(e.TRUSTED_PROXIES);
 const app = next({ dev: false, dir: process.cwd(), hostname: e.LISTEN_HOST, port: e.PORT });
@@ -50,7 +53,7 @@ const stop = (signal: string) => {
   // Idle keep-alive connections would hold close() open until they time out: end them now (and
   // each busy one as soon as its request is answered, since close() marks the server as closing).
   server.close(() => {
-    void app.close().finally(() => {
+    void Promise.allSettled([app.close(), tracing?.shutdown()]).finally(() => {
       log.info('stopped');
       process.exit(0);
     });

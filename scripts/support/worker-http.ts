@@ -1,14 +1,25 @@
 // A worker's own probes and metrics on WORKER_HTTP_PORT (workers serve no other HTTP):
 //  GET /healthz  200 while the process runs,
 //  GET /readyz   200 while its heartbeat is fresh: its leader connection (lib/ops/leader.ts) reached
-//                PostgreSQL within the last STALE_MS, whether it leads or follows; else 503,
-//  GET /metrics  Prometheus text of this process (its database pool, process metrics).
+//                PostgreSQL within the last staleMs (default STALE_MS), whether it leads or follows;
+//                else 503,
+//  GET /metrics  Prometheus text of this process (its database pool, process metrics, replays).
+// The clock and the threshold are options so a test can age the heartbeat without waiting for it.
 import { createServer, type Server } from 'node:http';
 import { exposition } from '@/lib/ops/metrics.ts';
 
 export const STALE_MS = 15_000;
 
-export function startWorkerHttp(port: number, heartbeat: () => number, token?: string): Promise<Server> {
+export interface WorkerHttpOptions {
+  /** When the worker last heard from PostgreSQL (ms since epoch; 0: never). */
+  heartbeat: () => number;
+  token?: string;
+  staleMs?: number;
+  now?: () => number;
+}
+
+export function startWorkerHttp(port: number, options: WorkerHttpOptions): Promise<Server> {
+  const { heartbeat, token, staleMs = STALE_MS, now = Date.now } = options;
   const server = createServer((req, res) => {
     const send = (status: number, type: string, body: string) => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
@@ -19,10 +30,10 @@ export function startWorkerHttp(port: number, heartbeat: () => number, token?: s
       return send(405, 'application/problem+json', JSON.stringify({ status: 405, title: 'Method not allowed' }));
     if (path === '/healthz') return send(200, 'application/json', JSON.stringify({ status: 'ok' }));
     if (path === '/readyz') {
-      const age = Date.now() - heartbeat();
-      if (age <= STALE_MS)
+      const age = now() - heartbeat();
+      if (age <= staleMs)
         return send(200, 'application/json', JSON.stringify({ status: 'ready', heartbeatAgeMs: age }));
-      const detail = `no contact with the database for ${Math.round(age / 1000)} s`;
+      const detail = `no contact with the database for ${Math.round(age / 1000)} s (stale after ${staleMs / 1000} s)`;
       return send(
         503,
         'application/problem+json',

@@ -7,6 +7,7 @@ import { sqlPool, type DbOrTx } from '@/lib/db/client.ts';
 import type { Actor, RequestMeta } from '../actor.ts';
 import { CLAIM_SQL, claimBatcher, claimParams, type ClaimCall, type ClaimRow } from '../claim-batcher.ts';
 import { prepareClaim } from '../prepare-claim.ts';
+import { traced } from '@/lib/ops/tracing.ts';
 import { parseInput } from '../validate.ts';
 
 export const claimEffectInput = z.strictObject({
@@ -30,7 +31,19 @@ export type ClaimEffectResult =
       target: string;
     };
 
-export async function claimEffect(
+export function claimEffect(
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  rawInput: unknown,
+): Promise<ClaimEffectResult> {
+  const attributes = { 'ledger.actor': ctx.actor.kind, 'ledger.request_id': ctx.request?.requestId ?? '' };
+  return traced('ledger.claim', attributes, async (span) => {
+    const result = await claimEffectUntraced(ctx, rawInput);
+    span?.setAttributes({ 'ledger.key': result.key, 'ledger.epoch': result.epoch, 'ledger.claimed': result.claimed });
+    return result;
+  });
+}
+
+async function claimEffectUntraced(
   ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
   rawInput: unknown,
 ): Promise<ClaimEffectResult> {

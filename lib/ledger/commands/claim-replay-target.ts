@@ -12,6 +12,7 @@ import { LedgerError } from '../errors.ts';
 import { prepareClaim, type ClaimIntent } from '../prepare-claim.ts';
 import { claimResult, type ClaimEffectResult } from './claim-effect.ts';
 import type { CommandContext } from './common.ts';
+import { traced } from '@/lib/ops/tracing.ts';
 
 /** A frozen plan item's values, parsed when the plan was submitted, so not parsed again for every
  *  item the executor claims (as transitionEffect, an internal command, takes its request typed). */
@@ -36,7 +37,25 @@ const CLAIM_WHILE_RUNNING_SQL = `
    CROSS JOIN LATERAL ${CLAIM_CALL} c
    WHERE r.id = $14::uuid AND r.status = 'running'`;
 
-export async function claimReplayTarget(
+export function claimReplayTarget(
+  ctx: CommandContext,
+  input: ClaimReplayTargetInput,
+): Promise<ClaimReplayTargetResult> {
+  const attributes = {
+    'ledger.key': input.frozenKey,
+    'ledger.replay_id': input.replayId,
+    'ledger.actor': ctx.actor.kind,
+  };
+  return traced('ledger.claim_replay_target', attributes, async (span) => {
+    const result = await claimReplayTargetUntraced(ctx, input);
+    span?.setAttribute('ledger.outcome', result.outcome);
+    if (result.outcome === 'answered')
+      span?.setAttributes({ 'ledger.epoch': result.claim.epoch, 'ledger.claimed': result.claim.claimed });
+    return result;
+  });
+}
+
+async function claimReplayTargetUntraced(
   ctx: CommandContext,
   input: ClaimReplayTargetInput,
 ): Promise<ClaimReplayTargetResult> {

@@ -13,6 +13,7 @@ import { actorRole, partyOf, requestJson, type Actor, type RequestMeta } from '.
 import { forbidden, invalid, LedgerError, notFound } from '../errors.ts';
 import { requireEffectScope } from '../scope.ts';
 import { allowedSources, TRANSITIONS, type Requirement } from '../transitions.ts';
+import { traced } from '@/lib/ops/tracing.ts';
 import type { AuditAction, AuditSubjectOf } from '@/lib/audit/actions.ts';
 
 /** The audit actions whose subject is an effect. */
@@ -99,7 +100,25 @@ function requirements(to: EffectState, party: string): Set<Requirement> {
   );
 }
 
-export async function transitionEffect(
+export function transitionEffect(
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  req: TransitionRequest,
+  alongside?: AlongsideWrite,
+): Promise<TransitionResult> {
+  const attributes = {
+    'ledger.key': req.key,
+    'ledger.to': req.to,
+    'ledger.actor': ctx.actor.kind,
+    'ledger.request_id': ctx.request?.requestId ?? '',
+  };
+  return traced('ledger.transition', attributes, async (span) => {
+    const result = await transitionEffectUntraced(ctx, req, alongside);
+    span?.setAttributes({ 'ledger.epoch': result.epoch, 'ledger.from': result.from, 'ledger.state': result.state });
+    return result;
+  });
+}
+
+async function transitionEffectUntraced(
   ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
   req: TransitionRequest,
   alongside?: AlongsideWrite,
