@@ -2,6 +2,9 @@
 import type { Db } from '../db/client.ts';
 import { inScope, workflowWhere, type WorkflowScope } from '@/lib/auth/grants.ts';
 import { workflowsOfSubject } from '@/lib/auth/subject-workflows.ts';
+import { remember } from './common.ts';
+
+const LARGE_PLAN_ITEMS = 50_000;
 
 export async function usersPage(db: Db) {
   return db.user.findMany({
@@ -175,7 +178,20 @@ export async function planReview(db: Db, planId: string, scope: WorkflowScope, l
     take: limit,
     select: { id: true, target: true, recordId: true, action: true, tool: true, key: true },
   });
-  const tools = await db.planItem.findMany({ where: { planId }, distinct: ['tool'], select: { tool: true } });
+  // The plan's tools, distinct in the database (Prisma's `distinct` reads every item into memory: a
+  // million rows per view of a million-item plan). A submitted plan's items never change, so a large
+  // plan's list is computed once per process.
+  const distinctTools = async () =>
+    (
+      await db.$queryRaw<
+        { tool: string }[]
+      >`SELECT DISTINCT tool FROM plan_item WHERE plan_id = ${planId}::uuid ORDER BY tool`
+    ).map((t) => t.tool);
+  const tools = (
+    plan.itemCount > LARGE_PLAN_ITEMS
+      ? (await remember(`plan-tools:${planId}`, 24 * 3600_000, distinctTools)).value
+      : await distinctTools()
+  ).map((tool) => ({ tool }));
   const strict = await db.toolDefinition.count({
     where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true },
   });

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { Prisma, type DbOrTx } from '../db/client.ts';
 import { notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
+import { remember } from '../read-models/common.ts';
 import {
   exactlyOnce,
   skipReason,
@@ -56,7 +57,7 @@ export async function previewReplay(ctx: { db: DbOrTx }, raw: unknown): Promise<
   const { db } = ctx;
   const run = await db.run.findUnique({ where: { id: input.runId }, select: { id: true } });
   if (!run) throw notFound(`run ${input.runId} does not exist`, { field: 'runId' });
-  const summary = await summarizeSet(db, input.runId);
+  const { summary, fourEyes, eo } = await headline(db, input.runId);
   const filter =
     input.filter === 'all'
       ? Prisma.empty
@@ -99,20 +100,41 @@ export async function previewReplay(ctx: { db: DbOrTx }, raw: unknown): Promise<
     runId: input.runId,
     ...summary,
     willSend: summary.eligible,
-    fourEyes: await fourEyesFor(db, input.runId),
-    exactlyOnce: await exactlyOnce(db, input.runId),
+    fourEyes,
+    exactlyOnce: eo,
     items,
     nextCursor: items.length === input.limit ? items[items.length - 1]!.itemId : null,
   };
 }
 
+const LARGE_SET = 50_000;
+const HEADLINE_MS = 10_000;
+const largeSets = new Set<string>();
+
+/** The preview's headline (counts, set hash, four-eyes, P4). Each is a pass over every target, seconds
+ *  on a million-item run, so for runs over LARGE_SET targets concurrent views share one computation at
+ *  most HEADLINE_MS old; a request still binds to the set as it is then (requestReplay recomputes). */
+async function headline(db: DbOrTx, runId: string) {
+  const compute = async () => {
+    const [summary, fourEyes, eo] = await Promise.all([
+      summarizeSet(db, runId),
+      fourEyesFor(db, runId),
+      exactlyOnce(db, runId),
+    ]);
+    return { summary, fourEyes, eo };
+  };
+  const value = largeSets.has(runId)
+    ? (await remember(`replay-headline:${runId}`, HEADLINE_MS, compute)).value
+    : await compute();
+  if (value.summary.total > LARGE_SET) largeSets.add(runId);
+  return value;
+}
+
 /** Four-eyes is on when any tool in the run's plan asks for it (Z3; default on). */
 export async function fourEyesFor(db: DbOrTx, runId: string): Promise<boolean> {
-  const tools = await db.planItem.findMany({
-    where: { runId, plan: { status: 'approved' } },
-    distinct: ['tool'],
-    select: { tool: true },
-  });
+  // DISTINCT in the database: Prisma's `distinct` would read every plan item into memory.
+  const tools = await db.$queryRaw<{ tool: string }[]>`
+    SELECT DISTINCT i.tool FROM plan_item i JOIN plan p ON p.id = i.plan_id WHERE i.run_id = ${runId}::uuid AND p.status = 'approved'`;
   if (tools.length === 0) return true;
   const lax = await db.toolDefinition.count({
     where: { name: { in: tools.map((t) => t.tool) }, fourEyesReplay: false },

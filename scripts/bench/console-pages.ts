@@ -56,7 +56,7 @@ function pagesOf(runId: string): PageKind[] {
     { kind: 'runs', path: () => '/runs', markers: () => ['data-testid="run-row"', `/runs/${runId}`] },
     { kind: 'run', path: () => `/runs/${runId}`, markers: () => ['data-testid="run-table"'] },
     { kind: 'plan', path: () => `/runs/${runId}/plan`, markers: () => ['data-testid="plan-count"'] },
-    { kind: 'replay', path: () => `/runs/${runId}/replay`, markers: () => ['Replays of this run'] },
+    { kind: 'replay', path: () => `/runs/${runId}/replay`, markers: () => ['data-testid="replay-counts"'] },
     { kind: 'support', path: () => '/support', markers: () => ['Support queue'] },
     { kind: 'audit', path: () => '/audit', markers: () => ['data-testid="chain-badge"'] },
   ];
