@@ -107,7 +107,7 @@ test('live support queue: a new unknown appears and a resolved one leaves while 
   expect(Number(await page.getByTestId('live-status').getAttribute('data-refreshes'))).toBeGreaterThan(0);
 });
 
-test('live replay page: counts follow a send made elsewhere and a replay runs to its report, filter and scroll kept', async ({
+test('F5: live replay page: counts follow a send made elsewhere and a replay runs to its report, filter and scroll kept', async ({
   page,
   signInAs,
 }) => {
