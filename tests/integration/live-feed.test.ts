@@ -85,7 +85,7 @@ describe('live pages: the change feed', () => {
     stop();
   });
 
-  it('replay progress (counters the executor moves without an audit entry) is a "replay" change of its run', async () => {
+  it('F5: replay progress (counters the executor moves without an audit entry) is a "replay" change of its run', async () => {
     const c = await makeCampaign(t.db, { not_sent: 3 }, { fourEyesReplay: false, provider: 'sandbox' });
     const operator = userActor('operator');
     const { events, stop } = await listen(newFeed());
