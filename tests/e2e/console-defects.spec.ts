@@ -99,3 +99,43 @@ test('A1 audit: subjects read as names (a person by email, a run by workflow and
     `/runs/${e2e.seeded.liveRunId}`,
   );
 });
+
+test('S4 support: the queue filters by recipient, workflow and run; selected unknowns resolve in bulk, each audited', async ({
+  page,
+  signInAs,
+  e2e,
+}) => {
+  await signInAs('support');
+  await page.goto(`/support?recipient=${encodeURIComponent(e2e.seeded.unknownTarget.slice(0, 4))}`);
+  const rows = page.getByTestId('unknown-row');
+  await expect(rows).toHaveCount(1);
+  await expect(rows).toContainText(e2e.seeded.unknownTarget);
+  await page.goto(`/support?run=${e2e.seeded.liveRunId}`);
+  await expect(rows.filter({ hasText: 'chen@example.com' })).toHaveCount(0);
+  await expect(rows.filter({ hasText: e2e.seeded.unknownTarget })).toHaveCount(1);
+
+  // The crashed spring campaign left one unknown: chen.
+  await page.goto('/support');
+  await page.getByLabel('Workflow').fill('spring_campaign');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page).toHaveURL(/workflow=spring_campaign/);
+  await expect(rows).toHaveCount(1);
+  await expect(rows).toContainText('chen@example.com');
+  await expect(page.getByRole('button', { name: 'Resolve 0 as not sent' })).toBeDisabled();
+  await page.getByLabel('Select every unknown on this page').check();
+  await expect(page.getByTestId('bulk-selected')).toHaveText('1 selected');
+  await page.getByTestId('bulk-not-sent').click();
+  const dialog = page.getByRole('dialog', { name: 'Resolve 1 unknown(s) as not sent' });
+  await dialog.getByLabel('Reason (required)').fill('Provider log shows the call never left');
+  await dialog.getByRole('button', { name: 'Mark as not sent' }).click();
+  await expect(dialog.getByRole('status')).toHaveText('1 resolved.');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await expect(rows).toHaveCount(0);
+  await expect(page.getByText('No unknown matches these filters')).toBeVisible();
+
+  await signInAs('auditor');
+  await page.goto('/audit?action=effect.resolve_not_sent');
+  await expect(page.getByTestId('audit-row').filter({ hasText: 'Provider log shows the call never left' })).toHaveCount(
+    1,
+  );
+});
