@@ -14,6 +14,8 @@ export interface DeliveryOptions {
   /** The console's public URL: links in emails are absolute. */
   baseUrl: string;
   batch?: number;
+  /** Sends in flight at once within a pass. */
+  concurrency?: number;
   maxAttempts?: number;
   /** How long a leased row stays with its worker before another may retry it. */
   leaseSeconds?: number;
@@ -72,7 +74,7 @@ export async function deliverPendingEmails(db: Db, options: DeliveryOptions): Pr
     [options.batch ?? 20, options.leaseSeconds ?? 120],
   );
   const result: DeliveryResult = { sent: 0, retrying: 0, gaveUp: 0 };
-  for (const n of leased) {
+  const deliverOne = async (n: Leased) => {
     let outcome: { ok: true; receipt: string } | { ok: false; error: string; permanent: boolean };
     try {
       const raw = await options.provider.send({
@@ -97,7 +99,7 @@ export async function deliverPendingEmails(db: Db, options: DeliveryOptions): Pr
         data: { status: 'sent', sentAt: new Date(), receipt: outcome.receipt, lastError: null },
       });
       result.sent++;
-      continue;
+      return;
     }
     const giveUp = outcome.permanent || n.attempts >= maxAttempts;
     const wait = backoffSeconds(n.attempts, options.backoffBaseSeconds ?? 30);
@@ -111,6 +113,15 @@ export async function deliverPendingEmails(db: Db, options: DeliveryOptions): Pr
     });
     if (giveUp) result.gaveUp++;
     else result.retrying++;
-  }
+  };
+  // A few sends at once: each SMTP send opens its own connection (lib/providers/smtp), so the wait
+  // for the server, not the database, sets the pace of a serial loop.
+  const queue = [...leased];
+  const lanes = Math.min(options.concurrency ?? 4, queue.length);
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      for (let n = queue.shift(); n; n = queue.shift()) await deliverOne(n);
+    }),
+  );
   return result;
 }

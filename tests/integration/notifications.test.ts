@@ -138,7 +138,7 @@ describe('notifications', () => {
     expect(await toldAbout(t.db, r.requestId, 'approval.approved')).toEqual([]);
   });
 
-  it("N1: the inbox and its unread count are the person's own; mark read and mark all read", async () => {
+  it("the inbox and its unread count are the person's own; mark read and mark all read", async () => {
     const alice = await makePerson(t.db, 'operator');
     const bob = await makePerson(t.db, 'operator');
     await bumpRequest(alice);
