@@ -104,7 +104,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
                 fields={[{ name: 'reason', label: 'Note', type: 'textarea', hint: 'Optional: what you checked.' }]}
                 submitLabel="Approve"
                 action={approvePlanAction}
-                baseInput={{ planId: plan.id, itemsHash: plan.itemsHash }}
+                baseInput={{ planId: plan.id, itemsHash: plan.itemsHash, seenStatus: plan.status }}
                 successMessage="Plan approved and frozen."
               />
               <ActionDialog
@@ -118,7 +118,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
                 submitLabel="Reject"
                 submitVariant="danger"
                 action={rejectPlanAction}
-                baseInput={{ planId: plan.id }}
+                baseInput={{ planId: plan.id, itemsHash: plan.itemsHash, seenStatus: plan.status }}
                 successMessage="Plan rejected."
               />
             </div>
