@@ -287,7 +287,8 @@ export function ActionDialog<T>({
                   <StaleNotice
                     facts={stale}
                     onRetry={
-                      available === false
+                      // An empty retry: the decision no longer applies to what the target is now.
+                      available === false || Object.keys(retryInput(stale)).length === 0
                         ? undefined
                         : () => {
                             setRetry(retryInput(stale));

@@ -23,6 +23,7 @@ import { parseInput } from '../ledger/validate.ts';
 import { decideOnSeenEffect, lockSeenEffect, seenEffectField, StaleDecision, type SeenEffect } from '../ledger/seen.ts';
 import { BUMP_APPROVAL_TTL_HOURS } from './expiry.ts';
 import { fourEyesRefusal } from './four-eyes.ts';
+import { refuseUnlessSeenStatus, seenStatusField } from './seen-status.ts';
 import { effectKeyField, effectKeysField, optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
 import { notifyApprovalOutcome, notifyApprovalWaiting } from '@/lib/notifications/events.ts';
 
@@ -218,6 +219,8 @@ export const decideInput = z.strictObject({
   setHash: z.string().regex(/^[0-9a-f]{64}$/, 'the hash of the reviewed set'),
   decision: z.enum(['approve', 'reject']),
   reason: optionalReasonField,
+  /** Z8: the request's status on the card the person decided from. */
+  seenStatus: seenStatusField.optional(),
 });
 
 export async function decideBump(ctx: Ctx, raw: unknown) {
@@ -262,6 +265,7 @@ export async function decideBump(ctx: Ctx, raw: unknown) {
     });
     return conflict(why, extra);
   };
+  await refuseUnlessSeenStatus(db, request.id, input.seenStatus);
   if (request.status !== 'open') throw await refuseConflict(`this request is already ${request.status}`);
   if (request.expiresAt.getTime() <= Date.now())
     throw await refuseConflict(`this request expired at ${request.expiresAt.toISOString()}; ask for a new one`);
@@ -278,7 +282,10 @@ export async function decideBump(ctx: Ctx, raw: unknown) {
         decidedAt: new Date(),
       },
     });
-    if (updated.count !== 1) throw conflict('this request was decided or expired meanwhile');
+    if (updated.count !== 1) {
+      await refuseUnlessSeenStatus(tx, request.id, input.seenStatus);
+      throw conflict('this request was decided or expired meanwhile');
+    }
     await appendAudit(tx, {
       chain: `approval:${request.id}`,
       actor,

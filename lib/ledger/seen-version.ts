@@ -48,6 +48,13 @@ export function staleFactsOf(details: Record<string, unknown> | undefined): Stal
   return stale && typeof stale === 'object' && 'retry' in stale && 'now' in stale ? (stale as StaleFacts) : null;
 }
 
+const SUBJECT_WORD: Record<StaleFacts['subjectType'], string> = {
+  effect: 'target',
+  plan: 'plan',
+  approval: 'request',
+  replay: 'replay set',
+};
+
 /** "This target changed while you were looking: it is now Done (was Pending), by run-42 at ..." */
 export function describeStale(facts: StaleFacts, label: (state: string) => string = (s) => s): string {
   const side = (v: TargetVersion) =>
@@ -59,5 +66,5 @@ export function describeStale(facts: StaleFacts, label: (state: string) => strin
           facts.now.epoch !== facts.was.epoch && facts.was.epoch !== undefined ? ` at epoch ${facts.was.epoch}` : ''
         })`;
   const by = facts.changedBy ? `, by ${facts.changedBy}` : '';
-  return `This ${facts.subjectType === 'approval' ? 'request' : 'target'} changed while you were looking: ${changed}${by}`;
+  return `This ${SUBJECT_WORD[facts.subjectType]} changed while you were looking: ${changed}${by}`;
 }

@@ -5,6 +5,7 @@ import { appendAudit, auditRefusal } from '../audit/append.ts';
 import { conflict, forbidden, notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { fourEyesRefusal } from '@/lib/approvals/four-eyes.ts';
+import { refuseUnlessSeenStatus, seenStatusField } from '@/lib/approvals/seen-status.ts';
 import { optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
 import { assertOperator, setHashField, type ReplayCtx } from './request.ts';
 import { notifyApprovalOutcome } from '@/lib/notifications/events.ts';
@@ -14,9 +15,15 @@ export const approveReplayInput = z.strictObject({
   /** The hash the approver saw; must equal the frozen set's (Z3). */
   setHash: setHashField,
   reason: optionalReasonField,
+  /** Z8: the request's status as the person saw it. */
+  seenStatus: seenStatusField.optional(),
 });
 
-export const rejectReplayInput = z.strictObject({ approvalRequestId: z.uuid(), reason: reasonField });
+export const rejectReplayInput = z.strictObject({
+  approvalRequestId: z.uuid(),
+  reason: reasonField,
+  seenStatus: seenStatusField.optional(),
+});
 
 async function loadApproval(ctx: ReplayCtx, id: string) {
   const req = await ctx.db.approvalRequest.findUnique({ where: { id } });
@@ -59,6 +66,7 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
     });
     return conflict(why, extra);
   };
+  await refuseUnlessSeenStatus(db, req.id, input.seenStatus);
   if (req.status !== 'open') throw await refuseConflict(`this request is ${req.status}`);
   if (req.setHash !== input.setHash)
     throw await refuseConflict('the approval does not match the frozen set: review the request again', {
@@ -95,7 +103,10 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
       where: { id: replayId, status: 'awaiting_approval', setHash: input.setHash },
       data: { status: 'approved', approvedById: actor.id },
     });
-    if (a.count !== 1 || r.count !== 1) throw conflict('the request was decided or cancelled meanwhile');
+    if (a.count !== 1 || r.count !== 1) {
+      await refuseUnlessSeenStatus(tx, req.id, input.seenStatus);
+      throw conflict('the request was decided or cancelled meanwhile');
+    }
     await appendAudit(tx, {
       chain: `run:${req.runId}`,
       actor,
@@ -119,12 +130,16 @@ export async function rejectReplay(ctx: ReplayCtx, raw: unknown) {
   const { db, actor } = ctx;
   const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
   await assertOperator(ctx, 'replay.reject', replayId, req.runId);
+  await refuseUnlessSeenStatus(db, req.id, input.seenStatus);
   return db.$transaction(async (tx) => {
     const a = await tx.approvalRequest.updateMany({
       where: { id: req.id, status: 'open' },
       data: { status: 'rejected', decidedById: actor.id, decidedAt: new Date() },
     });
-    if (a.count !== 1) throw conflict(`this request is ${req.status}`);
+    if (a.count !== 1) {
+      await refuseUnlessSeenStatus(tx, req.id, input.seenStatus);
+      throw conflict(`this request is ${req.status}`);
+    }
     await tx.replay.updateMany({
       where: { id: replayId, status: 'awaiting_approval' },
       data: { status: 'rejected', finishedAt: new Date() },

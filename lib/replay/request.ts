@@ -5,11 +5,12 @@
 // (approval.ts).
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../audit/append.ts';
-import type { Db } from '../db/client.ts';
+import { sqlRows, type Db, type DbOrTx } from '../db/client.ts';
 import { env } from '../env.ts';
 import { conflict, forbidden, notFound, type Actor, type RequestMeta } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { reasonField } from '@/lib/ledger/fields.ts';
+import { StaleDecision } from '@/lib/ledger/seen.ts';
 import { fourEyesFor } from './preview.ts';
 import { exactlyOnce, FINGERPRINT_SQL, summarizeSet, targetsSql } from './set.ts';
 import { notifyApprovalWaiting } from '@/lib/notifications/events.ts';
@@ -87,6 +88,29 @@ export async function requestReplay(ctx: ReplayCtx, raw: unknown): Promise<Reque
   }
 }
 
+/** The set the operator confirmed is not the set now: who changed the run's targets last, and when. */
+async function refuseStaleSet(
+  db: DbOrTx,
+  input: z.output<typeof requestReplayInput>,
+  summary: { eligible: number; setHash: string },
+): Promise<never> {
+  const [last] = await sqlRows<{ changed_by: string; changed_at: Date }>(
+    db,
+    `SELECT changed_by, changed_at FROM effect_key WHERE run_id = $1::uuid ORDER BY changed_at DESC LIMIT 1`,
+    [input.runId],
+  );
+  throw new StaleDecision({
+    subjectType: 'replay',
+    subjectId: input.runId,
+    was: { state: `${input.confirmCount} to send`, hash: input.setHash },
+    now: { state: `${summary.eligible} to send`, hash: summary.setHash },
+    changedBy: last?.changed_by ?? null,
+    changedAt: last?.changed_at.toISOString() ?? null,
+    // The operator types the new count again (F4): only the set's hash is carried over.
+    retry: { setHash: summary.setHash },
+  });
+}
+
 async function freeze(
   ctx: ReplayCtx,
   input: z.output<typeof requestReplayInput>,
@@ -97,6 +121,8 @@ async function freeze(
   return db.$transaction(
     async (tx) => {
       const summary = await summarizeSet(tx, input.runId);
+      // Z8: a set that changed since the preview is stale before anything else (its count changed too).
+      if (input.setHash && input.setHash !== summary.setHash) await refuseStaleSet(tx, input, summary);
       if (summary.eligible === 0)
         throw conflict('no target of this run is eligible for a replay', { counts: summary.counts });
       if (input.confirmCount !== summary.eligible) {

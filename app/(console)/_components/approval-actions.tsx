@@ -7,7 +7,10 @@ export function ApprovalActions({
   setHash,
   count,
   own,
+  status,
 }: {
+  /** The request's status as the card shows it; the decision carries it (Z8). */
+  status: string;
   requestId: string;
   setHash: string;
   count: number;
@@ -39,7 +42,7 @@ export function ApprovalActions({
           ]}
           submitLabel="Approve and bump"
           action={decideBumpAction}
-          baseInput={{ requestId, setHash, decision: 'approve' }}
+          baseInput={{ requestId, setHash, decision: 'approve', seenStatus: status }}
           success={(r) =>
             r.decision === 'approve'
               ? `${r.bumped} bumped${r.failed.length ? `, ${r.failed.length} skipped (state changed)` : ''}.`
@@ -63,7 +66,7 @@ export function ApprovalActions({
         ]}
         submitLabel="Reject"
         action={decideBumpAction}
-        baseInput={{ requestId, setHash, decision: 'reject' }}
+        baseInput={{ requestId, setHash, decision: 'reject', seenStatus: status }}
         success={() => 'Rejected.'}
       />
     </div>

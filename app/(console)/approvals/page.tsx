@@ -94,6 +94,7 @@ export default async function ApprovalsPage() {
                       setHash={r.setHash}
                       count={r.count}
                       own={r.requestedById === user.id}
+                      status={r.status}
                     />
                   )}
                 </div>

@@ -4,17 +4,21 @@
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
 import { conflict, forbidden, LedgerError, notFound } from '../errors.ts';
+import { StaleDecision } from '../seen.ts';
 import { parseInput } from '../validate.ts';
 import { itemsHash } from './submit-plan.ts';
 import { getRun } from '../catalog.ts';
 import { deriveKey } from '../keys.ts';
 import type { CommandContext } from './common.ts';
 import { optionalReasonField } from '../fields.ts';
+import { refuseUnlessSeenPlan, seenPlanStatusField } from './plan-seen.ts';
 
 export const approvePlanInput = z.strictObject({
   planId: z.uuid(),
   itemsHash: z.string().regex(/^[0-9a-f]{64}$/, 'the hash of the reviewed set'),
   reason: optionalReasonField,
+  /** Z8: the plan's status as the page showed it. */
+  seenStatus: seenPlanStatusField.optional(),
 });
 
 export async function approvePlan(ctx: CommandContext, raw: unknown) {
@@ -45,6 +49,7 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
     return conflict(why, extra);
   };
   if (actor.kind !== 'user' || actor.role !== 'operator') throw await refuse('only an operator approves plans');
+  await refuseUnlessSeenPlan(db, plan.id, { status: input.seenStatus, itemsHash: input.itemsHash });
   if (plan.status !== 'submitted')
     throw await refuseConflict(`plan ${plan.id} is ${plan.status}, not awaiting approval`);
   if (plan.itemsHash !== input.itemsHash)
@@ -64,7 +69,10 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
         where: { id: plan.id, status: 'submitted', itemsHash: input.itemsHash },
         data: { status: 'approved', approvedById: actor.id, approvedAt: new Date() },
       });
-      if (updated.count !== 1) throw conflict(`plan ${plan.id} changed while it was being approved`);
+      if (updated.count !== 1) {
+        await refuseUnlessSeenPlan(tx, plan.id, { status: input.seenStatus, itemsHash: input.itemsHash });
+        throw conflict(`plan ${plan.id} changed while it was being approved`);
+      }
       // Bind the approval to the items themselves, not only to the hash stored at submission: an item
       // changed after review (by any path) must not be frozen under the reviewed hash. Read after the
       // plan row is locked by the update above; paged so a large plan never builds one huge value.
@@ -134,7 +142,8 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
     return await approving;
   } catch (error) {
     // Refused inside the transaction (rolled back): record the refusal outside it.
-    if (error instanceof LedgerError && error.code === 'conflict') await record(error.message);
+    if (error instanceof LedgerError && error.code === 'conflict' && !(error instanceof StaleDecision))
+      await record(error.message);
     throw error;
   }
 }

@@ -9,8 +9,18 @@ import { reasonField } from '../fields.ts';
 import { requireWorkflowScope } from '../scope.ts';
 import { parseInput } from '../validate.ts';
 import type { CommandContext } from './common.ts';
+import { refuseUnlessSeenPlan, seenPlanStatusField } from './plan-seen.ts';
 
-export const rejectPlanInput = z.strictObject({ planId: z.uuid(), reason: reasonField });
+export const rejectPlanInput = z.strictObject({
+  planId: z.uuid(),
+  reason: reasonField,
+  /** Z8: the plan's status and items hash as the page showed them. */
+  seenStatus: seenPlanStatusField.optional(),
+  itemsHash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'the hash of the reviewed set')
+    .optional(),
+});
 
 export async function rejectPlan(ctx: CommandContext, raw: unknown) {
   const input = parseInput(rejectPlanInput, raw);
@@ -34,12 +44,15 @@ export async function rejectPlan(ctx: CommandContext, raw: unknown) {
     throw forbidden('only an operator rejects plans');
   }
   await requireWorkflowScope(ctx, (await getRun(db, plan.runId)).workflow, refusal);
+  const seen = { status: input.seenStatus, itemsHash: input.itemsHash };
+  await refuseUnlessSeenPlan(db, plan.id, seen);
   return db.$transaction(async (tx) => {
     const updated = await tx.plan.updateMany({
       where: { id: plan.id, status: 'submitted' },
       data: { status: 'rejected', rejectedById: actor.id, rejectedAt: new Date(), rejectionReason: input.reason },
     });
     if (updated.count !== 1) {
+      await refuseUnlessSeenPlan(tx, plan.id, seen);
       const now = await tx.plan.findUniqueOrThrow({ where: { id: plan.id }, select: { status: true } });
       throw conflict(`plan ${plan.id} is ${now.status}, not awaiting a decision`, { status: now.status });
     }

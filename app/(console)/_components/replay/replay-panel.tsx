@@ -17,6 +17,7 @@ import { ActionDialog } from '@/components/action-dialog.tsx';
 import { useLiveChanges } from '@/components/live/live-refresh.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Button } from '@/components/ui/button.tsx';
+import { staleFactsOf } from '@/lib/ledger/seen-version.ts';
 import type { ReplayProgress } from '@/lib/replay/progress.ts';
 import type { Wire } from '@/lib/wire.ts';
 
@@ -41,7 +42,9 @@ const SEGMENTS = [
   { k: 'remaining', label: 'Remaining', bar: 'bg-zinc-100' },
 ] as const;
 
-type Result = { ok: true; data: unknown } | { ok: false; error: string; field?: string; code: string };
+type Result =
+  | { ok: true; data: unknown }
+  | { ok: false; error: string; field?: string; code: string; details?: Record<string, unknown> };
 
 export function ReplayPanel({
   initial,
@@ -104,8 +107,11 @@ export function ReplayPanel({
     setError(null);
     try {
       const result = await action(input);
-      if (!result.ok) setError(result.error);
-      else {
+      if (!result.ok) {
+        setError(result.error);
+        // Z8: decided by someone else meanwhile: show the request as it is now.
+        if (staleFactsOf(result.details)) router.refresh();
+      } else {
         const res = await fetch(`/api/console/replays/${p.replayId}/progress`, { cache: 'no-store' });
         if (res.ok) {
           const next = (await res.json()) as ProgressView;
@@ -182,7 +188,13 @@ export function ReplayPanel({
                   size="sm"
                   disabled={busy}
                   data-testid="replay-approve"
-                  onClick={() => run(approveReplayAction, { approvalRequestId: p.approval!.id, setHash: p.setHash })}
+                  onClick={() =>
+                    run(approveReplayAction, {
+                      approvalRequestId: p.approval!.id,
+                      setHash: p.setHash,
+                      seenStatus: 'open',
+                    })
+                  }
                 >
                   Approve replay of {p.total} target(s)
                 </Button>
@@ -194,7 +206,7 @@ export function ReplayPanel({
                   submitLabel="Reject"
                   submitVariant="danger"
                   action={rejectReplayAction}
-                  baseInput={{ approvalRequestId: p.approval.id }}
+                  baseInput={{ approvalRequestId: p.approval.id, seenStatus: 'open' }}
                   successMessage="Rejected."
                 />
               </div>

@@ -106,7 +106,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
                 fields={[{ name: 'reason', label: 'Note', type: 'textarea', hint: 'Optional: what you checked.' }]}
                 submitLabel="Approve"
                 action={approvePlanAction}
-                baseInput={{ planId: plan.id, itemsHash: plan.itemsHash }}
+                baseInput={{ planId: plan.id, itemsHash: plan.itemsHash, seenStatus: plan.status }}
                 successMessage="Plan approved and frozen."
               />
               <ActionDialog
@@ -120,7 +120,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
                 submitLabel="Reject"
                 submitVariant="danger"
                 action={rejectPlanAction}
-                baseInput={{ planId: plan.id }}
+                baseInput={{ planId: plan.id, itemsHash: plan.itemsHash, seenStatus: plan.status }}
                 successMessage="Plan rejected."
               />
             </div>
