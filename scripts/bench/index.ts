@@ -214,7 +214,8 @@ async function machine(db: BenchDatabase): Promise<string[]> {
 export function pgBouncerLines(p: PgBouncerBench): string[] {
   const row = (side: string, r: PgBouncerBench['one']) =>
     `| ${side} | ${fmt(r.perSecond)} | ${fmt(r.p50ms, 1)} | ${fmt(r.p99ms, 1)} |`;
-  const correct = p.done === 2 * p.effects && p.delivered === 2 * p.effects && p.race.singleWinner === p.race.rounds;
+  const correct =
+    p.done === 2 * p.effects + p.warm && p.delivered === 2 * p.effects && p.race.singleWinner === p.race.rounds;
   return [
     `${fmt(p.effects)} effects per side, ${p.agents} SDK agents over HTTP (claim, sandbox send, outcome), web processes (the agent API's route handlers in \`scripts/bench/sdk-http-server.ts\`) connected through PgBouncer in transaction mode (\`pgbouncer=true\`, pool of 10 server connections), alternating rounds of the two sides.`,
     '',
@@ -223,7 +224,7 @@ export function pgBouncerLines(p: PgBouncerBench): string[] {
     row('1', p.one),
     row('2', p.two),
     '',
-    `2 processes / 1: **${fmt(p.two.perSecond / p.one.perSecond, 2)}**. Claim race through PgBouncer: ${p.race.rounds} rounds of ${p.race.claimers} concurrent claims of one fresh key over both processes, ${p.race.singleWinner} of ${p.race.rounds} with exactly one winner; all ${p.race.claimers} answers in p50 ${fmt(p.race.p50ms, 1)} ms, p99 ${fmt(p.race.p99ms, 1)} ms. Effects done and delivered once: ${correct ? 'yes' : '**no**'} (${fmt(p.done)} done, ${fmt(p.delivered)} distinct deliveries).`,
+    `2 processes / 1: **${fmt(p.two.perSecond / p.one.perSecond, 2)}**. Claim race through PgBouncer: ${p.race.rounds} rounds of ${p.race.claimers} concurrent claims of one fresh key over both processes, ${p.race.singleWinner} of ${p.race.rounds} with exactly one winner; all ${p.race.claimers} answers in p50 ${fmt(p.race.p50ms, 1)} ms, p99 ${fmt(p.race.p99ms, 1)} ms. Effects done and delivered once: ${correct ? 'yes' : '**no**'} (${fmt(p.done)} done including ${fmt(p.warm)} warm-up effects, ${fmt(p.delivered)} distinct deliveries of the measured ones).`,
     '',
     `On ${os.cpus().length} cores the second process shares the same cores with PostgreSQL, PgBouncer, the agents and the sandbox: a second process helps only while one process's event loop, not the database's commits or the CPU, is the limit. What stays the same with any number of processes is the shared limit: the database's commit rate through PgBouncer's server connections.`,
   ];

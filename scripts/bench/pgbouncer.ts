@@ -21,8 +21,10 @@ export interface PgBouncerBench {
   one: LoadResult;
   two: LoadResult;
   race: { rounds: number; claimers: number; singleWinner: number; p50ms: number; p99ms: number };
-  /** Effects in state done, and sandbox deliveries: both must equal 2 x effects. */
+  /** Effects in state done (must equal 2 x effects + warm) and distinct sandbox deliveries of the
+   *  measured effects (must equal 2 x effects). */
   done: number;
+  warm: number;
   delivered: number;
 }
 
@@ -103,7 +105,8 @@ export async function benchPgBouncer(opts: {
         if (r.status !== 'done') throw new Error(`effect ${id} ended ${r.status}`);
       });
     // Warm both processes (JIT, pools, PgBouncer's server connections).
-    await alternatingRounds(['warm'], Math.min(100, effects / 10), 1, agents, (_, i) => effect(i % 2, `warm-${i}`));
+    const warm = Math.min(100, Math.ceil(effects / 10));
+    await alternatingRounds(['warm'], warm, 1, agents, (_, i) => effect(i % 2, `warm-${i}`));
     log(`${effects} effects per side in alternating rounds, ${agents} agents at once`);
     const sides = await alternatingRounds(['1 web', '2 web'] as const, effects, 4, agents, (side, i) =>
       side === '1 web' ? effect(0, `one-${i}`) : effect(i % 2, `two-${i}`),
@@ -153,6 +156,7 @@ export async function benchPgBouncer(opts: {
       two: sides['2 web'],
       race: { rounds, claimers, singleWinner, p50ms: percentile(times, 50), p99ms: percentile(times, 99) },
       done,
+      warm,
       delivered,
     };
   } finally {
