@@ -41,10 +41,14 @@ export async function auditChangesSince(
     after_state: string | null;
   }>(
     database,
+    // Two index lookups on the primary key (an OR of the two would scan the whole trail).
     `SELECT a.id::text, a.run_id, r.workflow, a.action, a.outcome, a.before_state, a.after_state
-       FROM audit_entry a LEFT JOIN run r ON r.id = a.run_id
-      WHERE a.id > $1::bigint OR a.id = ANY($2::bigint[])
-      ORDER BY a.id LIMIT $3`,
+       FROM (
+         (SELECT * FROM audit_entry WHERE id = ANY($2::bigint[]))
+         UNION ALL
+         (SELECT * FROM audit_entry WHERE id > $1::bigint ORDER BY id LIMIT $3)
+       ) a LEFT JOIN run r ON r.id = a.run_id
+      ORDER BY a.id`,
     [after.toString(), missing.map(String), limit],
   );
   return rows.map((r) => ({
