@@ -28,7 +28,7 @@ export default async function ApprovalsPage() {
         ) : (
           <ul className="divide-y divide-zinc-100">
             {rows.map((r) => (
-              <li key={r.id} className="py-3" data-testid="approval-row" data-status={r.status}>
+              <li key={r.id} id={`approval-${r.id}`} className="py-3" data-testid="approval-row" data-status={r.status}>
                 <div className="flex flex-wrap items-start justify-between gap-3">
                   <div className="text-sm">
                     <div className="flex items-center gap-2">
