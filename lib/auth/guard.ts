@@ -102,7 +102,10 @@ export async function authorize(
       throw await refuse(
         userActor(user),
         'forbidden',
-        `you hold no role that may ${permission} on workflow ${denied.join(', ')}`,
+        // A workflow the person cannot see is not named: the refusal tells them nothing about it.
+        hidden.length
+          ? `you hold no role on the workflow of this ${subject.type}`
+          : `you hold no role that may ${permission} on workflow ${denied.join(', ')}`,
       );
     }
     const role = roleFor(user.grants, permission, about.workflows[0]!)!;

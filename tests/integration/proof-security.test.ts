@@ -10,5 +10,9 @@ describe('proof: security', () => {
     const section = await runReducedProof(proof);
     expect(section.rows.length).toBeGreaterThanOrEqual(10);
     expect(section.notes?.join(' ')).toContain('0 permitted calls were refused');
+    // Z1: the workflow dimension ran, cell by cell, with nothing allowed without a grant.
+    const grants = section.rows.find((r) => r.tried.startsWith('workflow grants matrix'));
+    expect(grants).toMatchObject({ unauthorized: 0 });
+    expect(grants!.trials).toBeGreaterThan(100);
   }, 600_000);
 });

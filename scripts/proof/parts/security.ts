@@ -34,14 +34,9 @@ import {
 } from '../support/abuse-env.ts';
 import { Fixtures, operatorActor } from '../support/abuse-fixtures.ts';
 import { renderPage } from '../support/abuse-render.tsx';
+import { matrixEntries, refusedFor, type MatrixEntry } from '../support/console-actions.ts';
+import { workflowMatrix } from '../support/workflow-matrix.ts';
 import type { Role } from '@/lib/db/generated/enums.ts';
-
-type ActionResult = { ok: boolean; code?: string; error?: string };
-interface MatrixEntry {
-  name: string;
-  permission: Permission;
-  call: () => Promise<ActionResult>;
-}
 
 const row = (tried: string, trials: number, unauthorized: number, observed: string): ProofRow => ({
   tried,
@@ -51,149 +46,6 @@ const row = (tried: string, trials: number, unauthorized: number, observed: stri
   unauthorized,
   observed,
 });
-
-async function refusedFor(env: AbuseEnv, requestId: string): Promise<number> {
-  return Number(
-    (
-      await env.owner<{ n: string }>(
-        `SELECT count(*) AS n FROM audit_entry WHERE request_id = $1 AND outcome = 'refused'`,
-        [requestId],
-      )
-    )[0]!.n,
-  );
-}
-
-async function matrixEntries(fx: Fixtures, env: AbuseEnv): Promise<MatrixEntry[]> {
-  const a = {
-    ...(await import('@/app/actions/ledger.ts')),
-    ...(await import('@/app/actions/admin.ts')),
-    ...(await import('@/app/actions/replay.ts')),
-  };
-  // The same calls as tests/integration/console-authz.test.ts, each on fresh objects.
-  return [
-    {
-      name: 'approvePlanAction',
-      permission: 'plan.approve',
-      call: async () => {
-        const p = await fx.submittedPlan();
-        return a.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash });
-      },
-    },
-    {
-      name: 'revokeAction',
-      permission: 'effect.revoke',
-      call: async () => a.revokeAction({ keys: [(await fx.key('done')).key], reason: 'customer asked' }),
-    },
-    {
-      name: 'resolveUnknownAction',
-      permission: 'effect.resolve',
-      call: async () =>
-        a.resolveUnknownAction({
-          key: (await fx.key('unknown')).key,
-          outcome: 'sent',
-          receipt: 'msg_9',
-          reason: 'seen in provider log',
-        }),
-    },
-    {
-      name: 'requestBumpAction',
-      permission: 'effect.bump.request',
-      call: async () => a.requestBumpAction({ keys: [(await fx.key('done')).key], reason: 'resend' }),
-    },
-    {
-      name: 'decideBumpAction',
-      permission: 'effect.bump.approve',
-      call: async () => {
-        const r = await fx.bumpRequest();
-        return a.decideBumpAction({ requestId: r.requestId, setHash: r.setHash, decision: 'approve' });
-      },
-    },
-    {
-      name: 'createUserAction',
-      permission: 'users.manage',
-      call: () =>
-        a.createUserAction({
-          email: `new-${suffix()}@example.com`,
-          name: 'New',
-          role: 'support',
-          password: 'another-long-password',
-        }),
-    },
-    {
-      name: 'updateUserAction',
-      permission: 'users.manage',
-      call: async () => {
-        const u = await env.newUser('support', 'moved');
-        return a.updateUserAction({ userId: u.id, role: 'auditor', reason: 'moved team' });
-      },
-    },
-    {
-      name: 'createRuntimeKeyAction',
-      permission: 'runtime_keys.manage',
-      call: () => a.createRuntimeKeyAction({ name: `k-${suffix()}`, workflows: '*' }),
-    },
-    {
-      name: 'revokeRuntimeKeyAction',
-      permission: 'runtime_keys.manage',
-      call: async () => a.revokeRuntimeKeyAction({ keyId: (await fx.runtimeKeyRow()).id, reason: 'rotated' }),
-    },
-    {
-      name: 'requestReplayAction',
-      permission: 'replay.request',
-      call: async () =>
-        a.requestReplayAction({ runId: await fx.approvedRun(), confirmCount: 1, reason: 'crashed run' }),
-    },
-    {
-      name: 'approveReplayAction',
-      permission: 'replay.approve',
-      call: async () => {
-        const r = await fx.replay('awaiting_approval');
-        return a.approveReplayAction({ approvalRequestId: r.approvalRequestId!, setHash: r.setHash });
-      },
-    },
-    {
-      name: 'rejectReplayAction',
-      permission: 'replay.approve',
-      call: async () => {
-        const r = await fx.replay('awaiting_approval');
-        return a.rejectReplayAction({ approvalRequestId: r.approvalRequestId!, reason: 'wrong run' });
-      },
-    },
-    {
-      name: 'startReplayAction',
-      permission: 'replay.control',
-      call: async () => a.startReplayAction({ replayId: (await fx.replay('approved')).replayId }),
-    },
-    {
-      name: 'pauseReplayAction',
-      permission: 'replay.control',
-      call: async () => a.pauseReplayAction({ replayId: (await fx.replay('running')).replayId }),
-    },
-    {
-      name: 'resumeReplayAction',
-      permission: 'replay.control',
-      call: async () => a.resumeReplayAction({ replayId: (await fx.replay('paused')).replayId }),
-    },
-    {
-      name: 'cancelReplayAction',
-      permission: 'replay.control',
-      call: async () =>
-        a.cancelReplayAction({ replayId: (await fx.replay('awaiting_approval')).replayId, reason: 'not now' }),
-    },
-    {
-      name: 'saveToolAction',
-      permission: 'tools.manage',
-      call: () =>
-        a.saveToolAction({
-          name: `tool_${suffix()}`,
-          actions: 'a',
-          targetType: 'email',
-          provider: 'sandbox',
-          generatedInputs: 'subject',
-        }),
-    },
-  ];
-}
 
 type Condition =
   | 'valid session, same origin'
@@ -1007,6 +859,9 @@ export async function runSecurity(ctx: ProofContext): Promise<ProofSection> {
     rows.push(matrix.row);
     const routes = await routeMatrix(env, fx, full ? 5 : 1);
     rows.push(routes.row);
+    ctx.log('security: workflow grants matrix');
+    const workflows = await workflowMatrix(env, full ? 2 : 1);
+    rows.push(workflows.row);
     ctx.log('security: object-level checks');
     rows.push(await objectLevel(env, full ? 60 : 3));
     ctx.log('security: four-eyes');
@@ -1017,14 +872,15 @@ export async function runSecurity(ctx: ProofContext): Promise<ProofSection> {
     rows.push(...(await auditChecks(env, fx, full ? 100 : 5, full ? 20 : 2)));
     ctx.log('security: secrets');
     rows.push(...(await secrets(env, full ? 20 : 4)));
-    const wronglyRefused = matrix.wronglyRefused + routes.wronglyRefused;
+    const wronglyRefused = matrix.wronglyRefused + routes.wronglyRefused + workflows.wronglyRefused;
     return {
       title: 'Security: authorization, object scope, four-eyes, brute force, audit, secrets',
-      proves: 'issue 6; Z1-Z6, A2-A5, P2',
+      proves: 'issue 6, issue 18 (per-workflow access); Z1-Z6, A2-A5, P2',
       rows,
       notes: [
         `Ran in ${((Date.now() - started) / 1000).toFixed(1)} s. "unauthorized" = a call that succeeded without authority, or a refusal with no audit entry carrying the call's request id.`,
         `Server actions are called directly (not through the UI) through the product guard, with the session cookie, Origin and Sec-Fetch-Site of each condition; ${wronglyRefused} permitted calls were refused.`,
+        "The workflow grants matrix gives each cell a fresh person holding the role on one workflow only (the action's, or another that exists), so a call is permitted only when that role may do it there; admin-only actions need an all-workflows grant and are refused in every cell (lib/auth/grants.ts).",
         'A permitted role without an Origin header is allowed (non-browser clients and some same-origin requests send none); a foreign Origin, an opaque (null) Origin or Sec-Fetch-Site: cross-site is refused for every role and audited (lib/auth/request.ts).',
         'The product has no Next middleware (no middleware.ts / proxy.ts): authorization runs in every server action and route handler (Z2), so an x-middleware-subrequest header has nothing to skip; the route handlers were called with it and still refused.',
         'Expired four-eyes requests are simulated by moving expires_at into the past as the owner; tampering switches the audit guard trigger off as the owner, alters one entry, verifies, then restores it.',

@@ -17,7 +17,11 @@ export function operatorActor(u: ProofUser): Actor & { kind: 'user' } {
 }
 
 export class Fixtures {
-  constructor(private readonly env: AbuseEnv) {}
+  /** `workflow`: the workflow every run this instance makes belongs to (a fresh one per run when absent). */
+  constructor(
+    private readonly env: AbuseEnv,
+    private readonly workflow?: string,
+  ) {}
 
   private get db() {
     return this.env.db;
@@ -34,7 +38,7 @@ export class Fixtures {
 
   async key(state: 'done' | 'unknown' = 'done', setup: { tool?: string; runId?: string; target?: string } = {}) {
     const tool = setup.tool ?? (await makeTool(this.db)).name;
-    const runId = setup.runId ?? (await makeRun(this.db)).runId;
+    const runId = setup.runId ?? (await makeRun(this.db, this.workflow)).runId;
     const c = await claimEffect(
       { db: this.db, actor: RUNTIME },
       {
@@ -55,7 +59,7 @@ export class Fixtures {
 
   async submittedPlan(targets = 1) {
     const tool = await makeTool(this.db);
-    const run = await makeRun(this.db);
+    const run = await makeRun(this.db, this.workflow);
     const items = Array.from({ length: targets }, () => ({
       tool: tool.name,
       action: 'receipt',
@@ -80,7 +84,7 @@ export class Fixtures {
     const tool = await makeTool(this.db);
     if (!fourEyesReplay)
       await this.db.toolDefinition.update({ where: { name: tool.name }, data: { fourEyesReplay: false } });
-    const run = await makeRun(this.db);
+    const run = await makeRun(this.db, this.workflow);
     const plan = await submitPlan(
       { db: this.db, actor: SYSTEM },
       {
