@@ -18,6 +18,7 @@ const REASONS: Record<string, string> = {
   OAuthSignin: 'Single sign-on could not start: the identity provider did not answer. Try again or ask an admin.',
   OAuthCallback: 'Single sign-on did not complete (the identity provider refused or the answer did not verify).',
   AccessDenied: 'Single sign-on was refused.',
+  sso_unavailable: 'Single sign-on could not be completed right now. Try again in a moment.',
 };
 
 export default async function SignInPage({

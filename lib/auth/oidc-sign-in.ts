@@ -8,6 +8,7 @@
 // Every outcome is audited in the transaction that decides it.
 import { appendAudit, auditRefusal } from '../audit/append.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
+import { env } from '../env.ts';
 import type { Actor, RequestMeta, Role } from '../ledger/actor.ts';
 import { groupsOf, roleFromGroups } from './oidc-roles.ts';
 import type { OidcSettings } from './sign-in-methods.ts';
@@ -63,53 +64,58 @@ export async function admitOidcSignIn(
   if (!email || !isVerified(claims.email_verified)) return refuse(db, 'sso_unverified', email || seen.sub);
 
   const admit = () =>
-    db.$transaction(async (tx): Promise<OidcAdmission> => {
-      let user = await tx.user.findUnique({ where: { email } });
-      if (user?.disabled) return refuse(tx, 'sso_disabled', user.id);
-      if (!user) {
-        if (!mapped) return refuse(tx, 'sso_unknown', email);
-        const name = String(claims.name ?? '').trim() || email;
-        user = await tx.user.create({ data: { email, name: name.slice(0, 200), role: mapped } });
+    db.$transaction(
+      async (tx): Promise<OidcAdmission> => {
+        let user = await tx.user.findUnique({ where: { email } });
+        if (user?.disabled) return refuse(tx, 'sso_disabled', user.id);
+        if (!user) {
+          if (!mapped) return refuse(tx, 'sso_unknown', email);
+          const name = String(claims.name ?? '').trim() || email;
+          user = await tx.user.create({ data: { email, name: name.slice(0, 200), role: mapped } });
+          await appendAudit(tx, {
+            chain: `user:${user.id}`,
+            actor: identityProvider(settings),
+            action: 'user.sso_create',
+            subjectType: 'user',
+            subjectId: user.id,
+            after: mapped,
+            detail: { ...seen, email },
+            request,
+          });
+        } else if (settings.syncRoles && mapped && mapped !== user.role) {
+          const before = user.role;
+          user = await tx.user.update({
+            where: { id: user.id },
+            data: { role: mapped, sessionVersion: { increment: 1 } },
+          });
+          await appendAudit(tx, {
+            chain: `user:${user.id}`,
+            actor: identityProvider(settings),
+            action: 'user.sso_role',
+            subjectType: 'user',
+            subjectId: user.id,
+            before,
+            after: mapped,
+            detail: seen,
+            request,
+          });
+        }
         await appendAudit(tx, {
           chain: `user:${user.id}`,
-          actor: identityProvider(settings),
-          action: 'user.sso_create',
+          actor: { kind: 'user', id: user.id, label: user.email, role: user.role },
+          action: 'auth.sso_sign_in',
           subjectType: 'user',
           subjectId: user.id,
-          after: mapped,
-          detail: { ...seen, email },
-          request,
-        });
-      } else if (settings.syncRoles && mapped && mapped !== user.role) {
-        const before = user.role;
-        user = await tx.user.update({
-          where: { id: user.id },
-          data: { role: mapped, sessionVersion: { increment: 1 } },
-        });
-        await appendAudit(tx, {
-          chain: `user:${user.id}`,
-          actor: identityProvider(settings),
-          action: 'user.sso_role',
-          subjectType: 'user',
-          subjectId: user.id,
-          before,
-          after: mapped,
           detail: seen,
           request,
         });
-      }
-      await appendAudit(tx, {
-        chain: `user:${user.id}`,
-        actor: { kind: 'user', id: user.id, label: user.email, role: user.role },
-        action: 'auth.sso_sign_in',
-        subjectType: 'user',
-        subjectId: user.id,
-        detail: seen,
-        request,
-      });
-      const { id, name, role, sessionVersion } = user;
-      return { ok: true, user: { id, email, name, role, sessionVersion } };
-    });
+        const { id, name, role, sessionVersion } = user;
+        return { ok: true, user: { id, email, name, role, sessionVersion } };
+        // A person waiting at the sign-in page is better served by a wait for a connection than by
+        // Prisma's 2 s default failing the sign-in on a busy pool.
+      },
+      { maxWait: env().DATABASE_POOL_TIMEOUT_MS, timeout: 30_000 },
+    );
   try {
     return await admit();
   } catch (error) {

@@ -103,7 +103,12 @@ export function authOptions(): AuthOptions {
           (profile ?? {}) as Record<string, unknown>,
           sso,
           info ? { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId } : undefined,
-        );
+        ).catch((error: unknown) => {
+          // The person sees a plain sentence, not the database's error text.
+          console.error('[auth] single sign-on admission failed', error);
+          return null;
+        });
+        if (!admission) return '/sign-in?error=sso_unavailable';
         if (!admission.ok) return `/sign-in?error=${admission.refusal}`;
         // next-auth hands this same object to the jwt callback below: from here on the user is the
         // console's person, not the identity provider's subject.
