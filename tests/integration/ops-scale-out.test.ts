@@ -265,7 +265,7 @@ describe('2 web processes and 2 workers through PgBouncer in transaction mode', 
   );
 
   it(
-    `the runtime-key failure limit is per web process: each refuses a source after its own ${DOOR_MAX_FAILURES}`,
+    `Z6: the runtime-key failure limit is per web process: each refuses a source after its own ${DOOR_MAX_FAILURES}`,
     { timeout: 180_000 },
     async () => {
       const source = { 'x-forwarded-for': '203.0.113.99' };
