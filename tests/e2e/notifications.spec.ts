@@ -30,8 +30,10 @@ test('the approver sees the waiting request in the navigation count and the inbo
     'yes',
   );
 
+  const anchor = (await link.getAttribute('href'))!.split('#')[1]!;
   await link.click();
   await expect(page).toHaveURL(/\/approvals#approval-/);
+  await expect(page.locator(`[id="${anchor}"]`)).toBeVisible();
 
   await page.goto('/account/notifications');
   const waitingPref = page.getByTestId('preference-approval.waiting');
