@@ -286,8 +286,13 @@ describe('live pages: the server-sent event route', () => {
     await nextEvent(reader, 'ready');
     const e = await makeEffect(t.db, 'pending');
     await completeEffect({ db: t.db, actor: e.runtime }, { key: e.key, epoch: 1, receipt: `msg-${suffix()}` });
-    const change = await nextEvent(reader, 'change', (d) => (d.runs as string[] | null)?.includes(e.runId) ?? false);
-    expect(change.topics).toContain('effect');
+    // The run's creation and the claim may come in an earlier tick than the completion: wait for the effect.
+    const change = await nextEvent(
+      reader,
+      'change',
+      (d) => ((d.runs as string[] | null)?.includes(e.runId) ?? false) && (d.topics as string[]).includes('effect'),
+    );
+    expect(change.runs).toContain(e.runId);
 
     const second = open(cookie);
     expect((await second.response).status).toBe(200);
