@@ -147,9 +147,10 @@ export function ActionDialog<T>({
         setDoneDetail(successDetail ? successDetail(result.data) : null);
         if (refreshAtOnce) router.refresh();
       } else if (staleFactsOf(result.details)) {
-        // Nothing was written: show what changed, and the page behind it as it is now.
+        // Nothing was written: show what changed, and the page behind it as it is now (where the new
+        // state may remove the dialog's row, the support queue, only once the dialog closes).
         setStale(staleFactsOf(result.details));
-        router.refresh();
+        if (refreshAtOnce) router.refresh();
       } else {
         setError({ message: result.error, field: result.field });
       }
@@ -185,7 +186,7 @@ export function ActionDialog<T>({
         onKeyDown={trapTab}
         onClose={() => {
           if (opener.current?.isConnected) opener.current.focus();
-          if (done && !refreshAtOnce) router.refresh();
+          if ((done || stale) && !refreshAtOnce) router.refresh();
         }}
         className="m-auto w-[calc(100%-2rem)] max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl"
       >

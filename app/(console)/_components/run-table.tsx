@@ -21,6 +21,7 @@ import { EmptyState, inputClass } from '@/components/ui/card.tsx';
 import { cn } from '@/components/ui/cn.ts';
 import type { RunTableRow } from '@/lib/read-models/run-detail.ts';
 import type { Wire } from '@/lib/wire.ts';
+import { seenEffect } from '@/lib/ledger/seen-version.ts';
 import { BUMPABLE_STATES, EFFECT_STATES, REVOCABLE_STATES } from '@/lib/ledger/transitions.ts';
 
 export type Row = Wire<RunTableRow>;
@@ -173,6 +174,8 @@ export function RunTable({
     .join(', ');
   const revocable = selected.filter((r) => (REVOCABLE_STATES as readonly string[]).includes(r.state ?? ''));
   const bumpable = selected.filter((r) => (BUMPABLE_STATES as readonly string[]).includes(r.state ?? ''));
+  // Z8: each key goes with the version this table showed; a key that moved since is refused, not acted on.
+  const seenOf = (rows: Row[]) => Object.fromEntries(rows.map((r) => [r.key, seenEffect(r)]));
 
   return (
     <div>
@@ -252,7 +255,7 @@ export function RunTable({
               submitLabel="Revoke"
               submitVariant="danger"
               action={revokeAction}
-              baseInput={{ keys: revocable.map((r) => r.key) }}
+              baseInput={{ keys: revocable.map((r) => r.key), seen: seenOf(revocable) }}
               success={(r) =>
                 `${r.revoked} revoked${r.failed.length ? `, ${r.failed.length} refused (state changed)` : ''}.`
               }
@@ -269,7 +272,7 @@ export function RunTable({
               confirmCount={bumpable.length >= 20 ? bumpable.length : undefined}
               submitLabel="Request bump"
               action={requestBumpAction}
-              baseInput={{ keys: bumpable.map((r) => r.key) }}
+              baseInput={{ keys: bumpable.map((r) => r.key), seen: seenOf(bumpable) }}
               success={(r) =>
                 r.mode === 'requested'
                   ? `Requested: ${r.count} key(s) await another operator's approval on the Four-eyes page.`

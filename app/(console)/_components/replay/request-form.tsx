@@ -5,7 +5,9 @@
 import { useRouter } from 'next/navigation';
 import { useId, useState } from 'react';
 import { requestReplayAction } from '@/app/actions/replay.ts';
+import { StaleNotice } from '@/components/stale-notice.tsx';
 import { Button } from '@/components/ui/button.tsx';
+import { staleFactsOf, type StaleFacts } from '@/lib/ledger/seen-version.ts';
 import { Field, inputClass } from '@/components/ui/card.tsx';
 
 export function RequestReplayForm({
@@ -23,6 +25,8 @@ export function RequestReplayForm({
   const router = useRouter();
   const [error, setError] = useState<{ message: string; field?: string } | null>(null);
   const [busy, setBusy] = useState(false);
+  // Z8: the set changed since the page showed it; the refreshed page carries the new count and hash.
+  const [stale, setStale] = useState<StaleFacts | null>(null);
 
   async function onSubmit(e: React.FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -34,6 +38,7 @@ export function RequestReplayForm({
     }
     setBusy(true);
     setError(null);
+    setStale(null);
     try {
       const result = await requestReplayAction({
         runId,
@@ -41,7 +46,10 @@ export function RequestReplayForm({
         setHash,
         reason: String(form.get('reason') ?? ''),
       });
-      if (!result.ok) setError({ message: result.error, field: result.field });
+      if (!result.ok && staleFactsOf(result.details)) {
+        setStale(staleFactsOf(result.details));
+        router.refresh();
+      } else if (!result.ok) setError({ message: result.error, field: result.field });
       else router.refresh();
     } catch {
       setError({ message: 'The request did not reach the server. Check your connection and try again.' });
@@ -80,6 +88,7 @@ export function RequestReplayForm({
           data-testid="replay-reason"
         />
       </Field>
+      {stale && <StaleNotice facts={stale} onRetry={() => setStale(null)} />}
       {error && !['confirmCount', 'reason'].includes(error.field ?? '') && (
         <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
           {error.message}
