@@ -106,14 +106,20 @@ export function Nav({
             <button
               type="button"
               onClick={() => signOut({ callbackUrl: '/sign-in?reason=signed_out' })}
-              className="text-zinc-600 underline hover:text-zinc-900"
+              className="inline-flex min-h-6 items-center text-zinc-600 underline hover:text-zinc-900"
             >
               Sign out
             </button>
-            <Link href="/account/password" className="text-zinc-600 underline hover:text-zinc-900">
+            <Link
+              href="/account/password"
+              className="inline-flex min-h-6 items-center text-zinc-600 underline hover:text-zinc-900"
+            >
               Change password
             </Link>
-            <Link href="/account/notifications" className="text-zinc-600 underline hover:text-zinc-900">
+            <Link
+              href="/account/notifications"
+              className="inline-flex min-h-6 items-center text-zinc-600 underline hover:text-zinc-900"
+            >
               Notifications
             </Link>
           </div>

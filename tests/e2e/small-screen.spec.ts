@@ -22,7 +22,16 @@ for (const p of CONSOLE_PAGES) {
         .filter((el) => el.getBoundingClientRect().right > limit && !scrollsInside(el))
         .slice(-5)
         .map((el) => `${el.tagName.toLowerCase()}.${el.className} (${Math.round(el.getBoundingClientRect().right)})`);
-      return { width: document.scrollingElement!.scrollWidth, widest };
+      // Text that overflows its own box (a long unbroken word) sticks out without its element doing so.
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        const parent = n.parentElement;
+        if (parent && range.getBoundingClientRect().right > limit && !scrollsInside(parent))
+          widest.push(`text in ${parent.tagName.toLowerCase()}.${parent.className}: ${n.textContent?.slice(0, 60)}`);
+      }
+      return { width: document.scrollingElement!.scrollWidth, widest: widest.slice(-8) };
     }, PHONE.width);
     expect(width, `sticking out: ${widest.join(' | ')}`).toBeLessThanOrEqual(PHONE.width);
   });

@@ -36,7 +36,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
       <LiveRefresh runId={runId} topics={['plan']} />
       <div className="mb-4 grid gap-4 lg:grid-cols-3">
         <Card title="What you approve" className="lg:col-span-2">
-          <dl className="grid grid-cols-2 gap-x-6 gap-y-2 text-sm">
+          <dl className="grid grid-cols-2 gap-x-6 gap-y-2 text-sm [&>dd]:min-w-0 [&>dd]:[overflow-wrap:anywhere]">
             <dt className="text-zinc-500">Status</dt>
             <dd>
               <Badge tone={plan.status === 'approved' ? 'green' : plan.status === 'rejected' ? 'red' : 'amber'}>
@@ -67,7 +67,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
         </Card>
         <Card title="Decision">
           {plan.status === 'rejected' ? (
-            <p className="text-sm text-zinc-700" data-testid="plan-rejected">
+            <p className="text-sm text-zinc-700 [overflow-wrap:anywhere]" data-testid="plan-rejected">
               Rejected by {review.rejecterLabel ?? 'an operator'}
               {plan.rejectedAt && (
                 <>
