@@ -4,8 +4,6 @@ import { inScope, workflowWhere, type WorkflowScope } from '@/lib/auth/grants.ts
 import { workflowsOfSubject } from '@/lib/auth/subject-workflows.ts';
 import { remember } from './common.ts';
 
-const LARGE_PLAN_ITEMS = 50_000;
-
 export async function usersPage(db: Db) {
   return db.user.findMany({
     orderBy: [{ disabled: 'asc' }, { email: 'asc' }],
@@ -172,26 +170,27 @@ export async function planReview(db: Db, planId: string, scope: WorkflowScope, l
   if (!/^[0-9a-f-]{36}$/i.test(planId)) return null;
   const plan = await db.plan.findUnique({ where: { id: planId }, include: { run: { include: { event: true } } } });
   if (!plan || !inScope(scope, plan.run.workflow)) return null;
+  // The run id leads the condition so that the (run_id, target, id) index yields the first page in
+  // order; by plan id alone PostgreSQL would sort every item of the plan on each view.
   const items = await db.planItem.findMany({
-    where: { planId },
+    where: { runId: plan.runId, planId },
     orderBy: [{ target: 'asc' }, { id: 'asc' }],
     take: limit,
     select: { id: true, target: true, recordId: true, action: true, tool: true, key: true },
   });
   // The plan's tools, distinct in the database (Prisma's `distinct` reads every item into memory: a
-  // million rows per view of a million-item plan). A submitted plan's items never change, so a large
-  // plan's list is computed once per process.
+  // million rows per view of a million-item plan). A submitted plan's items never change (P1 freezes
+  // them, and a plan is written in the transaction that submits it), so the list is computed once per
+  // process for a plan of any size.
   const distinctTools = async () =>
     (
       await db.$queryRaw<
         { tool: string }[]
       >`SELECT DISTINCT tool FROM plan_item WHERE plan_id = ${planId}::uuid ORDER BY tool`
     ).map((t) => t.tool);
-  const tools = (
-    plan.itemCount > LARGE_PLAN_ITEMS
-      ? (await remember(`plan-tools:${planId}`, 24 * 3600_000, distinctTools)).value
-      : await distinctTools()
-  ).map((tool) => ({ tool }));
+  const tools = (await remember(`plan-tools:${planId}`, 24 * 3600_000, distinctTools)).value.map((tool) => ({
+    tool,
+  }));
   const strict = await db.toolDefinition.count({
     where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true },
   });

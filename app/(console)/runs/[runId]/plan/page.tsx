@@ -13,9 +13,12 @@ import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 
 export const metadata: Metadata = { title: 'Plan approval' };
 
+/** The first targets shown for a feel of the list; the run page pages through all of them with search. */
+const PLAN_ROWS_SHOWN = 50;
+
 export default async function PlanPage({ params }: { params: Promise<{ runId: string }> }) {
   const [{ runId }, { user, db, scope }] = await Promise.all([params, requireViewer()]);
-  const review = await latestPlanReview(db, runId, scope, 200);
+  const review = await latestPlanReview(db, runId, scope, PLAN_ROWS_SHOWN);
   if (!review) notFound();
   const { plan } = review;
   const selfAuthored = plan.authorKind === 'user' && plan.authorId === user.id;
@@ -132,24 +135,25 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
         description="The full list is on the run page with search and paging."
       >
         <div className="relative overflow-x-auto">
-          <table className="w-full text-sm">
+          {/* Cell padding is set once on the table, not on each of the page's cells (smaller page). */}
+          <table className="w-full text-sm [&_td]:py-1.5 [&_td]:pr-3 [&_th]:py-1.5 [&_th]:pr-3">
             <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
               <tr>
-                <th className="py-1.5 pr-3 font-medium">Target</th>
-                <th className="py-1.5 pr-3 font-medium">Record</th>
-                <th className="py-1.5 pr-3 font-medium">Action</th>
-                <th className="py-1.5 font-medium">Key</th>
+                <th className="font-medium">Target</th>
+                <th className="font-medium">Record</th>
+                <th className="font-medium">Action</th>
+                <th className="font-medium">Key</th>
               </tr>
             </thead>
-            <tbody className="divide-y divide-zinc-100">
+            <tbody className="divide-y divide-zinc-100 text-xs">
               {review.items.map((i) => (
                 <tr key={i.id}>
-                  <td className="py-1.5 pr-3">{i.target}</td>
-                  <td className="mono py-1.5 pr-3 text-xs">{i.recordId}</td>
-                  <td className="py-1.5 pr-3 text-xs">
+                  <td className="text-sm">{i.target}</td>
+                  <td className="mono">{i.recordId}</td>
+                  <td>
                     {i.tool} · {i.action}
                   </td>
-                  <td className="mono max-w-64 truncate py-1.5 text-xs text-zinc-500">{i.key}</td>
+                  <td className="mono max-w-64 truncate text-zinc-500">{i.key}</td>
                 </tr>
               ))}
             </tbody>
