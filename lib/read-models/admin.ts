@@ -66,14 +66,16 @@ export async function toolsPage(db: Db) {
 }
 
 /** Requests about runs of workflows in scope, each with the workflows it touches (what a person may
- *  decide on it depends on their roles there): its run's, and for a bump the runs of all its keys,
+ *  decide on it depends on their roles there): its run's, and for an open bump the runs of all its keys,
  *  which may span several. A request shows only when every workflow it touches is in scope. */
-async function visibleRequests<R extends { id: string; runId: string | null; payload: unknown }>(
+async function visibleRequests<R extends { id: string; runId: string | null; payload: unknown; status: string }>(
   db: Db,
   requests: R[],
   scope: WorkflowScope,
 ): Promise<(R & { workflows: string[] })[]> {
-  const keysOf = new Map(requests.map((r) => [r.id, keysOfPayload(r.payload)]));
+  // A request holds up to 10,000 keys: only open ones, which can still be decided, have their keys
+  // looked up; a decided or expired one is placed by its run, as its decision's audit entry is.
+  const keysOf = new Map(requests.map((r) => [r.id, r.status === 'open' ? keysOfPayload(r.payload) : []]));
   const allKeys = [...new Set([...keysOf.values()].flat())];
   const runOfKey = new Map(
     (await db.effectKey.findMany({ where: { key: { in: allKeys } }, select: { key: true, runId: true } })).map((k) => [
