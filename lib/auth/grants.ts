@@ -44,6 +44,13 @@ export function canOn(grants: readonly Grant[], permission: Permission, workflow
   return roleFor(grants, permission, workflow) !== null;
 }
 
+/** Whether the grants allow `permission` on every one of a row's workflows (a request over keys of
+ *  several runs may span several): what the guard checks before the action, so a page shows the
+ *  action exactly when the server would take it. A row of no known workflow allows nothing. */
+export function canOnEach(grants: readonly Grant[], permission: Permission, workflows: readonly string[]): boolean {
+  return workflows.length > 0 && workflows.every((w) => canOn(grants, permission, w));
+}
+
 /** The role allowing `permission` on at least one workflow (a list the person reads is then filtered
  *  to their scope), or, for an admin-only permission, on all of them. */
 export function roleSomewhere(grants: readonly Grant[], permission: Permission): Role | null {

@@ -69,11 +69,10 @@ export async function workflowsOfSubject(
         where: { id: { in: ids.filter((id) => UUID.test(id)) } },
         select: { runId: true, payload: true },
       });
-      const runIds: (string | null)[] = [];
-      for (const r of requests) {
-        if (r.runId) runIds.push(r.runId);
-        else runIds.push(...(await runsOfKeys(db, keysOfPayload(r.payload))));
-      }
+      // A bump request names the run of its first key only; its keys may span other runs, and
+      // deciding it bumps every one of them, so the runs of all its keys count too.
+      const keys = requests.flatMap((r) => keysOfPayload(r.payload));
+      const runIds = [...requests.map((r) => r.runId), ...(keys.length ? await runsOfKeys(db, keys) : [])];
       return ofRuns(db, runIds);
     }
     case 'effect':
@@ -84,7 +83,7 @@ export async function workflowsOfSubject(
 }
 
 /** A bump request's payload lists its items by key. */
-function keysOfPayload(payload: unknown): string[] {
+export function keysOfPayload(payload: unknown): string[] {
   const items = (payload as { items?: unknown } | null)?.items;
   if (!Array.isArray(items)) return [];
   return items.map((i) => (i as { key?: unknown } | null)?.key).filter((k): k is string => typeof k === 'string');

@@ -1,7 +1,7 @@
 // Admin pages and the approvals page: the rows each shows, within the viewer's scope (Z1).
 import type { Db } from '../db/client.ts';
 import { inScope, workflowWhere, type WorkflowScope } from '@/lib/auth/grants.ts';
-import { workflowsOfSubject } from '@/lib/auth/subject-workflows.ts';
+import { keysOfPayload } from '@/lib/auth/subject-workflows.ts';
 import { remember } from './common.ts';
 
 export async function usersPage(db: Db) {
@@ -63,22 +63,35 @@ export async function toolsPage(db: Db) {
   return db.toolDefinition.findMany({ orderBy: { name: 'asc' } });
 }
 
-/** Requests about runs of workflows in scope; a bump over several runs shows only when all are. */
-async function visibleRequests<R extends { id: string; runId: string | null }>(
+/** Requests about runs of workflows in scope, each with the workflows it touches (what a person may
+ *  decide on it depends on their roles there): its run's, and for an open bump the runs of all its keys,
+ *  which may span several. A request shows only when every workflow it touches is in scope. */
+async function visibleRequests<R extends { id: string; runId: string | null; payload: unknown; status: string }>(
   db: Db,
   requests: R[],
   scope: WorkflowScope,
-): Promise<R[]> {
-  if (scope.all) return requests;
-  const runIds = [...new Set(requests.map((r) => r.runId).filter((id): id is string => Boolean(id)))];
+): Promise<(R & { workflows: string[] })[]> {
+  // A request holds up to 10,000 keys: only open ones, which can still be decided, have their keys
+  // looked up; a decided or expired one is placed by its run, as its decision's audit entry is.
+  const keysOf = new Map(requests.map((r) => [r.id, r.status === 'open' ? keysOfPayload(r.payload) : []]));
+  const allKeys = [...new Set([...keysOf.values()].flat())];
+  const runOfKey = new Map(
+    (await db.effectKey.findMany({ where: { key: { in: allKeys } }, select: { key: true, runId: true } })).map((k) => [
+      k.key,
+      k.runId,
+    ]),
+  );
+  const runsOf = (r: R) =>
+    [r.runId, ...keysOf.get(r.id)!.map((k) => runOfKey.get(k))].filter((id): id is string => Boolean(id));
+  const runIds = [...new Set(requests.flatMap(runsOf))];
   const runs = await db.run.findMany({ where: { id: { in: runIds } }, select: { id: true, workflow: true } });
   const workflowOf = new Map(runs.map((r) => [r.id, r.workflow]));
-  const out: R[] = [];
+  const out: (R & { workflows: string[] })[] = [];
   for (const r of requests) {
-    const workflows = r.runId
-      ? [workflowOf.get(r.runId)].filter((w): w is string => Boolean(w))
-      : ((await workflowsOfSubject(db, 'approval', [r.id]))?.workflows ?? []);
-    if (workflows.length > 0 && workflows.every((w) => inScope(scope, w))) out.push(r);
+    const workflows = [...new Set(runsOf(r).map((id) => workflowOf.get(id)))]
+      .filter((w): w is string => Boolean(w))
+      .sort();
+    if (scope.all || (workflows.length > 0 && workflows.every((w) => inScope(scope, w)))) out.push({ ...r, workflows });
   }
   return out;
 }
@@ -108,6 +121,7 @@ export async function approvalsPage(db: Db, scope: WorkflowScope) {
       id: r.id,
       kind: r.kind,
       runId: r.runId,
+      workflows: r.workflows,
       reason: r.reason,
       setHash: r.setHash,
       requestedAt: r.requestedAt,

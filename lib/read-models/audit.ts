@@ -1,6 +1,5 @@
 // Audit trail: filtered, keyset-paged by id (newest first). The same filter drives the CSV / JSON
 // Lines export (A5, ./audit-export.ts).
-import { readAuditVerification, verificationAgeSeconds, type StoredVerification } from '../audit/verification.ts';
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { invalid } from '../ledger/errors.ts';
@@ -167,28 +166,6 @@ export async function auditPage(db: Db, f: AuditFilter, scope: WorkflowScope, cu
   const rows = await batch(db, f, scope, before, limit + 1);
   const page = rows.slice(0, limit);
   return { rows: page, next: rows.length > limit ? page[page.length - 1]!.id : null };
-}
-
-/** A stored verification older than this is shown as stale: the background job (every 10 s on the
- *  leader worker) has not run for a while, so no worker may be running. */
-export const VERIFICATION_STALE_SECONDS = 300;
-
-/** The chain verification shown on the audit page (A2): the background job's stored result and its
- *  age (lib/audit/verification.ts), one primary-key read whatever the trail's size. */
-export async function chainVerification(
-  db: Db,
-  now = new Date(),
-): Promise<StoredVerification & { ageSeconds: number | null; stale: boolean }> {
-  const v = await readAuditVerification(db);
-  const ageSeconds = verificationAgeSeconds(v, now);
-  return { ...v, ageSeconds, stale: ageSeconds !== null && ageSeconds > VERIFICATION_STALE_SECONDS };
-}
-
-/** "40 s", "3 min", "2 h": how long ago, for a badge. */
-export function describeAge(seconds: number): string {
-  if (seconds < 90) return `${Math.round(seconds)} s`;
-  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
-  return `${Math.round(seconds / 3600)} h`;
 }
 
 /** The export's format and filter, checked before anything streams: a bad parameter is a 422 naming

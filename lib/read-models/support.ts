@@ -11,6 +11,8 @@ export interface UnknownRow {
   tool: string;
   action: string;
   runId: string;
+  /** The run's workflow: what a person may do on the row depends on their roles there (Z1). */
+  workflow: string;
   epoch: number;
   since: Date;
   changedBy: string;
@@ -25,6 +27,7 @@ type Raw = {
   tool: string;
   action: string;
   run_id: string;
+  workflow: string;
   current_epoch: number;
   changed_at: Date;
   changed_by: string;
@@ -68,8 +71,9 @@ export async function supportQueue(
   );
   const after = cursor ? Prisma.sql`AND (k.changed_at, k.key) > (${new Date(cursor[0])}, ${cursor[1]})` : Prisma.empty;
   const raw = await db.$queryRaw<Raw[]>`
-    SELECT k.key, k.target, k.tool, k.action, k.run_id, k.current_epoch, k.changed_at, k.changed_by, t.evidence, t.actor_id, t.at
+    SELECT k.key, k.target, k.tool, k.action, k.run_id, r.workflow, k.current_epoch, k.changed_at, k.changed_by, t.evidence, t.actor_id, t.at
     FROM effect_key k
+    JOIN run r ON r.id = k.run_id
     LEFT JOIN LATERAL (SELECT evidence, actor_id, at FROM effect_transition et
                        WHERE et.key = k.key AND et.epoch = k.current_epoch AND et.evidence IS NOT NULL ORDER BY et.id DESC LIMIT 1) t ON TRUE
     WHERE k.state = 'unknown' AND ${runInScopeSql(scope, Prisma.sql`k.run_id`)} ${filterSql(options)} ${after}
@@ -88,6 +92,7 @@ export async function supportQueue(
       tool: r.tool,
       action: r.action,
       runId: r.run_id,
+      workflow: r.workflow,
       epoch: r.current_epoch,
       since: r.changed_at,
       changedBy: r.changed_by,

@@ -3,9 +3,10 @@
 // audit page's read model reports the stored result with its age instead of re-verifying.
 import { describe, expect, it } from 'vitest';
 import { runAuditVerification } from '@/lib/audit/verification.ts';
-import { chainVerification } from '@/lib/read-models/audit.ts';
+import { EVERY_WORKFLOW, type WorkflowScope } from '@/lib/auth/grants.ts';
+import { chainVerification } from '@/lib/read-models/audit-chain.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { makeEffect } from '../helpers/factories.ts';
+import { makeEffect, makeRun, suffix } from '../helpers/factories.ts';
 
 async function maxEntryId(t: TestDatabase): Promise<string> {
   const r = await t.owner<{ max: string }>('SELECT max(id)::text AS max FROM audit_entry');
@@ -24,7 +25,7 @@ async function tamper(t: TestDatabase, sql: string, params: unknown[]): Promise<
 describe('A2: background verification of the audit trail', () => {
   it('A2: the first pass is full; later passes check only what was appended since and move the verified id forward', async () => {
     const t = await createTestDatabase({ poolSize: 4 });
-    expect(await chainVerification(t.db)).toMatchObject({ state: 'unverified', ageSeconds: null });
+    expect(await chainVerification(t.db, EVERY_WORKFLOW)).toMatchObject({ state: 'unverified', ageSeconds: null });
     for (let i = 0; i < 4; i++) await makeEffect(t.db, 'done');
     const first = await runAuditVerification(t.db);
     const total = Number((await t.owner<{ n: string }>('SELECT count(*) AS n FROM audit_entry')).rows[0]!.n);
@@ -44,11 +45,11 @@ describe('A2: background verification of the audit trail', () => {
       stored: { state: 'ok', upToId: await maxEntryId(t) },
     });
 
-    const shown = await chainVerification(t.db, new Date(Date.now() + 40_000));
-    expect(shown.state).toBe('ok');
+    const shown = await chainVerification(t.db, EVERY_WORKFLOW, new Date(Date.now() + 40_000));
+    expect(shown).toMatchObject({ state: 'ok', upToId: await maxEntryId(t) });
     expect(shown.ageSeconds).toBeGreaterThanOrEqual(39);
     expect(shown.stale).toBe(false);
-    expect((await chainVerification(t.db, new Date(Date.now() + 3_600_000))).stale).toBe(true);
+    expect((await chainVerification(t.db, EVERY_WORKFLOW, new Date(Date.now() + 3_600_000))).stale).toBe(true);
   });
 
   it('A2: an entry altered after the verified point is named by the next incremental pass, and the verified id stays', async () => {
@@ -77,7 +78,10 @@ describe('A2: background verification of the audit trail', () => {
     });
     // The next pass looks at the same entries again and still finds it.
     expect((await runAuditVerification(t.db)).stored).toMatchObject({ state: 'broken', entryId: String(target.id) });
-    expect(await chainVerification(t.db)).toMatchObject({ state: 'broken', entryId: String(target.id) });
+    expect(await chainVerification(t.db, EVERY_WORKFLOW)).toMatchObject({
+      state: 'broken',
+      at: { entryId: String(target.id) },
+    });
   });
 
   it('A2: a deleted last entry of a chain is found by an incremental pass; a change before the verified point waits for the full pass', async () => {
@@ -113,6 +117,44 @@ describe('A2: background verification of the audit trail', () => {
       kind: 'incremental',
       entries: 0,
       stored: { state: 'broken', chain: last.chain, seq: last.seq, problem: 'entries missing after this one' },
+    });
+  });
+
+  it('Z1: a viewer scoped to some workflows sees the status and age, not the verified entry id (a count of the whole trail), and where a break is only when the broken entry is theirs', async () => {
+    const t = await createTestDatabase({ poolSize: 4 });
+    const mine = `mine_${suffix()}`;
+    const theirs = `theirs_${suffix()}`;
+    const scoped: WorkflowScope = { all: false, workflows: [mine] };
+    const a = await makeEffect(t.db, 'done', { runId: (await makeRun(t.db, mine)).runId });
+    const b = await makeEffect(t.db, 'done', { runId: (await makeRun(t.db, theirs)).runId });
+    expect((await runAuditVerification(t.db)).stored.state).toBe('ok');
+
+    const ok = await chainVerification(t.db, scoped);
+    expect(ok).toMatchObject({ state: 'ok', upToId: null, stale: false });
+    expect(ok.ageSeconds).toBeGreaterThanOrEqual(0);
+    expect(Object.keys(ok).sort()).toEqual(['ageSeconds', 'checkedAt', 'stale', 'state', 'upToId']);
+
+    // A break in the other workflow's entry: the scoped viewer learns that the trail is broken and when
+    // that was found, not where; the all-workflows viewer sees the entry.
+    const other = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `effect:${b.key}` } });
+    await tamper(t, `UPDATE audit_entry SET reason = 'rewritten' WHERE id = $1`, [other.id]);
+    expect((await runAuditVerification(t.db, { full: true })).stored.state).toBe('broken');
+    const hidden = await chainVerification(t.db, scoped);
+    expect(hidden).toMatchObject({ state: 'broken', at: null });
+    expect(JSON.stringify(hidden)).not.toContain(b.key);
+    expect(await chainVerification(t.db, EVERY_WORKFLOW)).toMatchObject({
+      state: 'broken',
+      at: { entryId: String(other.id), chain: `effect:${b.key}` },
+    });
+    await tamper(t, `UPDATE audit_entry SET reason = $2 WHERE id = $1`, [other.id, other.reason]);
+
+    // A break in the viewer's own entry is located for them.
+    const own = await t.db.auditEntry.findFirstOrThrow({ where: { chain: `effect:${a.key}` } });
+    await tamper(t, `UPDATE audit_entry SET reason = 'rewritten' WHERE id = $1`, [own.id]);
+    expect((await runAuditVerification(t.db, { full: true })).stored.state).toBe('broken');
+    expect(await chainVerification(t.db, scoped)).toMatchObject({
+      state: 'broken',
+      at: { entryId: String(own.id), chain: `effect:${a.key}`, problem: 'content does not match its hash' },
     });
   });
 });

@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { canSomewhere } from '@/lib/auth/grants.ts';
+import { canOnEach } from '@/lib/auth/grants.ts';
 import { approvalExpiryText } from '@/lib/approvals/expiry.ts';
 import { approvalsPage } from '@/lib/read-models/admin.ts';
 import { ApprovalActions } from '@/app/(console)/_components/approval-actions.tsx';
@@ -16,7 +16,8 @@ const TONE = { open: 'amber', approved: 'green', rejected: 'red', expired: 'zinc
 export default async function ApprovalsPage() {
   const { user, db, scope } = await requireViewer();
   const rows = await approvalsPage(db, scope);
-  const canDecide = canSomewhere(user.grants, 'effect.bump.approve');
+  // Per request: the operator role on every workflow it touches, as the server checks (Z1).
+  const canDecide = (workflows: readonly string[]) => canOnEach(user.grants, 'effect.bump.approve', workflows);
   return (
     <>
       <PageHeader title="Four-eyes approvals" description={approvalExpiryText()} />
@@ -28,7 +29,14 @@ export default async function ApprovalsPage() {
         ) : (
           <ul className="divide-y divide-zinc-100">
             {rows.map((r) => (
-              <li key={r.id} id={`approval-${r.id}`} className="py-3" data-testid="approval-row" data-status={r.status}>
+              <li
+                key={r.id}
+                id={`approval-${r.id}`}
+                className="py-3"
+                data-testid="approval-row"
+                data-status={r.status}
+                data-workflows={r.workflows.join(' ')}
+              >
                 <div className="flex flex-wrap items-start justify-between gap-3">
                   <div className="text-sm">
                     <div className="flex items-center gap-2">
@@ -88,7 +96,7 @@ export default async function ApprovalsPage() {
                       </details>
                     )}
                   </div>
-                  {r.status === 'open' && canDecide && r.kind !== 'replay' && (
+                  {r.status === 'open' && canDecide(r.workflows) && r.kind !== 'replay' && (
                     <ApprovalActions
                       requestId={r.id}
                       setHash={r.setHash}

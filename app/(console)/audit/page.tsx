@@ -7,13 +7,8 @@ import { requestInfoFromHeaders } from '@/lib/auth/request.ts';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { canSomewhere } from '@/lib/auth/grants.ts';
 import { AUDIT_ACTIONS } from '@/lib/audit/actions.ts';
-import {
-  auditFilterFrom,
-  auditFilterProblem,
-  auditPage,
-  chainVerification,
-  describeAge,
-} from '@/lib/read-models/audit.ts';
+import { auditFilterFrom, auditFilterProblem, auditPage } from '@/lib/read-models/audit.ts';
+import { chainVerification, describeAge } from '@/lib/read-models/audit-chain.ts';
 import { subjectNames, subjectRef } from '@/lib/read-models/subject-names.ts';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
@@ -27,7 +22,10 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const [sp, { user, db, scope }] = await Promise.all([searchParams, requireViewer()]);
   const filter = auditFilterFrom(sp);
   const problem = auditFilterProblem(filter);
-  const [page, chain] = await Promise.all([auditPage(db, filter, scope, one(sp, 'cursor')), chainVerification(db)]);
+  const [page, chain] = await Promise.all([
+    auditPage(db, filter, scope, one(sp, 'cursor')),
+    chainVerification(db, scope),
+  ]);
   const names = await subjectNames(db, page.rows);
   // Reading the trail is itself on the trail (who looked, with which filter), written after the read so
   // the page shows the trail as it was when asked for.
@@ -52,16 +50,18 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
             {chain.state === 'broken' ? (
               <span data-testid="chain-badge" data-ok="false" role="alert">
                 <Badge tone="red">
-                  Chain broken at entry {chain.entryId ?? '(missing)'} · {chain.chain} #{chain.seq}: {chain.problem} ·
-                  found {describeAge(chain.ageSeconds ?? 0)} ago
+                  Chain broken
+                  {chain.at
+                    ? ` at entry ${chain.at.entryId ?? '(missing)'} · ${chain.at.chain} #${chain.at.seq}: ${chain.at.problem}`
+                    : ' (where is shown only with access to every workflow)'}{' '}
+                  · found {describeAge(chain.ageSeconds)} ago
                 </Badge>
               </span>
             ) : chain.state === 'ok' ? (
               <span data-testid="chain-badge" data-ok="true" data-stale={chain.stale || undefined}>
                 <Badge tone={chain.stale ? 'amber' : 'green'}>
-                  Chain verified{' '}
-                  <span title={chain.checkedAt.toISOString()}>{describeAge(chain.ageSeconds ?? 0)} ago</span> up to #
-                  {BigInt(chain.upToId).toLocaleString('en-US')}
+                  Chain verified <span title={chain.checkedAt.toISOString()}>{describeAge(chain.ageSeconds)} ago</span>
+                  {chain.upToId !== null && ` up to #${BigInt(chain.upToId).toLocaleString('en-US')}`}
                   {chain.stale ? ' · verification is behind: is a worker running?' : ''}
                 </Badge>
               </span>

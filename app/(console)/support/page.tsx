@@ -1,7 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { canSomewhere } from '@/lib/auth/grants.ts';
+import { canOn } from '@/lib/auth/grants.ts';
 import { supportQueue } from '@/lib/read-models/support.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { BULK_FORM_ID, SupportBulkResolve } from '@/app/(console)/_components/support-bulk.tsx';
@@ -19,7 +19,9 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
   const filter = { runId: one(sp, 'run'), workflow: one(sp, 'workflow'), target: one(sp, 'recipient') };
   const filtered = Boolean(filter.runId || filter.workflow || filter.target);
   const q = await supportQueue(db, scope, { cursor: one(sp, 'cursor'), ...filter });
-  const canResolve = canSomewhere(user.grants, 'effect.resolve');
+  // Per row: a person may hold support on some of the workflows they see (Z1), as the server checks.
+  const canResolve = (workflow: string) => canOn(user.grants, 'effect.resolve', workflow);
+  const resolvable = q.rows.filter((r) => canResolve(r.workflow)).length;
   return (
     <>
       <PageHeader
@@ -52,7 +54,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
             )}
           </div>
         </form>
-        {canResolve && q.rows.length > 0 && <SupportBulkResolve onPage={q.rows.length} />}
+        {resolvable > 0 && <SupportBulkResolve onPage={resolvable} />}
         {q.rows.length === 0 && filtered ? (
           <EmptyState title="No unknown matches these filters">Clear a filter to see the whole queue.</EmptyState>
         ) : q.rows.length === 0 ? (
@@ -67,9 +69,10 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
                 key={r.key}
                 className="flex flex-wrap items-start justify-between gap-3 py-3"
                 data-testid="unknown-row"
+                data-workflow={r.workflow}
               >
                 <div className="flex min-w-0 items-start gap-2 text-sm">
-                  {canResolve && (
+                  {canResolve(r.workflow) && (
                     <input
                       type="checkbox"
                       name="key"
@@ -113,7 +116,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
                   epoch={r.epoch}
                   changedBy={r.changedBy}
                   changedAt={r.since}
-                  canResolve={canResolve}
+                  canResolve={canResolve(r.workflow)}
                   canRevoke={false}
                   canBump={false}
                   refreshBehind={false}
