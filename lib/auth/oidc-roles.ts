@@ -38,7 +38,7 @@ function parseJsonRoleMap(text: string): RoleMapping[] {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`starts with "${text[0]}" but is not valid JSON (${(error as Error).message})`);
+    throw new Error(`starts with "${text[0]}" but is not valid JSON (${(error as Error).message})`, { cause: error });
   }
   if (!Array.isArray(value)) {
     throw new Error('as JSON it must be a list of {"group": "...", "role": "..."}, first match first');

@@ -1,5 +1,5 @@
 // Z1: the role a single sign-on gives comes from OIDC_ROLE_MAP, first matching entry first.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { groupsOf, parseRoleMap, roleFromGroups } from '@/lib/auth/oidc-roles.ts';
 import { env, resetEnvCache } from '@/lib/env.ts';
 
