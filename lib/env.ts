@@ -1,5 +1,6 @@
 // The one place that reads process.env (conventions: validate configuration once).
 import { z } from 'zod';
+import { parseRoleMap } from './auth/oidc-roles.ts';
 import { webhookSecretProblem } from './providers/webhook/secret.ts';
 
 const schema = z.object({
@@ -46,9 +47,20 @@ const schema = z.object({
   OIDC_SCOPE: z.string().default('openid email profile'),
   /** The claim (ID token or userinfo) holding the person's groups: a list of strings, or one string. */
   OIDC_GROUPS_CLAIM: z.string().min(1).default('groups'),
-  /** "group=role,group=role": the first entry matching one of the person's groups gives the role
-   *  (lib/auth/oidc-roles.ts). A person with no account whose groups map is created at first sign-in. */
-  OIDC_ROLE_MAP: z.string().default(''),
+  /** Groups to roles, first match first: "group=role,group=role", or JSON [{"group": ..., "role": ...}]
+   *  for group names with commas (lib/auth/oidc-roles.ts). Malformed: refused at start, naming the entry.
+   *  A person with no account whose groups map is created at first sign-in. */
+  OIDC_ROLE_MAP: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      try {
+        return parseRoleMap(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Re-applies the mapped role at every single sign-on (an existing person with no mapped group keeps theirs). */
   OIDC_SYNC_ROLES: z.stringbool().default(true),
   /** "off" removes the email + password form and refuses the credentials endpoint (single sign-on only). */

@@ -132,6 +132,11 @@ export const AUDIT_ACTIONS = {
     by: ['system'],
     what: "a single sign-on re-applied the role the person's groups map to",
   },
+  'user.sso_password_void': {
+    subject: ['user'],
+    by: ['system'],
+    what: 'a single sign-on voided a one-time password the person had not changed yet',
+  },
   'user.role': { subject: ['user'], by: ['admin'], what: "a user's role changed" },
   'user.disable': { subject: ['user'], by: ['admin'], what: 'a user was disabled' },
   'user.enable': { subject: ['user'], by: ['admin'], what: 'a user was enabled again' },

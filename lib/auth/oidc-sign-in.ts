@@ -4,13 +4,17 @@
 // - an existing person with that email keeps their account; a disabled one is refused;
 // - with OIDC_SYNC_ROLES on, a person whose groups map to a role gets that role at each sign-in (a role
 //   change bumps the session version, ending their other sessions as any role change does);
-// - a person with no account is created just in time when their groups map to a role, else refused.
+// - a person with no account is created just in time when their groups map to a role, else refused;
+// - a one-time password still waiting to be changed (Z7) is voided: the provider has just proved who
+//   the person is, so the change-password page is not demanded, and the handed-over password, which
+//   others saw, stops opening the account (the bumped session version ends any session it opened).
 // Every outcome is audited in the transaction that decides it.
 import { appendAudit, auditRefusal } from '../audit/append.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
 import { env } from '../env.ts';
 import type { Actor, RequestMeta, Role } from '../ledger/actor.ts';
 import { groupsOf, roleFromGroups } from './oidc-roles.ts';
+import { forgetCachedSessions } from './session-cache.ts';
 import type { OidcSettings } from './sign-in-methods.ts';
 
 export type OidcRefusal = 'sso_unverified' | 'sso_unknown' | 'sso_disabled';
@@ -34,6 +38,32 @@ function identityProvider(settings: Settings): Actor {
 
 function isVerified(value: unknown): boolean {
   return value === true || value === 'true';
+}
+
+/** Voids a one-time password only while it is still pending: a password the person chose meanwhile is
+ *  theirs and stays. True when it voided one (the session version moved). */
+async function voidOneTimePassword(
+  tx: DbOrTx,
+  userId: string,
+  actor: Actor,
+  detail: Record<string, unknown>,
+  request?: RequestMeta,
+) {
+  const voided = await tx.user.updateMany({
+    where: { id: userId, mustChangePassword: true },
+    data: { passwordHash: null, mustChangePassword: false, sessionVersion: { increment: 1 } },
+  });
+  if (voided.count === 0) return false;
+  await appendAudit(tx, {
+    chain: `user:${userId}`,
+    actor,
+    action: 'user.sso_password_void',
+    subjectType: 'user',
+    subjectId: userId,
+    detail,
+    request,
+  });
+  return true;
 }
 
 export async function admitOidcSignIn(
@@ -63,6 +93,7 @@ export async function admitOidcSignIn(
   };
   if (!email || !isVerified(claims.email_verified)) return refuse(db, 'sso_unverified', email || seen.sub);
 
+  let sessionsEnded = false;
   const admit = () =>
     db.$transaction(
       async (tx): Promise<OidcAdmission> => {
@@ -82,12 +113,17 @@ export async function admitOidcSignIn(
             detail: { ...seen, email },
             request,
           });
-        } else if (settings.syncRoles && mapped && mapped !== user.role) {
+        } else if (user.mustChangePassword) {
+          if (await voidOneTimePassword(tx, user.id, identityProvider(settings), seen, request)) sessionsEnded = true;
+          user = await tx.user.findUniqueOrThrow({ where: { id: user.id } });
+        }
+        if (settings.syncRoles && mapped && mapped !== user.role) {
           const before = user.role;
           user = await tx.user.update({
             where: { id: user.id },
             data: { role: mapped, sessionVersion: { increment: 1 } },
           });
+          sessionsEnded = true;
           await appendAudit(tx, {
             chain: `user:${user.id}`,
             actor: identityProvider(settings),
@@ -116,12 +152,12 @@ export async function admitOidcSignIn(
       },
       { maxWait: env().DATABASE_POOL_TIMEOUT_MS, timeout: 30_000 },
     );
-  try {
-    return await admit();
-  } catch (error) {
+  const admitted = await admit().catch((error: unknown) => {
     // Two first sign-ins of one new person at once: the loser's insert hits the unique email and it
     // runs again, now as the existing person the winner created.
     if ((error as { code?: string }).code === 'P2002') return admit();
     throw error;
-  }
+  });
+  if (sessionsEnded) forgetCachedSessions(); // Z4: sessions this process remembers may have just ended
+  return admitted;
 }

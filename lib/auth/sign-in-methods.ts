@@ -1,7 +1,7 @@
 // Which ways of signing in this console offers, read from the environment at each call (a deployment
 // changes them by restarting with other variables; the build does not fix them).
 import { env } from '../env.ts';
-import { parseRoleMap, type RoleMapping } from './oidc-roles.ts';
+import type { RoleMapping } from './oidc-roles.ts';
 
 export interface OidcSettings {
   issuer: string;
@@ -23,7 +23,7 @@ export function oidcSettings(): OidcSettings | null {
     clientSecret: e.OIDC_CLIENT_SECRET,
     scope: e.OIDC_SCOPE,
     groupsClaim: e.OIDC_GROUPS_CLAIM,
-    roleMap: parseRoleMap(e.OIDC_ROLE_MAP),
+    roleMap: e.OIDC_ROLE_MAP,
     syncRoles: e.OIDC_SYNC_ROLES,
   };
 }

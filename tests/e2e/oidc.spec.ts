@@ -1,6 +1,7 @@
 // Single sign-on in a real browser against a real OpenID Connect provider (npm oidc-provider, started
 // here): "Sign in with SSO", the provider's own login and consent pages, the authorization code with
-// PKCE redeemed by the console, and the person the groups map to on /runs. This spec runs its own
+// PKCE redeemed by the console, and the person the groups map to on /runs (the map is the JSON form,
+// so a group name may hold a comma). This spec runs its own
 // `next start` against the shared database, configured for single sign-on only (AUTH_CREDENTIALS=off),
 // so the other specs keep their email + password console.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -15,8 +16,14 @@ import { insertUser } from '@/lib/auth/users.ts';
 
 const tag = randomUUID().slice(0, 8);
 const people = {
-  newcomer: { login: 'ada', email: `ada-${tag}@sso.example.com`, name: 'Ada Lovelace', groups: ['ledger-ops'] },
+  newcomer: {
+    login: 'ada',
+    email: `ada-${tag}@sso.example.com`,
+    name: 'Ada Lovelace',
+    groups: ['Ledger Ops, EMEA'],
+  },
   existing: { login: 'kemal', email: `kemal-${tag}@sso.example.com`, name: 'Kemal', groups: ['ledger-audit'] },
+  handed: { login: 'hana', email: `hana-${tag}@sso.example.com`, name: 'Hana', groups: ['ledger-audit'] },
   disabled: { login: 'dora', email: `dora-${tag}@sso.example.com`, name: 'Dora', groups: ['ledger-ops'] },
   stranger: { login: 'sam', email: `sam-${tag}@sso.example.com`, name: 'Sam', groups: ['marketing'] },
 } satisfies Record<string, TestIdentity>;
@@ -46,6 +53,10 @@ test.beforeAll(async () => {
     system,
   );
   await db.user.update({ where: { id: dora.id }, data: { disabled: true } });
+  // An account made with a one-time password handed over to the person, not changed yet (Z7).
+  await insertUser(db, { email: people.handed.email, name: people.handed.name, role: 'auditor', password }, system, {
+    mustChangePassword: true,
+  });
 
   const port = await freePort();
   consoleUrl = `http://127.0.0.1:${port}`;
@@ -66,7 +77,10 @@ test.beforeAll(async () => {
       OIDC_CLIENT_ID: idp.clientId,
       OIDC_CLIENT_SECRET: idp.clientSecret,
       OIDC_SCOPE: idp.scope,
-      OIDC_ROLE_MAP: 'ledger-ops=operator,ledger-audit=auditor',
+      OIDC_ROLE_MAP: JSON.stringify([
+        { group: 'Ledger Ops, EMEA', role: 'operator' },
+        { group: 'ledger-audit', role: 'auditor' },
+      ]),
       AUTH_CREDENTIALS: 'off',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -99,7 +113,7 @@ async function signInWithSso(page: Page, login: string) {
   await page.getByRole('button', { name: 'Continue' }).click();
 }
 
-test('Z1 SSO: a newcomer whose group maps to operator is created at first sign-in and lands on /runs', async ({
+test('Z1 SSO: a newcomer whose group (a name with a comma) maps to operator is created at first sign-in and lands on /runs', async ({
   page,
 }) => {
   await page.goto(`${consoleUrl}/sign-in`);
@@ -127,6 +141,21 @@ test('Z1 SSO: an existing person keeps their account and gets the role their gro
   expect(await db.user.findMany({ where: { email: people.existing.email }, select: { id: true } })).toEqual([
     { id: existingId },
   ]);
+});
+
+test('Z7 SSO: a person with a one-time password still to change lands on /runs, and that password is voided', async ({
+  page,
+}) => {
+  await signInWithSso(page, people.handed.login);
+  await expect(page).toHaveURL(new RegExp(`^${consoleUrl}/runs`), { timeout: 30_000 });
+  await expect(page.getByTestId('current-user')).toHaveText(people.handed.email);
+  await page.goto(`${consoleUrl}/audit`);
+  await expect(page).toHaveURL(new RegExp(`^${consoleUrl}/audit`));
+
+  const row = await db.user.findUniqueOrThrow({ where: { email: people.handed.email }, omit: { passwordHash: false } });
+  expect(row).toMatchObject({ mustChangePassword: false, passwordHash: null });
+  const trail = await db.auditEntry.findMany({ where: { chain: `user:${row.id}` }, orderBy: { seq: 'asc' } });
+  expect(trail.map((e) => e.action)).toEqual(['user.create', 'user.sso_password_void', 'auth.sso_sign_in']);
 });
 
 for (const [who, refusal, message] of [

@@ -1,13 +1,15 @@
 // Z1, Z4: who a single sign-on lets in and with which role, on real PostgreSQL: a mapped newcomer is
 // created just in time, an existing person keeps their account (and gets their mapped role again when
 // OIDC_SYNC_ROLES is on), an unknown or disabled person or an unverified email is refused, and every
-// outcome is on the audit trail. Credentials sign-in turned off: no provider, and the endpoint refuses.
+// outcome is on the audit trail. A one-time password still to be changed is voided by a single
+// sign-on (Z7). Credentials sign-in turned off: no provider, and the endpoint refuses.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { suffix } from '../helpers/factories.ts';
 import { admitOidcSignIn } from '@/lib/auth/oidc-sign-in.ts';
 import { parseRoleMap } from '@/lib/auth/oidc-roles.ts';
 import { insertUser } from '@/lib/auth/users.ts';
+import { mintSessionToken, sessionFromCookie } from '@/lib/auth/session.ts';
 import { resetEnvCache } from '@/lib/env.ts';
 
 let t: TestDatabase;
@@ -22,6 +24,9 @@ const request = { ip: '198.51.100.9', userAgent: 'vitest', requestId: null };
 
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 8 });
+  // Session tokens are minted to show which sessions a voided one-time password ends.
+  process.env.NEXTAUTH_SECRET = 'console-oidc-test-secret';
+  resetEnvCache();
 });
 
 function claims(email: string, groups: string[], extra: Record<string, unknown> = {}) {
@@ -122,6 +127,51 @@ describe('Z1: single sign-on admission', () => {
     // No mapped group at all: the console's own role stands (an account an admin made by hand).
     const unmapped = await admitOidcSignIn(t.db, claims(email, ['marketing']), settings);
     expect(unmapped).toMatchObject({ ok: true, user: { role: 'operator', sessionVersion: user.sessionVersion + 1 } });
+  });
+
+  it('Z7: voids a one-time password still to be changed, audited, and ends the sessions it opened', async () => {
+    const email = `handed-${suffix()}@example.com`;
+    const oneTime = 'a-one-time-password-someone-saw';
+    const user = await insertUser(t.db, { email, name: 'Handed', role: 'operator', password: oneTime }, system, {
+      mustChangePassword: true,
+    });
+    const openedByOneTime = `next-auth.session-token=${await mintSessionToken(user)}`;
+
+    const result = await admitOidcSignIn(t.db, claims(email, ['ledger-ops']), settings, request);
+    expect(result).toMatchObject({ ok: true, user: { id: user.id, sessionVersion: user.sessionVersion + 1 } });
+    if (!result.ok) throw new Error('refused');
+    const row = await t.db.user.findUniqueOrThrow({ where: { id: user.id }, omit: { passwordHash: false } });
+    expect(row).toMatchObject({ mustChangePassword: false, passwordHash: null, role: 'operator' });
+    const sso = `next-auth.session-token=${await mintSessionToken({ ...user, sessionVersion: result.user.sessionVersion })}`;
+    expect(await sessionFromCookie(sso, t.db)).toMatchObject({ problem: null, user: { mustChangePassword: false } });
+    expect(await sessionFromCookie(openedByOneTime, t.db)).toMatchObject({ problem: 'session_revoked' });
+    const entries = await trail(`user:${user.id}`);
+    expect(entries.map((e) => [e.action, e.actorId])).toEqual([
+      ['user.create', 'test'],
+      ['user.sso_password_void', 'oidc'],
+      ['auth.sso_sign_in', user.id],
+    ]);
+    expect(entries[1]).toMatchObject({ ip: request.ip, outcome: 'ok' });
+
+    // Once voided, later single sign-ons change nothing more.
+    const again = await admitOidcSignIn(t.db, claims(email, ['ledger-ops']), settings);
+    expect(again).toMatchObject({ ok: true, user: { sessionVersion: user.sessionVersion + 1 } });
+    expect((await trail(`user:${user.id}`)).filter((e) => e.action === 'user.sso_password_void')).toHaveLength(1);
+  });
+
+  it('Z7: leaves alone a password the person chose themselves', async () => {
+    const email = `own-${suffix()}@example.com`;
+    const user = await insertUser(
+      t.db,
+      { email, name: 'Own', role: 'operator', password: 'a-long-enough-password' },
+      system,
+    );
+    const before = await t.db.user.findUniqueOrThrow({ where: { id: user.id }, omit: { passwordHash: false } });
+    const result = await admitOidcSignIn(t.db, claims(email, ['ledger-ops']), settings);
+    expect(result).toMatchObject({ ok: true, user: { sessionVersion: user.sessionVersion } });
+    const after = await t.db.user.findUniqueOrThrow({ where: { id: user.id }, omit: { passwordHash: false } });
+    expect(after.passwordHash).toBe(before.passwordHash);
+    expect((await trail(`user:${user.id}`)).map((e) => e.action)).toEqual(['user.create', 'auth.sso_sign_in']);
   });
 
   it('reads the groups from the configured claim', async () => {

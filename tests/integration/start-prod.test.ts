@@ -61,6 +61,20 @@ describe('npm run start:prod refuses before serving', () => {
     }
   });
 
+  it('refuses a malformed OIDC_ROLE_MAP, naming the variable and the entry, before reaching the database', async () => {
+    const unreachable = 'postgres://nobody:x@127.0.0.1:1/none';
+    for (const [map, problem] of [
+      ['ledger-ops=operator,Ledger, Ops=admin', 'OIDC_ROLE_MAP: "Ledger" is not group=role'],
+      ['[{"group": "Ledger, Ops", "role": "boss"}]', 'OIDC_ROLE_MAP: "boss" in entry 1 is not a role'],
+    ]) {
+      const r = await runScript(SCRIPT, scriptEnv({ ...secrets, DATABASE_URL: unreachable, OIDC_ROLE_MAP: map }));
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        expect.stringContaining(`[start:prod] Invalid environment: ${problem}`),
+      ]);
+    }
+  });
+
   it('refuses an unreachable database, naming DATABASE_URL', async () => {
     const r = await runScript(SCRIPT, scriptEnv({ ...secrets, DATABASE_URL: 'postgres://nobody:x@127.0.0.1:1/none' }));
     expect(r.code).toBe(1);
