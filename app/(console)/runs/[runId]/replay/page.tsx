@@ -42,6 +42,10 @@ const FILTERS = [
   ['skipped', 'Skipped'],
 ] as const;
 const ACTIVE = ['awaiting_approval', 'approved', 'running', 'paused'];
+// Rows per view: the preview pages through the rest, a report's downloads hold every target. A page
+// costs the server about in proportion to its rows (docs/BENCHMARKS.md, operator pages).
+const PREVIEW_ROWS = 50;
+const REPORT_ROWS = 50;
 
 function view(p: ReplayProgress): ProgressView {
   return JSON.parse(
@@ -91,7 +95,7 @@ export default async function ReplayPage({
     workflow = (await assertVisible({ db, scope }, 'run', runId))[0] ?? null;
     preview = await previewReplay(
       { db },
-      { runId, filter, after: after && /^\d+$/.test(after) ? after : undefined, limit: 200 },
+      { runId, filter, after: after && /^\d+$/.test(after) ? after : undefined, limit: PREVIEW_ROWS },
     );
   } catch (error) {
     if (error instanceof LedgerError && error.code === 'not_found') notFound();
@@ -100,7 +104,7 @@ export default async function ReplayPage({
   const replays = await listReplays({ db }, { runId });
   const reports = new Map<string, ReplayReport>();
   for (const r of replays.filter((x) => x.status === 'completed' || x.status === 'cancelled').slice(0, 3)) {
-    reports.set(r.replayId, await getReplayReport({ db }, { replayId: r.replayId, limit: 500 }));
+    reports.set(r.replayId, await getReplayReport({ db }, { replayId: r.replayId, limit: REPORT_ROWS }));
   }
   const ids = [
     ...new Set(
@@ -235,36 +239,38 @@ export default async function ReplayPage({
           <EmptyState title="No targets in this view" />
         ) : (
           <div className="relative overflow-x-auto">
-            <table className="w-full text-left text-sm" data-testid="replay-preview">
-              <thead className="text-xs text-zinc-500">
+            {/* Cell spacing is set once on the table rather than on each cell (a smaller page). */}
+            <table
+              className="w-full text-left text-xs [&_td]:py-1 [&_td]:pr-3 [&_th]:pr-3"
+              data-testid="replay-preview"
+            >
+              <thead className="text-zinc-500">
                 <tr>
-                  <th className="py-1 pr-3">Target</th>
-                  <th className="pr-3">Record</th>
-                  <th className="pr-3">State</th>
-                  <th className="pr-3">Epoch</th>
-                  <th className="pr-3">Last changed by</th>
-                  <th className="pr-3">When</th>
+                  <th className="py-1">Target</th>
+                  <th>Record</th>
+                  <th>State</th>
+                  <th>Epoch</th>
+                  <th>Last changed by</th>
+                  <th>When</th>
                   <th>Replay</th>
                 </tr>
               </thead>
               <tbody className="divide-y divide-zinc-100">
                 {preview.items.map((i) => (
                   <tr key={i.itemId} data-will-send={i.willSend ? 'yes' : 'no'} data-state={i.state}>
-                    <td className="py-1 pr-3">
-                      <Link className="mono text-xs underline" href={`/target?key=${encodeURIComponent(i.key)}`}>
+                    <td>
+                      <Link className="mono underline" href={`/target?key=${encodeURIComponent(i.key)}`}>
                         {i.target}
                       </Link>
                     </td>
-                    <td className="mono whitespace-nowrap pr-3 text-xs">{i.recordId}</td>
-                    <td className="pr-3">
+                    <td className="mono whitespace-nowrap">{i.recordId}</td>
+                    <td>
                       <Badge tone={i.willSend ? 'blue' : 'zinc'}>{STATE_LABEL[i.state] ?? i.state}</Badge>
                     </td>
-                    <td className="pr-3 tabular-nums">{i.epoch}</td>
-                    <td className="pr-3 text-xs">{i.changedBy ?? '—'}</td>
-                    <td className="whitespace-nowrap pr-3 text-xs">
-                      {i.changedAt ? <Time value={i.changedAt} /> : '—'}
-                    </td>
-                    <td className="text-xs">
+                    <td className="text-sm tabular-nums">{i.epoch}</td>
+                    <td>{i.changedBy ?? '—'}</td>
+                    <td className="whitespace-nowrap">{i.changedAt ? <Time value={i.changedAt} /> : '—'}</td>
+                    <td>
                       {i.willSend ? (
                         <b>will be sent</b>
                       ) : (
@@ -363,7 +369,7 @@ function Report({ report }: { report: ReplayReport }) {
       <details className="mt-2 text-xs">
         <summary className="cursor-pointer text-zinc-600">
           Every target of this replay ({report.total}
-          {report.nextCursor ? ', first 500 shown' : ''})
+          {report.nextCursor ? `, first ${REPORT_ROWS} shown; the downloads hold every target` : ''})
         </summary>
         <div className="relative overflow-x-auto">
           <table className="mt-1 w-full text-left" data-testid="report-items">
