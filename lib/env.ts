@@ -110,6 +110,10 @@ const schema = z.object({
   /** How often each worker sends the pending notification emails, and how often it tries one before giving up. */
   NOTIFY_EMAIL_INTERVAL_SECONDS: z.coerce.number().positive().default(10),
   NOTIFY_EMAIL_MAX_ATTEMPTS: z.coerce.number().int().positive().default(8),
+  /** Retention of notifications (lib/retention/prune-notifications.ts): days after which a read
+   *  notification is pruned, and after which any notification is, read or not (at least as long). */
+  NOTIFY_RETENTION_READ_DAYS: z.coerce.number().int().min(1).default(30),
+  NOTIFY_RETENTION_DAYS: z.coerce.number().int().min(1).default(180),
 });
 
 export type Env = z.infer<typeof schema>;

@@ -71,7 +71,8 @@ async function main() {
   const http = e.WORKER_HTTP_PORT
     ? await startWorkerHttp(e.WORKER_HTTP_PORT, { heartbeat: leader.lastContact, token: e.METRICS_TOKEN })
     : undefined;
-  // T1: the leader prunes retired runs every RETENTION_INTERVAL_MINUTES (lib/retention).
+  // T1: the leader prunes retired runs, then old notifications, every RETENTION_INTERVAL_MINUTES
+  // (lib/retention).
   const retention = startRetentionSchedule({
     db,
     isLeader: () => leader.isLeader(),

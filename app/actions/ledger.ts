@@ -3,7 +3,8 @@
 // the server with the permission table (lib/auth/guard.ts), delegate to the lib command, which
 // audits in the same transaction as the change. Bulk actions run the same command per key.
 import { z } from 'zod';
-import { decideBump, decideInput, requestBump, requestBumpInput } from '@/lib/approvals/bump.ts';
+import { decideBump, decideInput } from '@/lib/approvals/decide-bump.ts';
+import { requestBump, requestBumpInput } from '@/lib/approvals/request-bump.ts';
 import { consoleAction } from '@/lib/auth/guard.ts';
 import {
   approvePlan,

@@ -3,7 +3,7 @@
 // the command only ever touches the person's own rows.
 import { revalidatePath } from 'next/cache';
 import { consoleAction } from '@/lib/auth/guard.ts';
-import { markAllRead, markAllReadInput, markRead, markReadInput } from '@/lib/notifications/inbox.ts';
+import { markAllRead, markAllReadInput, markRead, markReadInput } from '@/lib/notifications/read-marks.ts';
 
 export async function markNotificationReadAction(input: unknown) {
   const result = await consoleAction('console.read', markReadInput, input, (g, i) => markRead(g, i));

@@ -153,7 +153,7 @@ export const AUDIT_ACTIONS = {
   'retention.prune': {
     subject: ['retention'],
     by: ['policy', 'system'],
-    what: "pruned retired runs' idempotency records, raw responses and finished replay items",
+    what: "pruned retired runs' idempotency records, raw responses and finished replay items, or old notifications",
   },
   'audit.checkpoint': { subject: ['audit'], by: ['system'], what: 'the heads of the chains were signed' },
   // Refusals at the console's door are recorded under the permission that was missing (Z2, A4).

@@ -1,8 +1,11 @@
 // Notifications in the browser: the unread count in the navigation, the inbox with its link to the
-// request, mark read, and the per-kind preferences on the account page (saved and shown again).
+// request (opening it marks it read), pages of the inbox, mark read, and the per-kind preferences on
+// the account page (saved and shown again).
+import { randomUUID } from 'node:crypto';
+import { INBOX_PAGE_SIZE } from '@/lib/notifications/inbox.ts';
 import { expect, test } from './fixtures.ts';
 
-test('the approver sees the waiting request in the navigation count and the inbox, follows its link, marks it read; preferences save', async ({
+test('the approver sees the waiting request in the navigation count and the inbox; opening its link marks it read; preferences save', async ({
   page,
   signInAs,
 }) => {
@@ -20,20 +23,22 @@ test('the approver sees the waiting request in the navigation count and the inbo
   const waiting = page.getByTestId('notification').filter({ hasText: 'waits for your approval' }).first();
   await expect(waiting).toHaveAttribute('data-read', 'no');
   const link = waiting.getByRole('link', { name: /Epoch bump of 1 key\(s\) waits for your approval/ });
-  await expect(link).toHaveAttribute('href', /^\/approvals#approval-[0-9a-f-]{36}$/);
 
-  await waiting.getByTestId('mark-read').click();
+  // Opening the link is reading it: the request opens, and the navigation counts one fewer.
+  await link.click();
+  await expect(page).toHaveURL(/\/approvals#approval-[0-9a-f-]{36}$/);
+  const anchor = new URL(page.url()).hash.slice(1);
+  await expect(page.locator(`[id="${anchor}"]`)).toBeVisible();
   if (before === 1) await expect(badge).toHaveCount(0);
   else await expect(badge).toHaveText(new RegExp(`^${before - 1}\\b`));
-  await expect(page.getByTestId('notification').filter({ hasText: 'waits for your approval' }).first()).toHaveAttribute(
-    'data-read',
-    'yes',
+  await inboxLink.click();
+  const opened = page.getByTestId('notification').filter({ hasText: 'waits for your approval' }).first();
+  await expect(opened).toHaveAttribute('data-read', 'yes');
+  // A read notification links straight to what it is about.
+  await expect(opened.getByRole('link', { name: /waits for your approval/ })).toHaveAttribute(
+    'href',
+    `/approvals#${anchor}`,
   );
-
-  const anchor = (await link.getAttribute('href'))!.split('#')[1]!;
-  await link.click();
-  await expect(page).toHaveURL(/\/approvals#approval-/);
-  await expect(page.locator(`[id="${anchor}"]`)).toBeVisible();
 
   await page.goto('/account/notifications');
   const waitingPref = page.getByTestId('preference-approval.waiting');
@@ -46,4 +51,67 @@ test('the approver sees the waiting request in the navigation count and the inbo
   await expect(page.getByTestId('preference-approval.waiting').getByLabel('In the console only')).toBeChecked();
   await expect(page.getByTestId('preference-replay.finished').getByLabel('Off')).toBeChecked();
   await expect(page.getByTestId('preference-approval.expired').getByLabel('Email too')).toBeChecked();
+});
+
+test('the inbox shows a page at a time, newest first, with next and previous pages; Mark read counts down', async ({
+  page,
+  signInAs,
+  e2e,
+}) => {
+  // More notifications than a page, for the auditor (nobody else's inbox changes), one second apart.
+  const { createDb } = await import('@/lib/db/client.ts');
+  const db = createDb(e2e.appUrl, 1);
+  const userId = e2e.seeded.users.auditor.id;
+  const total = INBOX_PAGE_SIZE + 5;
+  const start = Date.now() - total * 1000;
+  const ids: string[] = [];
+  try {
+    for (let i = 1; i <= total; i++) {
+      const n = await db.notification.create({
+        data: {
+          userId,
+          kind: 'replay.finished',
+          subjectId: randomUUID(),
+          title: `Paging check ${i}`,
+          body: `The ${i}th of ${total}`,
+          link: '/runs',
+          createdAt: new Date(start + i * 1000),
+        },
+      });
+      ids.push(n.id);
+    }
+    await signInAs('auditor');
+    await page.goto('/inbox');
+    const titles = () => page.getByTestId('notification').getByRole('link').allTextContents();
+    const pages = page.getByRole('navigation', { name: 'Pages of notifications' });
+    const newestFirst = (from: number, to: number) =>
+      Array.from({ length: from - to + 1 }, (_, k) => `Paging check ${from - k}`);
+
+    await expect(page.getByTestId('notification')).toHaveCount(INBOX_PAGE_SIZE);
+    expect(await titles()).toEqual(newestFirst(total, 6));
+    await expect(pages.getByRole('link', { name: 'Previous page' })).toHaveCount(0);
+
+    await pages.getByRole('link', { name: 'Next page' }).click();
+    await expect(page.getByTestId('notification')).toHaveCount(5);
+    expect(await titles()).toEqual(newestFirst(5, 1));
+    await expect(pages.getByRole('link', { name: 'Next page' })).toHaveCount(0);
+
+    // Mark read on the second page: the count in the navigation and on the card go down by one.
+    const badge = page.getByRole('navigation', { name: 'Console' }).getByTestId('nav-unread');
+    await expect(badge).toHaveText(new RegExp(`^${total}\\b`));
+    await page.getByTestId('notification').filter({ hasText: 'Paging check 3' }).getByTestId('mark-read').click();
+    await expect(badge).toHaveText(new RegExp(`^${total - 1}\\b`));
+    await expect(page.getByRole('heading', { name: `${total - 1} unread` })).toBeVisible();
+    await expect(page.getByTestId('notification').filter({ hasText: 'Paging check 3' })).toHaveAttribute(
+      'data-read',
+      'yes',
+    );
+
+    await pages.getByRole('link', { name: 'Previous page' }).click();
+    await expect(page.getByTestId('notification')).toHaveCount(INBOX_PAGE_SIZE);
+    expect(await titles()).toEqual(newestFirst(total, 6));
+  } finally {
+    await db.notification.deleteMany({ where: { id: { in: ids } } });
+    await db.$disconnect();
+  }
 });

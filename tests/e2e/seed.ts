@@ -2,7 +2,7 @@
 // and the console use), so every row carries its audit entries.
 import type { Db } from '@/lib/db/client.ts';
 import { insertUser } from '@/lib/auth/users.ts';
-import { requestBump } from '@/lib/approvals/bump.ts';
+import { requestBump } from '@/lib/approvals/request-bump.ts';
 import {
   claimEffect,
   completeEffect,

@@ -11,7 +11,7 @@ import type { Browser, Page } from '@playwright/test';
 import { createDb, type Db } from '@/lib/db/client.ts';
 import { insertUser } from '@/lib/auth/users.ts';
 import { addGrant, removeGrant } from '@/lib/auth/grant-commands.ts';
-import { requestBump } from '@/lib/approvals/bump.ts';
+import { requestBump } from '@/lib/approvals/request-bump.ts';
 import { claimEffect, completeEffect, createRun, markUnknown, type Actor } from '@/lib/ledger/index.ts';
 import type { Role } from '@/lib/db/generated/enums.ts';
 import { expect, state, test } from './fixtures.ts';

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, suffix, userActor } from '../helpers/factories.ts';
-import { decideBump, requestBump } from '@/lib/approvals/bump.ts';
+import { decideBump } from '@/lib/approvals/decide-bump.ts';
+import { requestBump } from '@/lib/approvals/request-bump.ts';
 import { approvalsPage } from '@/lib/read-models/admin.ts';
 import { claimEffect, completeEffect, LedgerError, type Actor } from '@/lib/ledger/index.ts';
 import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';

@@ -111,7 +111,7 @@ async function submittedPlan() {
 
 async function openBumpRequest() {
   const key = await doneKey();
-  const { requestBump } = await import('@/lib/approvals/bump.ts');
+  const { requestBump } = await import('@/lib/approvals/request-bump.ts');
   const r = await requestBump(
     { db: t.db, actor: { kind: 'user', id: users.operator2.id, label: users.operator2.email, role: 'operator' } },
     { keys: [key], reason: 'resend' },

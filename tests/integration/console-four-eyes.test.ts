@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, suffix, userActor } from '../helpers/factories.ts';
-import { decideBump, requestBump } from '@/lib/approvals/bump.ts';
+import { decideBump } from '@/lib/approvals/decide-bump.ts';
+import { requestBump } from '@/lib/approvals/request-bump.ts';
 import { claimEffect, completeEffect, revokeEffect, type Actor } from '@/lib/ledger/index.ts';
 
 const t = await createTestDatabase({ poolSize: 6 });

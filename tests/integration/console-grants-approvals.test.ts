@@ -64,7 +64,7 @@ async function doneIn(workflow: string) {
 
 /** An open four-eyes request by another (all-workflows) operator over these keys, in this order. */
 async function requestOver(keys: string[]) {
-  const { requestBump } = await import('@/lib/approvals/bump.ts');
+  const { requestBump } = await import('@/lib/approvals/request-bump.ts');
   const r = await requestBump({ db: t.db, actor: userActor('operator') }, { keys, reason: 'template fixed' });
   if (r.mode !== 'requested') throw new Error('expected a four-eyes request');
   return r;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simpleParser } from 'mailparser';
 import type PgBoss from 'pg-boss';
-import { requestBump } from '@/lib/approvals/bump.ts';
+import { requestBump } from '@/lib/approvals/request-bump.ts';
 import { resetEnvCache } from '@/lib/env.ts';
 import { deliverPendingEmails } from '@/lib/notifications/email-outbox.ts';
 import { notificationEmailProvider } from '@/lib/notifications/schedule.ts';

@@ -1,10 +1,12 @@
 // Notifications: who is told when a four-eyes request waits, is decided or expires;
 // preferences per person and kind, audited; the inbox is each person's own.
 import { describe, expect, it } from 'vitest';
-import { decideBump, requestBump } from '@/lib/approvals/bump.ts';
+import { decideBump } from '@/lib/approvals/decide-bump.ts';
+import { requestBump } from '@/lib/approvals/request-bump.ts';
 import { resetEnvCache } from '@/lib/env.ts';
 import { LedgerError } from '@/lib/ledger/index.ts';
-import { inbox, markAllRead, markRead, unreadCount } from '@/lib/notifications/inbox.ts';
+import { inbox, unreadCount } from '@/lib/notifications/inbox.ts';
+import { markAllRead, markRead } from '@/lib/notifications/read-marks.ts';
 import { preferencesOf, setPreferences } from '@/lib/notifications/preferences.ts';
 import { sweepExpiredApprovals } from '@/lib/notifications/schedule.ts';
 import { createTestDatabase } from '../helpers/db.ts';

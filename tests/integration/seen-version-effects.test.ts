@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/db.ts';
 import { makeEffect, makeTool, snapshot, userActor } from '../helpers/factories.ts';
-import { requestBump } from '@/lib/approvals/bump.ts';
+import { requestBump } from '@/lib/approvals/request-bump.ts';
 import {
   completeEffect,
   resolveUnknown,

@@ -3,7 +3,9 @@ import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { inbox, INBOX_PAGE_SIZE } from '@/lib/notifications/inbox.ts';
 import { NOTIFICATION_KINDS } from '@/lib/notifications/kinds.ts';
+import { one, type SP } from '@/components/search-params.ts';
 import { Badge } from '@/components/ui/badge.tsx';
+import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
 import { MarkAllReadButton, MarkReadButton } from './inbox-actions.tsx';
@@ -12,9 +14,13 @@ export const metadata: Metadata = { title: 'Inbox' };
 
 // The signed-in person's notifications: four-eyes requests waiting for them, decisions on their own
 // requests, the end of their replays. Which kinds arrive, and by email too, is set on the account page.
-export default async function InboxPage() {
-  const { user, db } = await requireViewer();
-  const { items, unread } = await inbox(db, user.id);
+// A page at a time, newest first (keyset cursors in ?before= and ?after=).
+export default async function InboxPage({ searchParams }: { searchParams: Promise<SP> }) {
+  const [sp, { user, db }] = await Promise.all([searchParams, requireViewer()]);
+  const { items, unread, newer, older } = await inbox(db, user.id, {
+    before: one(sp, 'before'),
+    after: one(sp, 'after'),
+  });
   return (
     <>
       <PageHeader
@@ -32,7 +38,7 @@ export default async function InboxPage() {
       />
       <Card
         title={`${unread} unread`}
-        description={items.length >= INBOX_PAGE_SIZE ? `The newest ${INBOX_PAGE_SIZE} are shown.` : undefined}
+        description={newer || older ? `Newest first, ${INBOX_PAGE_SIZE} a page.` : undefined}
       >
         {items.length === 0 ? (
           <EmptyState title="Nothing here yet">
@@ -51,9 +57,17 @@ export default async function InboxPage() {
                 <div className="min-w-0 text-sm">
                   <div className="flex flex-wrap items-center gap-2">
                     {!n.readAt && <Badge tone="blue">new</Badge>}
-                    <Link href={n.link} className={n.readAt ? 'text-zinc-700 underline' : 'font-semibold underline'}>
-                      {n.title}
-                    </Link>
+                    {n.readAt ? (
+                      <Link href={n.link} className="text-zinc-700 underline">
+                        {n.title}
+                      </Link>
+                    ) : (
+                      // Through the open route, which marks it read on the server before leading on; a plain
+                      // link (no prefetch, a full navigation), so the navigation's count is fresh on arrival.
+                      <a href={`/inbox/open/${n.id}`} className="font-semibold underline">
+                        {n.title}
+                      </a>
+                    )}
                   </div>
                   <p className="mt-1 break-words text-zinc-600">{n.body}</p>
                   <p className="mt-1 text-xs text-zinc-500">
@@ -64,6 +78,22 @@ export default async function InboxPage() {
               </li>
             ))}
           </ul>
+        )}
+        {(newer || older) && (
+          <nav aria-label="Pages of notifications" className="mt-3 flex justify-between">
+            {newer ? (
+              <Link href={`/inbox?after=${newer}`} className={linkButton('secondary', 'sm')}>
+                Previous page
+              </Link>
+            ) : (
+              <span />
+            )}
+            {older && (
+              <Link href={`/inbox?before=${older}`} className={linkButton('secondary', 'sm')}>
+                Next page
+              </Link>
+            )}
+          </nav>
         )}
       </Card>
     </>

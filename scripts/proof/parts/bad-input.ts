@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import * as schemas from '@/lib/api/schemas.ts';
 import { runParams } from '@/lib/api/params.ts';
 import { approvePlanInput, resolveUnknownInput } from '@/lib/ledger/index.ts';
-import { decideInput, requestBumpInput } from '@/lib/approvals/bump.ts';
+import { decideInput } from '@/lib/approvals/decide-bump.ts';
+import { requestBumpInput } from '@/lib/approvals/request-bump.ts';
 import { createUserInput, updateUserInput } from '@/lib/auth/users.ts';
 import { createRuntimeKeyInput, revokeRuntimeKeyInput, saveToolInput } from '@/lib/auth/admin-commands.ts';
 import {

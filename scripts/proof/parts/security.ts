@@ -12,7 +12,7 @@ import { can, type Permission } from '@/lib/auth/permissions.ts';
 import { updateUser } from '@/lib/auth/users.ts';
 import { verifyAuditTrail } from '@/lib/audit/verify.ts';
 import { createRuntimeKey, revokeRuntimeKey } from '@/lib/runtime-keys/index.ts';
-import { decideBump } from '@/lib/approvals/bump.ts';
+import { decideBump } from '@/lib/approvals/decide-bump.ts';
 import { approveReplay } from '@/lib/replay/index.ts';
 import { approvePlan } from '@/lib/ledger/index.ts';
 import { providerRegistryFromEnv } from '@/lib/providers/registry.ts';
