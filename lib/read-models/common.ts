@@ -26,16 +26,34 @@ export function decodeCursor<T extends unknown[]>(
   }
 }
 
-const memo = new Map<string, { at: number; value: unknown }>();
-const inFlight = new Map<string, Promise<{ at: number; value: unknown }>>();
+type Entry = { at: number; computedAt: number; mark: string | null; value: unknown };
+const memo = new Map<string, Entry>();
+const inFlight = new Map<string, Promise<Entry>>();
 
-function refresh<T>(key: string, compute: () => Promise<T>): Promise<{ at: number; value: unknown }> {
+/** How long a figure may be carried forward on an unchanged mark before it is computed again anyway:
+ *  a transaction that took an older audit id but committed after the mark was read moves no mark. */
+const MAX_CARRY_MS = 5 * 60_000;
+
+/** What the caller says has not changed since the figure was computed: a change mark (./change-mark.ts). */
+export interface RememberOptions {
+  mark?: () => Promise<string>;
+}
+
+function refresh<T>(key: string, compute: () => Promise<T>, options: RememberOptions): Promise<Entry> {
   let running = inFlight.get(key);
   if (!running) {
-    running = compute()
-      .then((value) => {
+    running = (async (): Promise<Entry> => {
+      const before = memo.get(key);
+      const mark = options.mark ? await options.mark() : null;
+      const now = Date.now();
+      // Nothing changed since the figure was computed: it is current as of now, without the pass.
+      if (before && mark !== null && before.mark === mark && now - before.computedAt < MAX_CARRY_MS)
+        return { ...before, at: now };
+      // The mark is read before the pass, so a change committed during the pass moves it again.
+      return { at: now, computedAt: now, mark, value: await compute() };
+    })()
+      .then((entry) => {
         if (memo.size > 1000) memo.clear();
-        const entry = { at: Date.now(), value };
         memo.set(key, entry);
         return entry;
       })
@@ -47,18 +65,20 @@ function refresh<T>(key: string, compute: () => Promise<T>): Promise<{ at: numbe
 
 /** Memoizes a figure for ttlMs (only used where the page says "as of"). One computation per key at a
  *  time: concurrent requests share it instead of each scanning a million-item run. Once a figure
- *  exists, an expired one is served (with its older "as of") while a single refresh runs behind it. */
+ *  exists, an expired one is served (with its older "as of") while a single refresh runs behind it;
+ *  with a change mark, the refresh only reads the mark when nothing has changed. */
 export async function remember<T>(
   key: string,
   ttlMs: number,
   compute: () => Promise<T>,
+  options: RememberOptions = {},
 ): Promise<{ value: T; at: Date }> {
   const hit = memo.get(key);
   if (hit && Date.now() - hit.at < ttlMs) return { value: hit.value as T, at: new Date(hit.at) };
   if (hit) {
-    refresh(key, compute).catch(() => {}); // a failed refresh leaves the older figure; the next view retries
+    refresh(key, compute, options).catch(() => {}); // a failed refresh leaves the older figure; the next view retries
     return { value: hit.value as T, at: new Date(hit.at) };
   }
-  const entry = await refresh(key, compute);
+  const entry = await refresh(key, compute, options);
   return { value: entry.value as T, at: new Date(entry.at) };
 }

@@ -6,6 +6,7 @@ import { decodeCursor, emptyCounts, encodeCursor, remember, type StateCounts } f
 import { EFFECT_STATES, type EffectState } from '@/lib/ledger/transitions.ts';
 import { exactlyOnceOfPlan } from './exactly-once.ts';
 import { workflowInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
+import { changeMark } from './change-mark.ts';
 
 export interface RunsFilter {
   workflow?: string;
@@ -107,6 +108,11 @@ export async function listRuns(
 const LARGE_RUN_COUNTS_MS = 5_000;
 const largeRuns = new Set<string>();
 
+/** A large run's counts, shared by concurrent views, checked at most every few seconds and counted
+ *  again only when something changed. */
+const rememberCounts = (db: Db, runId: string) =>
+  remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId), { mark: () => changeMark(db) });
+
 /** The six per-state counts of one run, computed now (six index-only range scans in parallel). */
 export async function countRun(db: Db, runId: string): Promise<StateCounts> {
   const counts = emptyCounts();
@@ -134,7 +140,7 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
     // A run with more than LARGE_PLAN keys costs six scans of up to a million index entries per view:
     // its counts are shared by concurrent views and refreshed at most every few seconds.
     const counts = largeRuns.has(runId)
-      ? (await remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId))).value
+      ? (await rememberCounts(db, runId)).value
       : await countRun(db, runId);
     if (EFFECT_STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) largeRuns.add(runId);
     map.set(runId, counts);
@@ -150,7 +156,7 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
     SELECT run_id, state::text AS state, count(*) AS n FROM effect_key WHERE run_id = ANY(${small}::uuid[]) GROUP BY run_id, state`
       : Promise.resolve([]),
     ...large.map(async (runId) =>
-      map.set(runId, (await remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId))).value),
+      map.set(runId, (await rememberCounts(db, runId)).value),
     ),
   ]);
   for (const r of rows) {
@@ -174,6 +180,6 @@ export async function exactlyOnce(
 ): Promise<{ numerator: number; denominator: number; asOf: Date | null }> {
   const compute = async () => (await exactlyOnceOfPlan(db, planId, items)).numerator;
   if (items <= LARGE_PLAN) return { numerator: await compute(), denominator: items, asOf: null };
-  const { value, at } = await remember(`p4:${planId}`, 60_000, compute);
+  const { value, at } = await remember(`p4:${planId}`, 60_000, compute, { mark: () => changeMark(db) });
   return { numerator: value, denominator: items, asOf: at };
 }

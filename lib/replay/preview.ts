@@ -6,6 +6,7 @@ import { Prisma, type DbOrTx } from '../db/client.ts';
 import { notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { remember } from '../read-models/common.ts';
+import { changeMark } from '../read-models/change-mark.ts';
 import {
   exactlyOnce,
   skipReason,
@@ -124,7 +125,7 @@ async function headline(db: DbOrTx, runId: string) {
     return { summary, fourEyes, eo };
   };
   const value = largeSets.has(runId)
-    ? (await remember(`replay-headline:${runId}`, HEADLINE_MS, compute)).value
+    ? (await remember(`replay-headline:${runId}`, HEADLINE_MS, compute, { mark: () => changeMark(db) })).value
     : await compute();
   if (value.summary.total > LARGE_SET) largeSets.add(runId);
   return value;
