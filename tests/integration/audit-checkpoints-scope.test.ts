@@ -24,6 +24,7 @@ let mine: TestEffect;
 let theirs: TestEffect;
 /** A chain whose first entry is about the scoped person's run and whose second is about no run. */
 let mixedChain: string;
+let refusal: (runId: string | null) => Promise<void>;
 
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 6 });
@@ -35,7 +36,7 @@ beforeAll(async () => {
   mine = await makeEffect(t.db, 'done', { runId: (await makeRun(t.db, wf.mine)).runId });
   theirs = await makeEffect(t.db, 'done', { runId: (await makeRun(t.db, wf.theirs)).runId });
   mixedChain = `refused:effect:${mine.key}`;
-  const refusal = (runId: string | null) =>
+  refusal = (runId: string | null) =>
     appendAudit(t.db, {
       chain: `effect:${mine.key}`,
       actor: userActor('support'),
@@ -131,6 +132,20 @@ describe('Z1: signed checkpoints for a person scoped to one workflow', () => {
     expect(summary.export.filtered).toBe(false); // so a checkpointed chain missing from it would be a rewind
     const result = verifyExport(exported.text, { file: checkpoints, publicKeys: [publicPem] });
     expect(result).toMatchObject({ ok: true, checkpointsChecked: checkpoints.checkpoints.length });
+  });
+
+  it('an export leaving out an entry inside one of its chains says filtered, and still verifies', async () => {
+    // The mixed chain goes on with the person's own run: seq 1 and 3 are theirs, seq 2 is not.
+    await refusal(mine.runId);
+    const exported = await download('export', 'scoped', '?format=jsonl');
+    const summary = JSON.parse(exported.text.trim().split('\n').at(-1)!) as { export: { filtered: boolean } };
+    expect(summary.export.filtered).toBe(true);
+    const checkpoints = await checkpointsAs('scoped');
+    expect(verifyExport(exported.text, { file: checkpoints, publicKeys: [publicPem] })).toMatchObject({ ok: true });
+    // The person on every workflow gets the chain whole: nothing left out, nothing filtered.
+    const whole = await download('export', 'everywhere', '?format=jsonl');
+    expect(JSON.parse(whole.text.trim().split('\n').at(-1)!)).toMatchObject({ export: { filtered: false } });
+    expect(verifyExport(whole.text)).toMatchObject({ ok: true });
   });
 
   it('the public key is the same for them as for everyone', async () => {
