@@ -95,7 +95,7 @@ const checkpointsAs = async (who: keyof typeof cookies): Promise<CheckpointsFile
 };
 
 describe('Z1: signed checkpoints for a person scoped to one workflow', () => {
-  it('holds the chains of their workflow only, and a chain with an entry they may not see only up to it', async () => {
+  it('A2: holds the chains of their workflow only, and a chain with an entry they may not see only up to it', async () => {
     const file = await checkpointsAs('scoped');
     const text = JSON.stringify(file);
     expect(text).not.toContain(theirs.key);
@@ -122,7 +122,7 @@ describe('Z1: signed checkpoints for a person scoped to one workflow', () => {
     expect(file.checkpoints.filter((c) => c.chain === mixedChain).map((c) => c.seq)).toEqual([1, 2]);
   });
 
-  it('their export holds nothing of the other workflow and verifies against their checkpoints', async () => {
+  it('A2/A5: their export holds nothing of the other workflow and verifies against their checkpoints', async () => {
     const checkpoints = await checkpointsAs('scoped');
     const exported = await download('export', 'scoped', '?format=jsonl');
     expect(exported.status).toBe(200);
@@ -134,7 +134,7 @@ describe('Z1: signed checkpoints for a person scoped to one workflow', () => {
     expect(result).toMatchObject({ ok: true, checkpointsChecked: checkpoints.checkpoints.length });
   });
 
-  it('an export leaving out an entry inside one of its chains says filtered, and still verifies', async () => {
+  it('A5: an export leaving out an entry inside one of its chains says filtered, and still verifies', async () => {
     // The mixed chain goes on with the person's own run: seq 1 and 3 are theirs, seq 2 is not.
     await refusal(mine.runId);
     const exported = await download('export', 'scoped', '?format=jsonl');
