@@ -30,8 +30,13 @@ export async function* auditExportStream(db: Db, f: AuditFilter, scope: Workflow
   }
 }
 
-/** Collects the seq range per chain while rows stream past, for the closing summary line. */
-export function exportSummary(filtered: boolean) {
+/** Collects the seq range per chain while rows stream past, for the closing summary line. An export
+ *  within a scope (Z1) leaves out the entries of other workflows; where that cuts entries out of the
+ *  middle of a chain it holds (a chain shared by several workflows' refusals), the summary says
+ *  filtered, so the verifier does not take the hole for a removal. Otherwise it holds every entry of
+ *  each chain it names up to that chain's last entry in scope, which is what the scoped checkpoints
+ *  cover (./audit-checkpoints.ts), and stays unfiltered so a rewound chain is still reported. */
+export function exportSummary(filtered: boolean, scope: WorkflowScope) {
   const chains: ExportSummary['export']['chains'] = {};
   let entries = 0;
   return {
@@ -46,8 +51,9 @@ export function exportSummary(filtered: boolean) {
       }
     },
     line(): string {
+      const holes = !scope.all && Object.values(chains).some((c) => c.entries !== c.last_seq - c.first_seq + 1);
       const summary: ExportSummary = {
-        export: { format: 'effect-ledger-audit', version: 2, filtered, entries, chains },
+        export: { format: 'effect-ledger-audit', version: 2, filtered: filtered || holes, entries, chains },
       };
       return JSON.stringify(summary) + '\n';
     },

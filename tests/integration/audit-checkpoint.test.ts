@@ -37,7 +37,7 @@ const key = loadCheckpointKey(signing.privatePem);
 const chain = `user:checkpointed-${suffix()}`;
 
 async function exportAll(): Promise<string> {
-  const summary = exportSummary(false);
+  const summary = exportSummary(false, EVERY_WORKFLOW);
   let out = '';
   for await (const e of auditExportStream(t.db, {}, EVERY_WORKFLOW)) {
     summary.add(e);

@@ -35,7 +35,7 @@ const tricky = {
 };
 
 async function exportJsonl(filter: AuditFilter = {}): Promise<string> {
-  const summary = exportSummary(isFiltered(filter));
+  const summary = exportSummary(isFiltered(filter), EVERY_WORKFLOW);
   let out = '';
   for await (const e of auditExportStream(t.db, filter, EVERY_WORKFLOW)) {
     summary.add(e);

@@ -1,9 +1,11 @@
-// Every signed audit checkpoint as the file `npm run audit:verify -- --checkpoints` reads, for the
+// The signed audit checkpoints as the file `npm run audit:verify -- --checkpoints` reads, for the
 // people who may export the trail; downloaded alongside a JSON Lines export. Audited like an export.
+// A person scoped to some workflows gets the checkpoints of their chains only (Z1,
+// lib/read-models/audit-checkpoints.ts).
 import { appendAudit } from '@/lib/audit/append.ts';
-import { listCheckpoints } from '@/lib/audit/checkpoint.ts';
 import type { CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
 import { consoleRoute } from '@/lib/auth/guard.ts';
+import { checkpointsFor } from '@/lib/read-models/audit-checkpoints.ts';
 
 export const dynamic = 'force-dynamic';
 
@@ -20,7 +22,7 @@ export const GET = consoleRoute('audit.export', { mutating: false }, async (g) =
   const file: CheckpointsFile = {
     format: 'effect-ledger-checkpoints',
     version: 1,
-    checkpoints: await listCheckpoints(g.db),
+    checkpoints: await checkpointsFor(g.db, g.scope),
   };
   return new Response(JSON.stringify(file, null, 1) + '\n', {
     headers: {

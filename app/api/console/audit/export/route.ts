@@ -30,7 +30,7 @@ export const GET = consoleRoute('audit.export', { mutating: false }, async (g, r
     request: g.request,
   });
   const rows = auditExportStream(g.db, filter, g.scope);
-  const summary = exportSummary(isFiltered(filter));
+  const summary = exportSummary(isFiltered(filter), g.scope);
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
