@@ -21,3 +21,11 @@ export function withParams(path: string, sp: SP, changes: Record<string, string 
   const q = params.toString();
   return q ? `${path}?${q}` : path;
 }
+
+/** Rows a list page shows: 25 unless the URL asks for one of the larger sizes. A page's cost to the
+ *  server grows with its rows (docs/BENCHMARKS.md, operator pages), so the default stays small. */
+export const PAGE_SIZES = [25, 50, 100] as const;
+export function pageSize(sp: SP): number {
+  const asked = Number(one(sp, 'rows'));
+  return (PAGE_SIZES as readonly number[]).includes(asked) ? asked : PAGE_SIZES[0];
+}

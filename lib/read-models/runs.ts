@@ -128,24 +128,15 @@ export async function countRun(db: Db, runId: string): Promise<StateCounts> {
 }
 
 /**
- * Per-state counts of the keys claimed in each run (index effect_key(run_id, state)). For one run
- * the six counts run as six index-only range scans in parallel on the pool: on a run with a
- * million keys that is about twice as fast as one GROUP BY, whose per-row aggregation dominates.
+ * Per-state counts of the keys claimed in each run (index effect_key(run_id, state)): one GROUP BY
+ * over the smaller runs (one round trip per page, however many runs it lists). A run with more than
+ * LARGE_PLAN keys is counted by countRun's six index-only range scans in parallel (on a million keys
+ * about twice as fast as the GROUP BY, whose per-row aggregation dominates), shared by concurrent
+ * views and counted again only when something changed.
  */
 export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<string, StateCounts>> {
   const map = new Map<string, StateCounts>();
   if (runIds.length === 0) return map;
-  if (runIds.length === 1) {
-    const runId = runIds[0]!;
-    // A run with more than LARGE_PLAN keys costs six scans of up to a million index entries per view:
-    // its counts are shared by concurrent views and refreshed at most every few seconds.
-    const counts = largeRuns.has(runId)
-      ? (await rememberCounts(db, runId)).value
-      : await countRun(db, runId);
-    if (EFFECT_STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) largeRuns.add(runId);
-    map.set(runId, counts);
-    return map;
-  }
   // A large run on a page of runs is counted as the run page counts it (shared, a few seconds old at
   // most), not in the GROUP BY: otherwise every view of the runs list scans its million keys.
   const large = runIds.filter((id) => largeRuns.has(id));
@@ -155,9 +146,7 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
       ? db.$queryRaw<{ run_id: string; state: EffectState; n: bigint }[]>`
     SELECT run_id, state::text AS state, count(*) AS n FROM effect_key WHERE run_id = ANY(${small}::uuid[]) GROUP BY run_id, state`
       : Promise.resolve([]),
-    ...large.map(async (runId) =>
-      map.set(runId, (await rememberCounts(db, runId)).value),
-    ),
+    ...large.map(async (runId) => map.set(runId, (await rememberCounts(db, runId)).value)),
   ]);
   for (const r of rows) {
     const c = map.get(r.run_id) ?? emptyCounts();

@@ -14,7 +14,8 @@ import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
-import { one, withParams, type SP } from '@/components/search-params.ts';
+import { one, pageSize, withParams, type SP } from '@/components/search-params.ts';
+import { RowsPerPage } from '@/components/rows-per-page.tsx';
 
 export const metadata: Metadata = { title: 'Audit trail' };
 
@@ -23,7 +24,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const filter = auditFilterFrom(sp);
   const problem = auditFilterProblem(filter);
   const [page, chain] = await Promise.all([
-    auditPage(db, filter, scope, one(sp, 'cursor')),
+    auditPage(db, filter, scope, one(sp, 'cursor'), pageSize(sp)),
     chainVerification(db, scope),
   ]);
   const names = await subjectNames(db, page.rows);
@@ -219,7 +220,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
             </table>
           </div>
         )}
-        <div className="mt-3 flex justify-between">
+        <div className="mt-3 flex flex-wrap items-center justify-between gap-2">
           {one(sp, 'cursor') ? (
             <Link href={withParams('/audit', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>
               Newest
@@ -227,6 +228,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           ) : (
             <span />
           )}
+          <RowsPerPage path="/audit" sp={sp} />
           {page.next && (
             <Link href={withParams('/audit', sp, { cursor: page.next })} className={linkButton('secondary', 'sm')}>
               Older entries

@@ -10,7 +10,8 @@ import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.t
 import { FieldList } from '@/components/ui/fields.tsx';
 import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
-import { one, withParams, type SP } from '@/components/search-params.ts';
+import { one, pageSize, withParams, type SP } from '@/components/search-params.ts';
+import { RowsPerPage } from '@/components/rows-per-page.tsx';
 
 export const metadata: Metadata = { title: 'Support queue' };
 
@@ -18,7 +19,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
   const [sp, { user, db, scope }] = await Promise.all([searchParams, requireViewer()]);
   const filter = { runId: one(sp, 'run'), workflow: one(sp, 'workflow'), target: one(sp, 'recipient') };
   const filtered = Boolean(filter.runId || filter.workflow || filter.target);
-  const q = await supportQueue(db, scope, { cursor: one(sp, 'cursor'), ...filter });
+  const q = await supportQueue(db, scope, { cursor: one(sp, 'cursor'), limit: pageSize(sp), ...filter });
   // Per row: a person may hold support on some of the workflows they see (Z1), as the server checks.
   const canResolve = (workflow: string) => canOn(user.grants, 'effect.resolve', workflow);
   const resolvable = q.rows.filter((r) => canResolve(r.workflow)).length;
@@ -125,7 +126,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
             ))}
           </ul>
         )}
-        <div className="mt-3 flex justify-between">
+        <div className="mt-3 flex flex-wrap items-center justify-between gap-2">
           {one(sp, 'cursor') ? (
             <Link href={withParams('/support', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>
               Oldest first
@@ -133,6 +134,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
           ) : (
             <span />
           )}
+          <RowsPerPage path="/support" sp={sp} />
           {q.next && (
             <Link href={withParams('/support', sp, { cursor: q.next })} className={linkButton('secondary', 'sm')}>
               Next page

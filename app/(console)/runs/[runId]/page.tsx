@@ -11,7 +11,8 @@ import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
-import { one, type SP } from '@/components/search-params.ts';
+import { one, pageSize, type SP } from '@/components/search-params.ts';
+import { RowsPerPage } from '@/components/rows-per-page.tsx';
 
 export const metadata: Metadata = { title: 'Run' };
 
@@ -36,6 +37,7 @@ export default async function RunPage({
       q: one(sp, 'q'),
       sort: one(sp, 'sort'),
       cursor: one(sp, 'cursor'),
+      limit: pageSize(sp),
     },
   );
   const status = shownRunStatus(
@@ -121,6 +123,9 @@ export default async function RunPage({
             canBump={canOn(user.grants, 'effect.bump.request', header.workflow)}
           />
         )}
+        <div className="mt-2">
+          <RowsPerPage path={`/runs/${runId}`} sp={sp} />
+        </div>
       </Card>
     </>
   );
