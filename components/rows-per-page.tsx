@@ -1,6 +1,7 @@
 // "Rows per page: 25 · 50 · 100" as plain links that keep the page's other parameters (and start
 // again from the first page, since a cursor belongs to its page size only loosely).
 import Link from 'next/link';
+import { cn } from '@/components/ui/cn.ts';
 import { PAGE_SIZES, pageSize, withParams, type SP } from '@/components/search-params.ts';
 
 export function RowsPerPage({ path, sp }: { path: string; sp: SP }) {
@@ -13,9 +14,11 @@ export function RowsPerPage({ path, sp }: { path: string; sp: SP }) {
           key={n}
           href={withParams(path, sp, { rows: n === PAGE_SIZES[0] ? undefined : String(n), cursor: undefined })}
           aria-current={n === current ? 'page' : undefined}
-          className={
-            n === current ? 'font-semibold text-zinc-900' : 'inline-block min-w-6 text-center text-blue-700 underline'
-          }
+          // 24 px targets at least (WCAG 2.5.8), as the navigation's links.
+          className={cn(
+            'inline-flex min-h-6 min-w-6 items-center justify-center',
+            n === current ? 'font-semibold text-zinc-900' : 'text-blue-700 underline',
+          )}
         >
           {n}
         </Link>

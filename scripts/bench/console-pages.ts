@@ -26,6 +26,7 @@ import {
 import { nextBuildIsFresh } from '@/scripts/support/next-build.ts';
 import { loadMillionItemRun } from './console.ts';
 import type { BenchDatabase } from './harness.ts';
+import { measurePageCosts, type PageCost } from './page-costs.ts';
 import { startNext } from './sdk-http.ts';
 
 const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -53,6 +54,8 @@ export interface PagesBench {
   perKind: Record<string, { n: number; p50: number; p95: number }>;
   failures: number;
   firstFailures: string[];
+  /** Each page kind alone: CPU per page of the server and the database (null off Linux). */
+  costs: PageCost[] | null;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
@@ -120,6 +123,14 @@ export async function benchConsolePages(
         rounds.push({ kind, perSecond, stats });
       }
     }
+    const costs = await measurePageCosts({
+      ownerUrl: o.ownerUrl,
+      serverPid: server.pid,
+      sessions,
+      pages: [...floorPages, ...pages],
+      seconds: Number(process.env.BENCH_PAGES_COST_SECONDS ?? 5),
+      log: console.log,
+    });
     const pageRounds = rounds.filter((x) => x.kind === 'pages');
     const failures = pageRounds.flatMap((x) => x.stats.failures);
     return {
@@ -146,6 +157,7 @@ export async function benchConsolePages(
       ),
       failures: failures.length,
       firstFailures: failures.slice(0, 3).map((f) => `${f.kind} ${f.path}: ${f.why}`),
+      costs,
     };
   } finally {
     await server.stop();
@@ -176,5 +188,21 @@ export function pagesLines(p: PagesBench | null): string[] {
     ...Object.entries(p.perKind).map(([k, v]) => `| ${k} | ${fmt(v.n)} | ${fmt(v.p50)} | ${fmt(v.p95)} |`),
     '',
     `Rounds, requests/s: ${p.rounds.map((r) => `${r.kind} ${fmt(r.perSecond, 1)}`).join(', ')}.`,
+    ...costLines(p.costs, fmt),
+  ];
+}
+
+function costLines(costs: PageCost[] | null, fmt: (n: number, d?: number) => string): string[] {
+  if (!costs) return [];
+  return [
+    '',
+    'Each kind alone (every session asking for it, a few seconds each, after the rounds): CPU per page of the web server and of PostgreSQL (all backends) read from /proc, of the load generator from Node, and the transactions PostgreSQL committed per page.',
+    '',
+    '| page | alone/s | page bytes | server CPU ms/page | PostgreSQL CPU ms/page | load generator CPU ms/page | statements/page |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...costs.map(
+      (c) =>
+        `| ${c.kind} | ${fmt(c.perSecond, 1)} | ${fmt(c.bytes)} | ${fmt(c.serverMs, 1)} | ${fmt(c.databaseMs, 1)} | ${fmt(c.clientMs, 1)} | ${fmt(c.statements, 1)} |`,
+    ),
   ];
 }

@@ -72,7 +72,7 @@ const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..')
 export async function startNext(
   appUrl: string,
   nodeArgs: string[] = [],
-): Promise<{ url: string; stop(): Promise<void> }> {
+): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ledger-bench-next-'));
   const child = spawn(
@@ -104,6 +104,7 @@ export async function startNext(
   child.stdout!.resume();
   return {
     url,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => {
