@@ -37,6 +37,8 @@ const MAX_CARRY_MS = 5 * 60_000;
 /** What the caller says has not changed since the figure was computed: a change mark (./change-mark.ts). */
 export interface RememberOptions {
   mark?: () => Promise<string>;
+  /** How long an unchanged mark carries a figure forward (MAX_CARRY_MS unless shorter). */
+  maxCarryMs?: number;
 }
 
 function refresh<T>(key: string, compute: () => Promise<T>, options: RememberOptions): Promise<Entry> {
@@ -47,7 +49,12 @@ function refresh<T>(key: string, compute: () => Promise<T>, options: RememberOpt
       const mark = options.mark ? await options.mark() : null;
       const now = Date.now();
       // Nothing changed since the figure was computed: it is current as of now, without the pass.
-      if (before && mark !== null && before.mark === mark && now - before.computedAt < MAX_CARRY_MS)
+      if (
+        before &&
+        mark !== null &&
+        before.mark === mark &&
+        now - before.computedAt < (options.maxCarryMs ?? MAX_CARRY_MS)
+      )
         return { ...before, at: now };
       // The mark is read before the pass, so a change committed during the pass moves it again.
       return { at: now, computedAt: now, mark, value: await compute() };
@@ -81,4 +88,22 @@ export async function remember<T>(
   }
   const entry = await refresh(key, compute, options);
   return { value: entry.value as T, at: new Date(entry.at) };
+}
+
+/** How long a small run's figure may be carried forward on an unchanged mark: the bound on how late a
+ *  change that committed out of audit-id order can show (see MAX_CARRY_MS). */
+export const EXACT_CARRY_MS = 2_000;
+
+/**
+ * A figure that is exact on every view, shared while nothing changes: each call reads the change mark
+ * (one indexed statement) and recomputes only when it moved or the figure is EXACT_CARRY_MS old.
+ * Concurrent calls share one read and one computation. For figures small enough to compute per view
+ * but viewed by many people at once (a run of a few thousand targets during an incident).
+ */
+export async function rememberWhileUnchanged<T>(
+  key: string,
+  compute: () => Promise<T>,
+  mark: () => Promise<string>,
+): Promise<T> {
+  return (await refresh(key, compute, { mark, maxCarryMs: EXACT_CARRY_MS })).value as T;
 }

@@ -2,7 +2,14 @@
 // exactly-once figure P4 of its approved plan.
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
-import { decodeCursor, emptyCounts, encodeCursor, remember, type StateCounts } from './common.ts';
+import {
+  decodeCursor,
+  emptyCounts,
+  encodeCursor,
+  remember,
+  rememberWhileUnchanged,
+  type StateCounts,
+} from './common.ts';
 import { EFFECT_STATES, type EffectState } from '@/lib/ledger/transitions.ts';
 import { exactlyOnceOfPlan } from './exactly-once.ts';
 import { workflowInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
@@ -159,8 +166,9 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
 }
 
 /**
- * P4 of a plan, exact on every request for plans up to 50,000 items; for larger ones it is recomputed
- * at most once a minute and the page says "as of".
+ * P4 of a plan, exact on every request for plans up to 50,000 items (concurrent views share one
+ * computation, and a view after which nothing changed reuses it); for larger ones it is recomputed at
+ * most once a minute, only if something changed, and the page says "as of".
  */
 export async function exactlyOnce(
   db: Db,
@@ -168,7 +176,12 @@ export async function exactlyOnce(
   items: number,
 ): Promise<{ numerator: number; denominator: number; asOf: Date | null }> {
   const compute = async () => (await exactlyOnceOfPlan(db, planId, items)).numerator;
-  if (items <= LARGE_PLAN) return { numerator: await compute(), denominator: items, asOf: null };
+  if (items <= LARGE_PLAN)
+    return {
+      numerator: await rememberWhileUnchanged(`p4-exact:${planId}`, compute, () => changeMark(db)),
+      denominator: items,
+      asOf: null,
+    };
   const { value, at } = await remember(`p4:${planId}`, 60_000, compute, { mark: () => changeMark(db) });
   return { numerator: value, denominator: items, asOf: at };
 }
