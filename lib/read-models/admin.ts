@@ -2,7 +2,6 @@
 import type { Db } from '../db/client.ts';
 import { inScope, workflowWhere, type WorkflowScope } from '@/lib/auth/grants.ts';
 import { keysOfPayload } from '@/lib/auth/subject-workflows.ts';
-import { remember } from './common.ts';
 
 export async function usersPage(db: Db) {
   return db.user.findMany({
@@ -170,56 +169,6 @@ export async function userLabels(db: Db, ids: readonly string[]): Promise<Record
   if (ids.length === 0) return {};
   const users = await db.user.findMany({ where: { id: { in: [...ids] } }, select: { id: true, email: true } });
   return Object.fromEntries(users.map((u) => [u.id, u.email]));
-}
-
-/** The review of a run's latest submitted plan (the plan page shows the newest one). */
-export async function latestPlanReview(db: Db, runId: string, scope: WorkflowScope, limit = 100) {
-  if (!/^[0-9a-f-]{36}$/i.test(runId)) return null;
-  const latest = await db.plan.findFirst({ where: { runId }, orderBy: { submittedAt: 'desc' }, select: { id: true } });
-  return latest ? planReview(db, latest.id, scope, limit) : null;
-}
-
-/** null for a plan that does not exist or whose run is outside the viewer's scope (Z1). */
-export async function planReview(db: Db, planId: string, scope: WorkflowScope, limit = 100) {
-  if (!/^[0-9a-f-]{36}$/i.test(planId)) return null;
-  const plan = await db.plan.findUnique({ where: { id: planId }, include: { run: { include: { event: true } } } });
-  if (!plan || !inScope(scope, plan.run.workflow)) return null;
-  // The run id leads the condition so that the (run_id, target, id) index yields the first page in
-  // order; by plan id alone PostgreSQL would sort every item of the plan on each view.
-  const items = await db.planItem.findMany({
-    where: { runId: plan.runId, planId },
-    orderBy: [{ target: 'asc' }, { id: 'asc' }],
-    take: limit,
-    select: { id: true, target: true, recordId: true, action: true, tool: true, key: true },
-  });
-  // The plan's tools, distinct in the database (Prisma's `distinct` reads every item into memory: a
-  // million rows per view of a million-item plan). A submitted plan's items never change (P1 freezes
-  // them, and a plan is written in the transaction that submits it), so the list is computed once per
-  // process for a plan of any size.
-  const distinctTools = async () =>
-    (
-      await db.$queryRaw<
-        { tool: string }[]
-      >`SELECT DISTINCT tool FROM plan_item WHERE plan_id = ${planId}::uuid ORDER BY tool`
-    ).map((t) => t.tool);
-  const tools = (await remember(`plan-tools:${planId}`, 24 * 3600_000, distinctTools)).value.map((tool) => ({
-    tool,
-  }));
-  const strict = await db.toolDefinition.count({
-    where: { name: { in: tools.map((t) => t.tool) }, distinctApprover: true },
-  });
-  const labels = await userLabels(
-    db,
-    [plan.approvedById, plan.rejectedById].filter((id): id is string => Boolean(id)),
-  );
-  return {
-    plan,
-    approverLabel: plan.approvedById ? (labels[plan.approvedById] ?? null) : null,
-    rejecterLabel: plan.rejectedById ? (labels[plan.rejectedById] ?? null) : null,
-    items: items.map((i) => ({ ...i, id: String(i.id) })),
-    tools: tools.map((t) => t.tool),
-    distinctApprover: strict > 0,
-  };
 }
 
 export async function submittedPlans(db: Db, scope: WorkflowScope) {

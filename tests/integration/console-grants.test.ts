@@ -181,7 +181,8 @@ describe('Z1: read models show only the workflows a person holds a role in', () 
     const { supportQueue } = await import('@/lib/read-models/support.ts');
     const { auditPage } = await import('@/lib/read-models/audit.ts');
     const { auditExportStream } = await import('@/lib/read-models/audit-export.ts');
-    const { submittedPlans, latestPlanReview } = await import('@/lib/read-models/admin.ts');
+    const { submittedPlans } = await import('@/lib/read-models/admin.ts');
+    const { latestPlanReview } = await import('@/lib/read-models/plan-review.ts');
     const scope = mixedScope();
     const hidden = await effectIn(wf.none, 'unknown');
     const seen = await effectIn(wf.sup, 'unknown');

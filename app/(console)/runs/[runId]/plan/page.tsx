@@ -4,7 +4,7 @@ import { notFound } from 'next/navigation';
 import { approvePlanAction, rejectPlanAction } from '@/app/actions/ledger.ts';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { canOn } from '@/lib/auth/grants.ts';
-import { latestPlanReview } from '@/lib/read-models/admin.ts';
+import { latestPlanReview } from '@/lib/read-models/plan-review.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, PageHeader } from '@/components/ui/card.tsx';
