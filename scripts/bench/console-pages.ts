@@ -104,7 +104,9 @@ export async function benchConsolePages(
     for (let i = 0; i < emails.length; i += 8)
       sessions.push(...(await Promise.all(emails.slice(i, i + 8).map((e) => signInOverHttp(server.url, e, password)))));
     const floorSessions = sessions.map((_, i) => fetchSession(server.url, `floor ${i}`, null));
-    const floorPages: PageKind[] = [{ kind: 'static', path: () => '/forbidden', markers: () => ['Your role cannot open this page'] }];
+    const floorPages: PageKind[] = [
+      { kind: 'static', path: () => '/forbidden', markers: () => ['Your role cannot open this page'] },
+    ];
     const filePages: PageKind[] = [{ kind: 'file', path: () => '/robots.txt', markers: () => ['User-agent'] }];
     const pages = pagesOf(runId);
     const rounds: PagesRound[] = [];
