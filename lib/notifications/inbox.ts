@@ -1,7 +1,7 @@
 // A person's inbox: their notifications, newest first, a page at a time, and the unread count the
 // navigation shows. Every read is scoped to the signed-in person: nobody reads another's rows.
 import { Prisma, db as sharedDb, type Db } from '@/lib/db/client.ts';
-import { decodeCursor, encodeCursor } from '@/lib/read-models/common.ts';
+import { decodeCursor, encodeCursor, TIMESTAMP_TEXT, UUID_TEXT } from '@/lib/read-models/common.ts';
 import type { NotificationKind } from './kinds.ts';
 
 export const INBOX_PAGE_SIZE = 25;
@@ -45,9 +45,6 @@ export async function navUnreadCount(userId: string): Promise<number> {
 // carries PostgreSQL's own text of the time, which casts back exactly.
 type Edge = [createdAt: string, id: string];
 
-const TIMESTAMP_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?[+-]\d\d(:\d\d){0,2}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function edgeOf(cursor: string | undefined): Edge | null {
   return decodeCursor(
     cursor,
@@ -56,7 +53,7 @@ function edgeOf(cursor: string | undefined): Edge | null {
       typeof v[0] === 'string' &&
       TIMESTAMP_TEXT.test(v[0]) &&
       typeof v[1] === 'string' &&
-      UUID.test(v[1]),
+      UUID_TEXT.test(v[1]),
   );
 }
 

@@ -8,6 +8,12 @@ export function emptyCounts(): StateCounts {
   return { pending: 0, done: 0, failed: 0, unknown: 0, revoked: 0, stuck: 0 };
 }
 
+/** PostgreSQL's own text of a timestamptz (`created_at::text`). Keyset cursors on a time column carry
+ *  it rather than a JavaScript Date, which drops the microseconds the column keeps: two rows a
+ *  microsecond apart would then be skipped or shown twice across a page boundary. */
+export const TIMESTAMP_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?[+-]\d\d(:\d\d){0,2}$/;
+export const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Opaque keyset cursor: base64url of a JSON tuple. */
 export function encodeCursor(values: unknown[]): string {
   return Buffer.from(JSON.stringify(values)).toString('base64url');

@@ -8,6 +8,8 @@ import {
   encodeCursor,
   remember,
   rememberWhileUnchanged,
+  TIMESTAMP_TEXT,
+  UUID_TEXT,
   type StateCounts,
 } from './common.ts';
 import { EFFECT_STATES, type EffectState } from '@/lib/ledger/transitions.ts';
@@ -49,7 +51,12 @@ export async function listRuns(
   const limit = Math.min(Math.max(filter.limit ?? 25, 1), 100);
   const cursor = decodeCursor(
     filter.cursor,
-    (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string',
+    (v): v is [string, string] =>
+      v.length === 2 &&
+      typeof v[0] === 'string' &&
+      TIMESTAMP_TEXT.test(v[0]) &&
+      typeof v[1] === 'string' &&
+      UUID_TEXT.test(v[1]),
   );
   // Z1: only runs of workflows the viewer holds a role in.
   const where: Prisma.Sql[] = [workflowInScopeSql(scope, Prisma.sql`r.workflow`)];
@@ -61,7 +68,7 @@ export async function listRuns(
   if (from && !Number.isNaN(from.getTime())) where.push(Prisma.sql`r.created_at >= ${from}`);
   if (to && !Number.isNaN(to.getTime())) where.push(Prisma.sql`r.created_at < ${to}`);
   if (filter.q) where.push(Prisma.sql`e.trigger_id ILIKE ${`%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
-  if (cursor) where.push(Prisma.sql`(r.created_at, r.id) < (${new Date(cursor[0])}, ${cursor[1]}::uuid)`);
+  if (cursor) where.push(Prisma.sql`(r.created_at, r.id) < (${cursor[0]}::timestamptz, ${cursor[1]}::uuid)`);
   const rows = await db.$queryRaw<
     {
       id: string;
@@ -69,12 +76,13 @@ export async function listRuns(
       status: string;
       trigger_id: string;
       created_at: Date;
+      position: string;
       plan_id: string | null;
       plan_status: string | null;
       item_count: number | null;
     }[]
   >`
-    SELECT r.id, r.workflow, r.status::text, e.trigger_id, r.created_at, p.id AS plan_id, p.status::text AS plan_status, p.item_count
+    SELECT r.id, r.workflow, r.status::text, e.trigger_id, r.created_at, r.created_at::text AS position, p.id AS plan_id, p.status::text AS plan_status, p.item_count
     FROM run r JOIN event e ON e.id = r.event_id
     LEFT JOIN LATERAL (SELECT id, status, item_count FROM plan WHERE plan.run_id = r.id AND status <> 'rejected' ORDER BY submitted_at DESC LIMIT 1) p ON TRUE
     WHERE ${Prisma.join(where, ' AND ')}
@@ -107,7 +115,7 @@ export async function listRuns(
   ).map((w) => w.workflow);
   return {
     rows: out,
-    next: rows.length > limit && last ? encodeCursor([last.created_at.toISOString(), last.id]) : null,
+    next: rows.length > limit && last ? encodeCursor([last.position, last.id]) : null,
     workflows,
   };
 }

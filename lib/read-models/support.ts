@@ -2,7 +2,7 @@
 // with the latest evidence reconciliation (or the runtime) recorded for its current epoch.
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
-import { decodeCursor, encodeCursor } from './common.ts';
+import { decodeCursor, encodeCursor, TIMESTAMP_TEXT } from './common.ts';
 import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
 
 export interface UnknownRow {
@@ -30,6 +30,7 @@ type Raw = {
   workflow: string;
   current_epoch: number;
   changed_at: Date;
+  position: string;
   changed_by: string;
   evidence: unknown;
   actor_id: string | null;
@@ -67,11 +68,14 @@ export async function supportQueue(
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
   const cursor = decodeCursor(
     options.cursor,
-    (v): v is [string, string] => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string',
+    (v): v is [string, string] =>
+      v.length === 2 && typeof v[0] === 'string' && TIMESTAMP_TEXT.test(v[0]) && typeof v[1] === 'string',
   );
-  const after = cursor ? Prisma.sql`AND (k.changed_at, k.key) > (${new Date(cursor[0])}, ${cursor[1]})` : Prisma.empty;
+  const after = cursor
+    ? Prisma.sql`AND (k.changed_at, k.key) > (${cursor[0]}::timestamptz, ${cursor[1]})`
+    : Prisma.empty;
   const raw = await db.$queryRaw<Raw[]>`
-    SELECT k.key, k.target, k.tool, k.action, k.run_id, r.workflow, k.current_epoch, k.changed_at, k.changed_by, t.evidence, t.actor_id, t.at
+    SELECT k.key, k.target, k.tool, k.action, k.run_id, r.workflow, k.current_epoch, k.changed_at, k.changed_at::text AS position, k.changed_by, t.evidence, t.actor_id, t.at
     FROM effect_key k
     JOIN run r ON r.id = k.run_id
     LEFT JOIN LATERAL (SELECT evidence, actor_id, at FROM effect_transition et
@@ -100,6 +104,6 @@ export async function supportQueue(
       evidenceBy: r.actor_id,
       evidenceAt: r.at,
     })),
-    next: raw.length > limit && last ? encodeCursor([last.changed_at.toISOString(), last.key]) : null,
+    next: raw.length > limit && last ? encodeCursor([last.position, last.key]) : null,
   };
 }
