@@ -32,8 +32,9 @@ export async function decideBump(ctx: BumpContext, raw: unknown) {
   if (!request || request.kind !== 'effect.bump')
     throw notFound(`approval request ${input.requestId} does not exist`, { field: 'requestId' });
   const action = input.decision === 'approve' ? 'approval.approve' : 'approval.reject';
-  const refuse = async (why: string) => {
-    await auditRefusal(db, {
+  // Every refusal of a decision is audited (A4) on the request's chain, with what was asked.
+  const auditRefused = (why: string) =>
+    auditRefusal(db, {
       chain: `approval:${request.id}`,
       actor,
       action,
@@ -44,6 +45,8 @@ export async function decideBump(ctx: BumpContext, raw: unknown) {
       why,
       request: ctx.request,
     });
+  const refuse = async (why: string) => {
+    await auditRefused(why);
     return forbidden(why);
   };
   const permitted = checkTransition('done', 'new_epoch', partyOf(actor));
@@ -52,17 +55,7 @@ export async function decideBump(ctx: BumpContext, raw: unknown) {
   if (fourEyes) throw await refuse(fourEyes);
   // Conflicts are refusals of a four-eyes decision too: audited (A4) with the same answer as before.
   const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
-    await auditRefusal(db, {
-      chain: `approval:${request.id}`,
-      actor,
-      action,
-      subjectType: 'approval',
-      subjectId: request.id,
-      runId: request.runId,
-      reason: input.reason ?? null,
-      why,
-      request: ctx.request,
-    });
+    await auditRefused(why);
     return conflict(why, extra);
   };
   await refuseUnlessSeenStatus(db, request.id, input.seenStatus);
