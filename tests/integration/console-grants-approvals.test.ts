@@ -2,8 +2,8 @@
 // keys belong to, not only the run of its first key. Deciding it bumps each key, so the decider needs
 // operator on each of those workflows, and the approvals page lists the request, and offers the
 // decision, on the same terms.
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { asConsoleRequest } from '../helpers/console-request.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeEffect, makeRun, suffix, userActor } from '../helpers/factories.ts';
 import { resetEnvCache } from '@/lib/env.ts';
@@ -42,20 +42,9 @@ beforeAll(async () => {
 });
 
 function asScoped<T>(fn: () => Promise<T>): Promise<T> {
-  return auth.mintSessionToken(scoped).then((token) =>
-    auth.runWithRequest(
-      {
-        cookie: `next-auth.session-token=${token}`,
-        ip: '203.0.113.9',
-        userAgent: 'vitest',
-        requestId: randomUUID(),
-        origin: null,
-        host: 'console.test',
-        secFetchSite: 'same-origin',
-      },
-      fn,
-    ),
-  );
+  return auth
+    .mintSessionToken(scoped)
+    .then((token) => asConsoleRequest(auth.runWithRequest, `next-auth.session-token=${token}`, fn, '203.0.113.9'));
 }
 
 async function doneIn(workflow: string) {

@@ -4,6 +4,7 @@
 // and audited with nothing changed; what belongs to a workflow they hold no role in is invisible.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { asConsoleRequest } from '../helpers/console-request.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeEffect, makeRun, makeTool, snapshot, suffix } from '../helpers/factories.ts';
 import { resetEnvCache } from '@/lib/env.ts';
@@ -72,18 +73,7 @@ async function setGrants(who: 'mixed' | 'scopedAdmin', grants: [Role, string | n
 
 async function as<T>(who: keyof typeof people, fn: () => Promise<T>): Promise<T> {
   const cookie = `next-auth.session-token=${await auth.mintSessionToken(people[who])}`;
-  return auth.runWithRequest(
-    {
-      cookie,
-      ip: '203.0.113.7',
-      userAgent: 'vitest',
-      requestId: randomUUID(),
-      origin: null,
-      host: 'console.test',
-      secFetchSite: 'same-origin',
-    },
-    fn,
-  );
+  return asConsoleRequest(auth.runWithRequest, cookie, fn);
 }
 
 async function effectIn(workflow: string, state: 'done' | 'unknown') {
