@@ -1,7 +1,8 @@
 // The answer a claim would give without claiming, when that answer is already known to change
 // nothing: the key is held at its current epoch (pending, done, unknown, revoked or stuck), so the
-// claim would lose and write nothing (S1). The HTTP API uses it to answer a replayed claim with one
-// read instead of the claim's round trip under a reserved Idempotency-Key (lib/api/handler.ts).
+// claim would lose and write nothing (S1). The HTTP API uses it to answer a replayed claim from the
+// statement that authenticates the caller and stores its Idempotency-Key record (lib/api/held-claim.ts)
+// instead of the claim's round trip under a reserved Idempotency-Key.
 // Everything a claim checks first (S7, Z6 with its audited refusal, the registered action, the key
 // derived on the server: prepareClaim) runs here too, so a refusal is the claim's own refusal.
 // "Held" is defined once, in SQL (ledger_claim_peek), where ledger_claim_batch answers its losers.
@@ -20,7 +21,7 @@ import { claimEffectInput, type ClaimEffectResult } from './claim-effect.ts';
 const PEEK_SQL = `
   SELECT ord, epoch, state, changed_by, changed_at FROM ledger_claim_peek($1::text[])`;
 
-interface PeekRow {
+export interface PeekRow {
   ord: number;
   epoch: number;
   state: EffectState;
@@ -68,27 +69,37 @@ export async function peekClaim(ctx: ClaimCtx, rawInput: unknown): Promise<HeldA
   return heldAnswer(call.key, call.target, await peekRow(ctx.db, call.key));
 }
 
+/** A claim's peek prepared without a caller, for the agent API's replayed claim (lib/api/held-claim.ts),
+ *  whose one statement reads the key's held row together with the caller's runtime key. */
+export interface ClaimPeekStart {
+  /** The claim key, derived on the server (K1-K3). */
+  key: string;
+  /** The run's workflow: the caller's runtime key must be scoped to it (Z6). */
+  workflow: string;
+  /** Makes the claim's checks that depend on the caller (S7, Z6, refusals audited), then answers
+   *  from the key's held row: null when the key is not held (the claim may win). */
+  finish(ctx: ClaimCtx, row: PeekRow | undefined): Promise<HeldAnswer | null>;
+}
+
 /**
- * peekClaim in two steps, so that its read can overlap with authenticating the caller: the first
- * step needs no actor (the input, the catalog, the derived key; it starts the read); the second takes
- * the authenticated actor, makes the claim's checks that depend on it (S7, Z6, refusals audited) and
- * only then gives the answer. Nothing read is returned before those checks pass.
+ * peekClaim in two steps, so that its read can be made together with authenticating the caller: the
+ * first step needs no actor (the input, the catalog, the derived key); the second takes the
+ * authenticated actor and the row read, makes the claim's checks that depend on the actor and only
+ * then gives the answer. Nothing read is returned before those checks pass.
  */
-export async function startClaimPeek(
-  db: DbOrTx,
-  rawInput: unknown,
-): Promise<(ctx: ClaimCtx) => Promise<HeldAnswer | null>> {
+export async function startClaimPeek(db: DbOrTx, rawInput: unknown): Promise<ClaimPeekStart> {
   const input = parseInput(claimEffectInput, rawInput);
   const [tool, run] = await Promise.all([getTool(db, input.tool), getRun(db, input.runId)]);
   const { key, target } = deriveClaimKey(input, tool, run);
-  const read = peekRow(db, key);
-  // Awaited in the second step; until then a failed read must not count as unhandled.
-  read.catch(() => undefined);
-  return async (ctx) => {
-    await requireClaimer(ctx, run.id);
-    await requireClaimScope(ctx, run);
-    rememberEffectWorkflow(key, run.workflow);
-    return heldAnswer(key, target, await read);
+  return {
+    key,
+    workflow: run.workflow,
+    finish: async (ctx, row) => {
+      await requireClaimer(ctx, run.id);
+      await requireClaimScope(ctx, run);
+      rememberEffectWorkflow(key, run.workflow);
+      return heldAnswer(key, target, row);
+    },
   };
 }
 
