@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import type { PeekRow } from '../ledger/commands/peek-claim.ts';
+import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { invalid, LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { authenticate, requestMeta } from './auth.ts';
@@ -59,12 +59,10 @@ export interface RouteSpec<S extends z.ZodType | undefined> {
    * answer with its record (lib/api/held-claim.ts). The second gets the authenticated caller and the
    * row, and answers, or gives null when the operation must run.
    */
-  readOnlyAnswer?: (
-    c: Omit<HandlerContext<S extends z.ZodType ? z.output<S> : undefined, never>, 'actor'>,
-  ) => Promise<{
+  readOnlyAnswer?: (c: Omit<HandlerContext<S extends z.ZodType ? z.output<S> : undefined, never>, 'actor'>) => Promise<{
     key: string;
     workflow: string;
-    finish(c: HandlerContext<unknown, unknown>, held: PeekRow | undefined): Promise<OpResult | null>;
+    finish(c: HandlerContext<unknown, unknown>, held: HeldRow | undefined): Promise<OpResult | null>;
   }>;
 }
 

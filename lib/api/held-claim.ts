@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { sqlPool, sqlRows, type Db } from '../db/client.ts';
 import { GroupCommit } from '../db/group-commit.ts';
-import type { PeekRow } from '../ledger/commands/peek-claim.ts';
+import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import type { RuntimeKeyRow } from '../runtime-keys/index.ts';
 import { RUNTIME_SCOPE_PREFIX } from './idempotency.ts';
 
@@ -27,7 +27,7 @@ export interface HeldClaimRead {
   /** The runtime key's row, if the prefix names one. */
   keyRow: RuntimeKeyRow | undefined;
   /** The claim key's row when it is held; undefined when a claim could take it. */
-  held: PeekRow | undefined;
+  held: HeldRow | undefined;
   /** The record stored with the losing claim's answer, or null (a check failed, the key is not held,
    *  or the Idempotency-Key was used before). */
   stored: { id: string; body: unknown } | null;
@@ -37,7 +37,7 @@ type Row = Omit<RuntimeKeyRow, 'id'> & {
   ord: number;
   id: string | null;
   epoch: number | null;
-  state: PeekRow['state'] | null;
+  state: HeldRow['state'] | null;
   changed_by: string | null;
   changed_at: Date | null;
   record_id: string | null;
@@ -68,7 +68,6 @@ function read(row: Row | undefined): HeldClaimRead {
       row.epoch === null
         ? undefined
         : {
-            ord: 1,
             epoch: row.epoch,
             state: row.state!,
             changed_by: row.changed_by!,

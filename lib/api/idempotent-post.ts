@@ -9,7 +9,7 @@
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import type { PeekRow } from '../ledger/commands/peek-claim.ts';
+import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { authenticateAndReserve, authenticateHeldClaim } from './auth.ts';
 import {
   canonicalJson,
@@ -29,7 +29,7 @@ type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
 export interface ReadOnlyClaim {
   key: string;
   workflow: string;
-  finish(actor: RuntimeActor, held: PeekRow | undefined): Promise<OpResult | null>;
+  finish(actor: RuntimeActor, held: HeldRow | undefined): Promise<OpResult | null>;
 }
 
 export async function idempotentPost(

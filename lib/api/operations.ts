@@ -17,7 +17,7 @@ import {
   submitPlan,
 } from '../ledger/index.ts';
 import { LedgerError } from '../ledger/errors.ts';
-import type { PeekRow } from '../ledger/commands/peek-claim.ts';
+import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { problem } from './problem.ts';
 import { readRun } from '../read-models/run-view.ts';
 import { readEffect } from '../read-models/effect-view.ts';
@@ -104,7 +104,7 @@ export async function opStartPeekClaim(db: Db, body: z.input<typeof claimBody>) 
   return {
     key: start.key,
     workflow: start.workflow,
-    finish: async (ctx: OpContext, held: PeekRow | undefined): Promise<OpResult | null> => {
+    finish: async (ctx: OpContext, held: HeldRow | undefined): Promise<OpResult | null> => {
       const answer = await start.finish(ctx, held);
       return answer && claimLostAnswer(answer);
     },

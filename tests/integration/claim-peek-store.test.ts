@@ -100,7 +100,10 @@ describe('ledger_claim_peek_store (a replayed claim in one statement)', () => {
     const idempotencyKey = `k-${suffix()}`;
     const result = await idempotentPost(
       t.db,
-      new Request(`${BASE}/api/v1/effects/claim`, { method: 'POST', headers: { authorization: `Bearer ${key.token}` } }),
+      new Request(`${BASE}/api/v1/effects/claim`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.token}` },
+      }),
       { ip: null, userAgent: null, requestId: 'test' },
       'effect.claim',
       { key: idempotencyKey, hash: 'h' },
