@@ -17,6 +17,7 @@ import {
 } from '../runtime-keys/index.ts';
 import { runtimeKeyRow } from './runtime-key-lookup.ts';
 import { existingRecord, RUNTIME_SCOPE_PREFIX, runtimeScope, type Reservation } from './idempotency.ts';
+import { readHeldClaim, type HeldClaimRead } from './held-claim.ts';
 
 type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
 
@@ -115,4 +116,35 @@ export async function authenticateAndReserve(
       ? { id: row!.record_id }
       : await existingRecord(db, runtimeScope(result.actor.id), idempotency.key, idempotency.hash);
   return { actor: result.actor, reservation };
+}
+
+/**
+ * Authenticates a replayed claim in the statement that also reads its key's held row and stores its
+ * Idempotency-Key record when it may (held-claim.ts). The key is checked here exactly as by
+ * authenticate, and refused the same way (401, audited).
+ */
+export async function authenticateHeldClaim(
+  db: Db,
+  request: Request,
+  meta: RequestMeta,
+  action: ApiDoorAction,
+  idempotency: { key: string; hash: string },
+  claim: { key: string; workflow: string },
+): Promise<{ actor: RuntimeActor } & Omit<HeldClaimRead, 'keyRow'>> {
+  const token = bearerToken(request);
+  if (!token) throw await refuse(db, request, meta, action, NO_TOKEN);
+  const prefix = runtimeKeyPrefix(token);
+  if (!prefix) throw await refuse(db, request, meta, action, checkRuntimeKey(undefined, token));
+  const { keyRow, held, stored } = await readHeldClaim(db, {
+    prefix,
+    secretHash: hashToken(token),
+    workflow: claim.workflow,
+    claimKey: claim.key,
+    idempotencyKey: idempotency.key,
+    requestHash: idempotency.hash,
+  });
+  const result = checkRuntimeKey(keyRow, token);
+  if (!result.ok) throw await refuse(db, request, meta, action, result);
+  await noteRuntimeKeyUse(db, keyRow!);
+  return { actor: result.actor, held, stored };
 }

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { invalid, LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { authenticate, requestMeta } from './auth.ts';
@@ -19,7 +20,7 @@ import { isProblem, jsonSafe, problem, problemFrom, problemHeaders, type Problem
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 import { parseIdempotencyKey, requestHash } from './idempotency.ts';
-import { idempotentPost } from './idempotent-post.ts';
+import { idempotentPost, type ReadOnlyClaim } from './idempotent-post.ts';
 import type { OpResult } from './operations.ts';
 
 /** Limits of a request body: bigger or deeper bodies get 413 and change nothing. */
@@ -51,15 +52,18 @@ export interface RouteSpec<S extends z.ZodType | undefined> {
   /** Path parameter schema (validated before anything runs: 422 naming the parameter). */
   params?: z.ZodType;
   /**
-   * The operation's answer when it is known to change nothing (a claim of a held key), from reads
-   * alone. Two steps: the first runs before the caller is authenticated (its reads overlap with
-   * authentication; it may throw, and then the operation simply runs), the second gets the
-   * authenticated caller and answers, or gives null when the operation must run. With an
-   * Idempotency-Key such an answer is stored with its record in one insert.
+   * For a claim: the operation's answer when it is known to change nothing (a claim of a held key),
+   * in two steps. The first runs before the caller is authenticated and names the claim key and the
+   * run's workflow (it may throw, and then the operation simply runs); the statement that
+   * authenticates the caller reads that key's held row and, with an Idempotency-Key, stores the
+   * answer with its record (lib/api/held-claim.ts). The second gets the authenticated caller and the
+   * row, and answers, or gives null when the operation must run.
    */
-  readOnlyAnswer?: (
-    c: Omit<HandlerContext<S extends z.ZodType ? z.output<S> : undefined, never>, 'actor'>,
-  ) => Promise<(c: HandlerContext<unknown, unknown>) => Promise<OpResult | null>>;
+  readOnlyAnswer?: (c: Omit<HandlerContext<S extends z.ZodType ? z.output<S> : undefined, never>, 'actor'>) => Promise<{
+    key: string;
+    workflow: string;
+    finish(c: HandlerContext<unknown, unknown>, held: HeldRow | undefined): Promise<OpResult | null>;
+  }>;
 }
 
 type RouteCtx<P> = { params: Promise<P> };
@@ -228,21 +232,25 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
       const start = spec.readOnlyAnswer;
       const readOnly =
         start &&
-        (async () => {
-          const finish = await start({
+        (async (): Promise<ReadOnlyClaim> => {
+          const claim = await start({
             db,
             meta,
             request: meta,
             body: input.body as never,
             params: input.params as never,
           });
-          return async (actor: RuntimeActor): Promise<OpResult | null> => {
-            try {
-              const found = await finish(context(actor));
-              return found && shape(spec, found);
-            } catch (error) {
-              return answer(problemFrom(error));
-            }
+          return {
+            key: claim.key,
+            workflow: claim.workflow,
+            finish: async (actor, held) => {
+              try {
+                const found = await claim.finish(context(actor), held);
+                return found && shape(spec, found);
+              } catch (error) {
+                return answer(problemFrom(error));
+              }
+            },
           };
         });
       const r = await idempotentPost(db, request, meta, spec.action, { key: input.key, hash }, run, readOnly);

@@ -1,16 +1,18 @@
 // How a POST with an Idempotency-Key runs (Z5), in one of two orders:
 // - the usual one: authenticate and reserve the key in one statement, run the operation, complete
 //   the record with its answer;
-// - for an operation that may answer from reads alone (a claim of a held key, which changes nothing):
-//   read for that answer while the caller is authenticated, then store it with its record in one
-//   insert. That saves the reservation's own commit and a round trip on every replayed claim. A key
-//   used before decides instead of the new answer (storeAnswer), so a retry still gets the first
-//   answer, 409 or 422 as always.
+// - for a claim, which may be answered from reads alone (a claim of a held key changes nothing):
+//   one statement authenticates the caller, reads the claim key's held row and stores the losing
+//   claim's answer with its record (held-claim.ts), so a replayed claim is one round trip and one
+//   shared commit. A key used before decides instead of the new answer (storeAnswer), so a retry
+//   still gets the first answer, 409 or 422 as always.
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { authenticate, authenticateAndReserve } from './auth.ts';
+import type { HeldRow } from '../ledger/commands/peek-claim.ts';
+import { authenticateAndReserve, authenticateHeldClaim } from './auth.ts';
 import {
+  canonicalJson,
   keepsAnswer,
   reserveRecord,
   runReserved,
@@ -22,6 +24,14 @@ import type { OpResult } from './operations.ts';
 
 type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
 
+/** A claim prepared before its caller is known: its key, its run's workflow, and its answer from the
+ *  key's held row once the caller is (null when the claim must run: it may win). */
+export interface ReadOnlyClaim {
+  key: string;
+  workflow: string;
+  finish(actor: RuntimeActor, held: HeldRow | undefined): Promise<OpResult | null>;
+}
+
 export async function idempotentPost(
   db: Db,
   request: Request,
@@ -29,18 +39,27 @@ export async function idempotentPost(
   action: ApiDoorAction,
   idempotency: { key: string; hash: string },
   run: (actor: RuntimeActor) => Promise<OpResult>,
-  readOnly?: () => Promise<(actor: RuntimeActor) => Promise<OpResult | null>>,
+  readOnly?: () => Promise<ReadOnlyClaim>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const { key, hash } = idempotency;
-  if (!readOnly) {
+  // The read-only answer's first step needs no caller (the catalog, the derived key); if it fails,
+  // the operation runs the usual way and reports the failure itself, after authentication.
+  const claim = readOnly && (await readOnly().catch(() => null));
+  if (!claim) {
     const { actor, reservation } = await authenticateAndReserve(db, request, meta, action, idempotency);
     return runReserved(db, reservation, () => run(actor));
   }
-  // The read-only answer's first step (its reads) runs while the caller is authenticated; if it
-  // fails, the operation runs the usual way and reports the failure itself, after authentication.
-  const [actor, finish] = await Promise.all([authenticate(db, request, meta, action), readOnly().catch(() => null)]);
+  const { actor, held, stored } = await authenticateHeldClaim(db, request, meta, action, idempotency, claim);
+  const early = await claim.finish(actor, held);
+  if (stored) {
+    if (early && early.status === 200 && canonicalJson(early.body) === canonicalJson(stored.body)) {
+      return { status: early.status, body: early.body, replayed: false };
+    }
+    // The statement stored an answer this request does not give (a check only the application makes
+    // refused it): the record is completed with the real answer, or freed, as for any reservation.
+    return runReserved(db, { id: stored.id }, async () => early ?? run(actor));
+  }
   const scope = runtimeScope(actor.id);
-  const early = finish && (await finish(actor));
   if (early && keepsAnswer(early.status)) return storeAnswer(db, scope, key, hash, early);
   // No read-only answer, or one that is not stored (404, 422, 5xx): the usual way, so that a retry
   // of a request whose first answer was stored still gets that answer, and the operation reports

@@ -17,6 +17,7 @@ import {
   submitPlan,
 } from '../ledger/index.ts';
 import { LedgerError } from '../ledger/errors.ts';
+import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { problem } from './problem.ts';
 import { readRun } from '../read-models/run-view.ts';
 import { readEffect } from '../read-models/effect-view.ts';
@@ -93,17 +94,20 @@ export async function opClaim(ctx: OpContext, body: z.input<typeof claimBody>): 
 }
 
 /**
- * A claim of a held key answered from one read (null when the claim must run: it may win). Two
- * steps: the first needs no caller and starts the read; the second checks the authenticated caller.
+ * A claim of a held key answered from its held row, read by the statement that authenticates the
+ * caller (lib/api/held-claim.ts). Two steps: the first needs no caller and names the claim key and
+ * its run's workflow; the second checks the authenticated caller and answers (null when the claim
+ * must run: it may win).
  */
-export async function opStartPeekClaim(
-  db: Db,
-  body: z.input<typeof claimBody>,
-): Promise<(ctx: OpContext) => Promise<OpResult | null>> {
-  const finish = await startClaimPeek(db, parseInput(claimBody, body));
-  return async (ctx) => {
-    const held = await finish(ctx);
-    return held && claimLostAnswer(held);
+export async function opStartPeekClaim(db: Db, body: z.input<typeof claimBody>) {
+  const start = await startClaimPeek(db, parseInput(claimBody, body));
+  return {
+    key: start.key,
+    workflow: start.workflow,
+    finish: async (ctx: OpContext, held: HeldRow | undefined): Promise<OpResult | null> => {
+      const answer = await start.finish(ctx, held);
+      return answer && claimLostAnswer(answer);
+    },
   };
 }
 

@@ -117,7 +117,7 @@ export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null):
       : 'Ledger claims were not measured in this run, so no claims ratio.',
     `Checked: ${correct ? `${fmt(s.effects)} deliveries to ${fmt(s.effects)} distinct targets, none added by the replay, ${fmt(s.done)} effects done` : `**wrong counts**: ${JSON.stringify({ ...s.deliveries, done: s.done })}`}.`,
     '',
-    "A replayed effect is one claim request that loses (its key is held): the product reads the runtime key and the claim's current state side by side (`ledger_claim_peek`, the definition of a held key that `ledger_claim_batch` uses too), checks the caller's scope, and stores the answer with its Idempotency-Key record in one insert; reads and inserts made at the same moment share a statement, the inserts a commit. The floor's replay is one `INSERT ... ON CONFLICT DO NOTHING` that finds the row.",
+    "A replayed effect is one claim request that loses (its key is held): the product sends one statement (`ledger_claim_peek_store`) that reads the runtime key and the claim's current state (`ledger_claim_peek`, the definition of a held key that `ledger_claim_batch` uses too) and, when the key is good and scoped to the run's workflow, stores the answer with its Idempotency-Key record; the server then makes the key, permission and scope checks itself on what came back. Requests of the same moment share that statement and its commit. The floor's replay is one `INSERT ... ON CONFLICT DO NOTHING` that finds the row.",
     ...replayProfileLines(s),
   ];
 }

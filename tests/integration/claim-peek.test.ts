@@ -22,7 +22,7 @@ describe('claim peek (a claim answered from one read)', () => {
       target: `new-${suffix()}@example.com`,
     };
     const before = await snapshot(t.db);
-    // Started in the same turn: these peeks share statements (batched), each still gets its own answer.
+    // Started together: each still gets its own answer.
     const answers = await Promise.all([
       ...effects.map((e) => peekClaim({ db: t.db, actor: runtimeActor() }, e.input)),
       peekClaim({ db: t.db, actor: runtimeActor() }, fresh),

@@ -1,16 +1,14 @@
 // The answer a claim would give without claiming, when that answer is already known to change
 // nothing: the key is held at its current epoch (pending, done, unknown, revoked or stuck), so the
-// claim would lose and write nothing (S1). The HTTP API uses it to answer a replayed claim with one
-// read instead of the claim's round trip under a reserved Idempotency-Key (lib/api/handler.ts).
+// claim would lose and write nothing (S1). The HTTP API uses it to answer a replayed claim from the
+// statement that authenticates the caller and stores its Idempotency-Key record (lib/api/held-claim.ts)
+// instead of the claim's round trip under a reserved Idempotency-Key.
 // Everything a claim checks first (S7, Z6 with its audited refusal, the registered action, the key
 // derived on the server: prepareClaim) runs here too, so a refusal is the claim's own refusal.
 // "Held" is defined once, in SQL (ledger_claim_peek), where ledger_claim_batch answers its losers.
-import type pg from 'pg';
-import { sqlPool, sqlRows, type DbOrTx } from '@/lib/db/client.ts';
-import { GroupCommit } from '@/lib/db/group-commit.ts';
+import { sqlRows, type DbOrTx } from '@/lib/db/client.ts';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import type { Actor, RequestMeta } from '../actor.ts';
-import { MAX_BATCH } from '../claim-batcher.ts';
 import { getRun, getTool } from '../catalog.ts';
 import { deriveClaimKey, prepareClaim, requireClaimer, requireClaimScope } from '../prepare-claim.ts';
 import { rememberEffectWorkflow } from '../scope.ts';
@@ -18,44 +16,14 @@ import { parseInput } from '../validate.ts';
 import { claimEffectInput, type ClaimEffectResult } from './claim-effect.ts';
 
 const PEEK_SQL = `
-  SELECT ord, epoch, state, changed_by, changed_at FROM ledger_claim_peek($1::text[])`;
+  SELECT epoch, state, changed_by, changed_at FROM ledger_claim_peek($1::text[])`;
 
-interface PeekRow {
-  ord: number;
+/** A held key's current row, as ledger_claim_peek gives it. */
+export interface HeldRow {
   epoch: number;
   state: EffectState;
   changed_by: string;
   changed_at: Date;
-}
-
-/** Each key's row in key order; undefined where the key is not held. */
-async function peekKeys(pool: pg.Pool, keys: string[]): Promise<(PeekRow | undefined)[]> {
-  const { rows } = await pool.query<PeekRow>({ name: 'ledger_claim_peek', text: PEEK_SQL, values: [keys] });
-  const answers: (PeekRow | undefined)[] = keys.map(() => undefined);
-  for (const row of rows) answers[row.ord - 1] = row;
-  return answers;
-}
-
-// Peeks made in the same event-loop turn share one statement (one round trip, one index probe per
-// key; lib/db/group-commit.ts): a lone peek goes out at once.
-const batchers = new WeakMap<pg.Pool, GroupCommit<string, PeekRow | undefined>>();
-
-function peekBatcher(pool: pg.Pool): GroupCommit<string, PeekRow | undefined> {
-  let batcher = batchers.get(pool);
-  if (!batcher) {
-    batcher = new GroupCommit<string, PeekRow | undefined>({
-      // A read holds no lock and waits for no flush: a free connection takes it at once. Only reads
-      // arriving in the same turn share a statement (measured: capping reads at a quarter of the
-      // pool, as for commits, made them queue behind each other and cost the replay a fifth).
-      maxInFlight: pool.options.max ?? 10,
-      maxBatch: MAX_BATCH,
-      minBatch: 4,
-      runOne: async (key) => (await peekKeys(pool, [key]))[0],
-      runBatch: (keys) => peekKeys(pool, keys),
-    });
-    batchers.set(pool, batcher);
-  }
-  return batcher;
 }
 
 type HeldAnswer = Extract<ClaimEffectResult, { claimed: false }>;
@@ -68,37 +36,45 @@ export async function peekClaim(ctx: ClaimCtx, rawInput: unknown): Promise<HeldA
   return heldAnswer(call.key, call.target, await peekRow(ctx.db, call.key));
 }
 
+/** A claim's peek prepared without a caller, for the agent API's replayed claim (lib/api/held-claim.ts),
+ *  whose one statement reads the key's held row together with the caller's runtime key. */
+export interface ClaimPeekStart {
+  /** The claim key, derived on the server (K1-K3). */
+  key: string;
+  /** The run's workflow: the caller's runtime key must be scoped to it (Z6). */
+  workflow: string;
+  /** Makes the claim's checks that depend on the caller (S7, Z6, refusals audited), then answers
+   *  from the key's held row: null when the key is not held (the claim may win). */
+  finish(ctx: ClaimCtx, row: HeldRow | undefined): Promise<HeldAnswer | null>;
+}
+
 /**
- * peekClaim in two steps, so that its read can overlap with authenticating the caller: the first
- * step needs no actor (the input, the catalog, the derived key; it starts the read); the second takes
- * the authenticated actor, makes the claim's checks that depend on it (S7, Z6, refusals audited) and
- * only then gives the answer. Nothing read is returned before those checks pass.
+ * peekClaim in two steps, so that its read can be made together with authenticating the caller: the
+ * first step needs no actor (the input, the catalog, the derived key); the second takes the
+ * authenticated actor and the row read, makes the claim's checks that depend on the actor and only
+ * then gives the answer. Nothing read is returned before those checks pass.
  */
-export async function startClaimPeek(
-  db: DbOrTx,
-  rawInput: unknown,
-): Promise<(ctx: ClaimCtx) => Promise<HeldAnswer | null>> {
+export async function startClaimPeek(db: DbOrTx, rawInput: unknown): Promise<ClaimPeekStart> {
   const input = parseInput(claimEffectInput, rawInput);
   const [tool, run] = await Promise.all([getTool(db, input.tool), getRun(db, input.runId)]);
   const { key, target } = deriveClaimKey(input, tool, run);
-  const read = peekRow(db, key);
-  // Awaited in the second step; until then a failed read must not count as unhandled.
-  read.catch(() => undefined);
-  return async (ctx) => {
-    await requireClaimer(ctx, run.id);
-    await requireClaimScope(ctx, run);
-    rememberEffectWorkflow(key, run.workflow);
-    return heldAnswer(key, target, await read);
+  return {
+    key,
+    workflow: run.workflow,
+    finish: async (ctx, row) => {
+      await requireClaimer(ctx, run.id);
+      await requireClaimScope(ctx, run);
+      rememberEffectWorkflow(key, run.workflow);
+      return heldAnswer(key, target, row);
+    },
   };
 }
 
-function peekRow(db: DbOrTx, key: string): Promise<PeekRow | undefined> {
-  const pool = sqlPool(db);
-  if (pool) return peekBatcher(pool).submit(key);
-  return sqlRows<PeekRow>(db, PEEK_SQL, [[key]], 'ledger_claim_peek').then((rows) => rows[0]);
+async function peekRow(db: DbOrTx, key: string): Promise<HeldRow | undefined> {
+  return (await sqlRows<HeldRow>(db, PEEK_SQL, [[key]], 'ledger_claim_peek'))[0];
 }
 
-function heldAnswer(key: string, target: string, row: PeekRow | undefined): HeldAnswer | null {
+function heldAnswer(key: string, target: string, row: HeldRow | undefined): HeldAnswer | null {
   if (!row) return null;
   return {
     claimed: false,

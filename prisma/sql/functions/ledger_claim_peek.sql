@@ -1,8 +1,8 @@
 -- Which of these keys are held at their current epoch (pending, done, unknown, revoked or stuck, and
 -- not a pending row awaiting its claim): a claim of such a key loses and writes nothing, so its answer
 -- can be given from this read alone. One home for "held": ledger_claim_batch answers its losing
--- claimers from it, and the agent API answers a replayed claim from it without a write of its own
--- (lib/ledger/commands/peek-claim.ts). The read is unlocked, like ledger_claim's first look: a key
+-- claimers from it, and the agent API answers a replayed claim from it in ledger_claim_peek_store,
+-- which writes only that request's Idempotency-Key record (lib/api/held-claim.ts). The read is unlocked, like ledger_claim's first look: a key
 -- whose claim is still in flight elsewhere is not visible yet, so it is not reported held and its
 -- caller goes on to claim it, waiting for that transaction as a lone claim would.
 --
