@@ -13,7 +13,7 @@ import { provisionDatabase } from '../lib/db/provision.ts';
 import { startSandbox } from '../lib/providers/sandbox/server.ts';
 import { seedIfEmpty } from './seed.ts';
 import { nextBuildIsFresh } from './support/next-build.ts';
-import { nextCli, spawnGroup, stopGroups, type GroupChild } from './support/processes.ts';
+import { nextCli, ownStopSignals, spawnGroup, stopGroups, type GroupChild } from './support/processes.ts';
 import { WORKER_NODE_ARGS } from './support/worker-args.ts';
 
 const say = (line: string) => console.log(`[start] ${line}`);
@@ -47,8 +47,7 @@ async function main() {
     say('stopped');
     process.exit(code);
   };
-  process.on('SIGINT', () => void stop(0));
-  process.on('SIGTERM', () => void stop(0));
+  ownStopSignals(() => void stop(0));
 
   try {
     if (database.appliedMigrations.length) say(`applied migrations: ${database.appliedMigrations.join(', ')}`);

@@ -57,3 +57,16 @@ export async function stopGroups(children: GroupChild[], graceMs: number): Promi
   await Promise.all(children.map((c) => c.exited));
   return late;
 }
+
+/**
+ * Makes `handler` the only answer to SIGINT and SIGTERM. A library may have hooked them already: the
+ * embedded PostgreSQL package stops its clusters and exits with 143 on SIGTERM, which pulls the
+ * database from under the console and the worker while they finish what they hold, and ends this
+ * process before it has stopped them. The supervisor decides the order instead.
+ */
+export function ownStopSignals(handler: () => void): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, handler);
+  }
+}
