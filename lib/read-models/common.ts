@@ -100,16 +100,41 @@ export async function remember<T>(
  *  change that committed out of audit-id order can show (see MAX_CARRY_MS). */
 export const EXACT_CARRY_MS = 2_000;
 
+type ExactRun = { mark: string; value: Promise<unknown> };
+const exactInFlight = new Map<string, ExactRun>();
+
 /**
  * A figure that is exact on every view, shared while nothing changes: each call reads the change mark
  * (one indexed statement) and recomputes only when it moved or the figure is EXACT_CARRY_MS old.
- * Concurrent calls share one read and one computation. For figures small enough to compute per view
- * but viewed by many people at once (a run of a few thousand targets during an incident).
+ * Concurrent calls share a computation only when it started on the mark they read themselves: one
+ * that started before a change must not answer a view that came after it. For figures small enough
+ * to compute per view but viewed by many people at once (a run of a few thousand targets during an
+ * incident).
  */
 export async function rememberWhileUnchanged<T>(
   key: string,
   compute: () => Promise<T>,
   mark: () => Promise<string>,
 ): Promise<T> {
-  return (await refresh(key, compute, { mark, maxCarryMs: EXACT_CARRY_MS })).value as T;
+  const current = await mark();
+  const startedAt = Date.now();
+  const hit = memo.get(key);
+  if (hit && hit.mark === current && startedAt - hit.computedAt < EXACT_CARRY_MS) return hit.value as T;
+  const running = exactInFlight.get(key);
+  if (running && running.mark === current) return (await running.value) as T;
+  const value = compute().then((v) => {
+    const newer = memo.get(key);
+    if (!newer || newer.computedAt <= startedAt) {
+      if (memo.size > 1000) memo.clear();
+      memo.set(key, { at: startedAt, computedAt: startedAt, mark: current, value: v });
+    }
+    return v;
+  });
+  const run = { mark: current, value };
+  exactInFlight.set(key, run);
+  try {
+    return await value;
+  } finally {
+    if (exactInFlight.get(key) === run) exactInFlight.delete(key);
+  }
 }

@@ -61,6 +61,28 @@ describe('figures shared while nothing changes', () => {
     expect(await rememberWhileUnchanged(key, compute, mark)).toBe(2);
   });
 
+  it('P4: a computation that started before a change does not answer a view that came after it', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    const compute = async () => {
+      const n = ++started;
+      if (n === 1) await gate; // the first computation is still running when the change commits
+      return n;
+    };
+    const mark = () => changeMark(t.db);
+    const key = `memo-test:${randomUUID()}`;
+    const early = rememberWhileUnchanged(key, compute, mark);
+    while (started === 0) await new Promise((resolve) => setImmediate(resolve));
+    await claim(3);
+    const late = rememberWhileUnchanged(key, compute, mark);
+    expect(await late).toBe(2);
+    release();
+    expect(await early).toBe(1);
+    // The newer figure stays: the early one finished last but began before it.
+    expect(await rememberWhileUnchanged(key, compute, mark)).toBe(2);
+  });
+
   it('P4: the exact figure of a small plan follows each completed effect on the next view', async () => {
     const first = await exactlyOnce(t.db, planId, targets.length);
     expect(first).toMatchObject({ numerator: 0, denominator: 4, asOf: null });
