@@ -4,6 +4,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { Prisma, PrismaClient } from './generated/client.ts';
 import { env } from '../env.ts';
+import { componentLogger } from '../ops/log.ts';
 
 export { Prisma };
 export type { PrismaClient };
@@ -49,6 +50,10 @@ function makeClient(connectionString: string, max = 20) {
     // queueing without bound behind an exhausted pool or an unreachable server.
     connectionTimeoutMillis: env().DATABASE_POOL_TIMEOUT_MS,
   });
+  // A connection that drops while idle in the pool (PostgreSQL or PgBouncer restarted, a network
+  // blip) is an 'error' on the pool; unheard, it is an uncaught exception that ends the process. The
+  // pool has already discarded that connection and the next query opens a fresh one: log and go on.
+  pool.on('error', (err) => componentLogger('db').warn({ err: err.message }, 'idle database connection lost'));
   if (!prepared) withoutStatementNames(pool);
   const client = new PrismaClient({
     adapter: new PrismaPg(pool, { disposeExternalPool: true }),
