@@ -32,16 +32,41 @@ export function decodeCursor<T extends unknown[]>(
   }
 }
 
-const memo = new Map<string, { at: number; value: unknown }>();
-const inFlight = new Map<string, Promise<{ at: number; value: unknown }>>();
+type Entry = { at: number; computedAt: number; mark: string | null; value: unknown };
+const memo = new Map<string, Entry>();
+const inFlight = new Map<string, Promise<Entry>>();
 
-function refresh<T>(key: string, compute: () => Promise<T>): Promise<{ at: number; value: unknown }> {
+/** How long a figure may be carried forward on an unchanged mark before it is computed again anyway:
+ *  a transaction that took an older audit id but committed after the mark was read moves no mark. */
+const MAX_CARRY_MS = 5 * 60_000;
+
+/** What the caller says has not changed since the figure was computed: a change mark (./change-mark.ts). */
+export interface RememberOptions {
+  mark?: () => Promise<string>;
+  /** How long an unchanged mark carries a figure forward (MAX_CARRY_MS unless shorter). */
+  maxCarryMs?: number;
+}
+
+function refresh<T>(key: string, compute: () => Promise<T>, options: RememberOptions): Promise<Entry> {
   let running = inFlight.get(key);
   if (!running) {
-    running = compute()
-      .then((value) => {
+    running = (async (): Promise<Entry> => {
+      const before = memo.get(key);
+      const mark = options.mark ? await options.mark() : null;
+      const now = Date.now();
+      // Nothing changed since the figure was computed: it is current as of now, without the pass.
+      if (
+        before &&
+        mark !== null &&
+        before.mark === mark &&
+        now - before.computedAt < (options.maxCarryMs ?? MAX_CARRY_MS)
+      )
+        return { ...before, at: now };
+      // The mark is read before the pass, so a change committed during the pass moves it again.
+      return { at: now, computedAt: now, mark, value: await compute() };
+    })()
+      .then((entry) => {
         if (memo.size > 1000) memo.clear();
-        const entry = { at: Date.now(), value };
         memo.set(key, entry);
         return entry;
       })
@@ -53,18 +78,63 @@ function refresh<T>(key: string, compute: () => Promise<T>): Promise<{ at: numbe
 
 /** Memoizes a figure for ttlMs (only used where the page says "as of"). One computation per key at a
  *  time: concurrent requests share it instead of each scanning a million-item run. Once a figure
- *  exists, an expired one is served (with its older "as of") while a single refresh runs behind it. */
+ *  exists, an expired one is served (with its older "as of") while a single refresh runs behind it;
+ *  with a change mark, the refresh only reads the mark when nothing has changed. */
 export async function remember<T>(
   key: string,
   ttlMs: number,
   compute: () => Promise<T>,
+  options: RememberOptions = {},
 ): Promise<{ value: T; at: Date }> {
   const hit = memo.get(key);
   if (hit && Date.now() - hit.at < ttlMs) return { value: hit.value as T, at: new Date(hit.at) };
   if (hit) {
-    refresh(key, compute).catch(() => {}); // a failed refresh leaves the older figure; the next view retries
+    refresh(key, compute, options).catch(() => {}); // a failed refresh leaves the older figure; the next view retries
     return { value: hit.value as T, at: new Date(hit.at) };
   }
-  const entry = await refresh(key, compute);
+  const entry = await refresh(key, compute, options);
   return { value: entry.value as T, at: new Date(entry.at) };
+}
+
+/** How long a small run's figure may be carried forward on an unchanged mark: the bound on how late a
+ *  change that committed out of audit-id order can show (see MAX_CARRY_MS). */
+export const EXACT_CARRY_MS = 2_000;
+
+type ExactRun = { mark: string; value: Promise<unknown> };
+const exactInFlight = new Map<string, ExactRun>();
+
+/**
+ * A figure that is exact on every view, shared while nothing changes: each call reads the change mark
+ * (one indexed statement) and recomputes only when it moved or the figure is EXACT_CARRY_MS old.
+ * Concurrent calls share a computation only when it started on the mark they read themselves: one
+ * that started before a change must not answer a view that came after it. For figures small enough
+ * to compute per view but viewed by many people at once (a run of a few thousand targets during an
+ * incident).
+ */
+export async function rememberWhileUnchanged<T>(
+  key: string,
+  compute: () => Promise<T>,
+  mark: () => Promise<string>,
+): Promise<T> {
+  const current = await mark();
+  const startedAt = Date.now();
+  const hit = memo.get(key);
+  if (hit && hit.mark === current && startedAt - hit.computedAt < EXACT_CARRY_MS) return hit.value as T;
+  const running = exactInFlight.get(key);
+  if (running && running.mark === current) return (await running.value) as T;
+  const value = compute().then((v) => {
+    const newer = memo.get(key);
+    if (!newer || newer.computedAt <= startedAt) {
+      if (memo.size > 1000) memo.clear();
+      memo.set(key, { at: startedAt, computedAt: startedAt, mark: current, value: v });
+    }
+    return v;
+  });
+  const run = { mark: current, value };
+  exactInFlight.set(key, run);
+  try {
+    return await value;
+  } finally {
+    if (exactInFlight.get(key) === run) exactInFlight.delete(key);
+  }
 }

@@ -7,6 +7,7 @@ import {
   emptyCounts,
   encodeCursor,
   remember,
+  rememberWhileUnchanged,
   TIMESTAMP_TEXT,
   UUID_TEXT,
   type StateCounts,
@@ -14,6 +15,7 @@ import {
 import { EFFECT_STATES, type EffectState } from '@/lib/ledger/transitions.ts';
 import { exactlyOnceOfPlan } from './exactly-once.ts';
 import { workflowInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
+import { changeMark } from './change-mark.ts';
 
 export interface RunsFilter {
   workflow?: string;
@@ -121,9 +123,10 @@ export async function listRuns(
 const LARGE_RUN_COUNTS_MS = 5_000;
 const largeRuns = new Set<string>();
 
-/** A large run's counts, shared by concurrent views and counted again at most every few seconds. */
+/** A large run's counts, shared by concurrent views, checked at most every few seconds and counted
+ *  again only when something changed. */
 const rememberCounts = (db: Db, runId: string) =>
-  remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId));
+  remember(`counts:${runId}`, LARGE_RUN_COUNTS_MS, () => countRun(db, runId), { mark: () => changeMark(db) });
 
 /** The six per-state counts of one run, computed now (six index-only range scans in parallel). */
 export async function countRun(db: Db, runId: string): Promise<StateCounts> {
@@ -144,7 +147,7 @@ export async function countRun(db: Db, runId: string): Promise<StateCounts> {
  * over the smaller runs (one round trip per page, however many runs it lists). A run with more than
  * LARGE_PLAN keys is counted by countRun's six index-only range scans in parallel (on a million keys
  * about twice as fast as the GROUP BY, whose per-row aggregation dominates), shared by concurrent
- * views and counted again at most every few seconds.
+ * views and counted again only when something changed.
  */
 export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<string, StateCounts>> {
   const map = new Map<string, StateCounts>();
@@ -171,8 +174,9 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
 }
 
 /**
- * P4 of a plan, exact on every request for plans up to 50,000 items; for larger ones it is recomputed
- * at most once a minute and the page says "as of".
+ * P4 of a plan, exact on every request for plans up to 50,000 items (concurrent views share one
+ * computation, and a view after which nothing changed reuses it); for larger ones it is recomputed at
+ * most once a minute, only if something changed, and the page says "as of".
  */
 export async function exactlyOnce(
   db: Db,
@@ -180,7 +184,12 @@ export async function exactlyOnce(
   items: number,
 ): Promise<{ numerator: number; denominator: number; asOf: Date | null }> {
   const compute = async () => (await exactlyOnceOfPlan(db, planId, items)).numerator;
-  if (items <= LARGE_PLAN) return { numerator: await compute(), denominator: items, asOf: null };
-  const { value, at } = await remember(`p4:${planId}`, 60_000, compute);
+  if (items <= LARGE_PLAN)
+    return {
+      numerator: await rememberWhileUnchanged(`p4-exact:${planId}`, compute, () => changeMark(db)),
+      denominator: items,
+      asOf: null,
+    };
+  const { value, at } = await remember(`p4:${planId}`, 60_000, compute, { mark: () => changeMark(db) });
   return { numerator: value, denominator: items, asOf: at };
 }

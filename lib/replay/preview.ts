@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { Prisma, type DbOrTx } from '../db/client.ts';
 import { notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
-import { remember } from '../read-models/common.ts';
+import { remember, rememberWhileUnchanged } from '../read-models/common.ts';
+import { changeMark } from '../read-models/change-mark.ts';
 import {
   exactlyOnce,
   skipReason,
@@ -113,7 +114,8 @@ const largeSets = new Set<string>();
 
 /** The preview's headline (counts, set hash, four-eyes, P4). Each is a pass over every target, seconds
  *  on a million-item run, so for runs over LARGE_SET targets concurrent views share one computation at
- *  most HEADLINE_MS old; a request still binds to the set as it is then (requestReplay recomputes). */
+ *  most HEADLINE_MS old; a request still binds to the set as it is then (requestReplay recomputes).
+ *  Smaller runs get the exact headline, shared by concurrent views and reused while nothing changed. */
 async function headline(db: DbOrTx, runId: string) {
   const compute = async () => {
     const [summary, fourEyes, eo] = await Promise.all([
@@ -123,9 +125,10 @@ async function headline(db: DbOrTx, runId: string) {
     ]);
     return { summary, fourEyes, eo };
   };
+  const mark = () => changeMark(db);
   const value = largeSets.has(runId)
-    ? (await remember(`replay-headline:${runId}`, HEADLINE_MS, compute)).value
-    : await compute();
+    ? (await remember(`replay-headline:${runId}`, HEADLINE_MS, compute, { mark })).value
+    : await rememberWhileUnchanged(`replay-headline-exact:${runId}`, compute, mark);
   if (value.summary.total > LARGE_SET) largeSets.add(runId);
   return value;
 }

@@ -1,0 +1,18 @@
+// A cheap "has anything changed?" for figures that take a pass over a whole run. Every state change
+// writes its audit entry in the same transaction (A1), so the newest entry id moves whenever a count,
+// a P4 or a replay set can have moved. Reads of the trail and of the agent API are audited too but
+// change nothing; they are skipped, so a crowd of people reading an incident does not force the
+// figures to be recomputed. Walking the primary key backwards past the newest reads costs a few index
+// entries, not a pass over the run.
+import { sqlRows, type DbOrTx } from '@/lib/db/client.ts';
+
+const READ_ACTIONS = ['audit.read', 'run.read', 'effect.read'];
+
+export async function changeMark(db: DbOrTx): Promise<string> {
+  const rows = await sqlRows<{ id: string | null }>(
+    db,
+    `SELECT id::text FROM audit_entry WHERE action <> ALL($1::text[]) ORDER BY id DESC LIMIT 1`,
+    [READ_ACTIONS],
+  );
+  return rows[0]?.id ?? '0';
+}
