@@ -9,10 +9,12 @@ import { sqlRows, type DbOrTx } from '@/lib/db/client.ts';
 const READ_ACTIONS = ['audit.read', 'run.read', 'effect.read'];
 
 export async function changeMark(db: DbOrTx): Promise<string> {
-  const rows = await sqlRows<{ id: string | null }>(
+  // The output is named `mark`, not `id`: ORDER BY a name that is also an output column sorts by the
+  // output, and the text '99' sorts after '114'.
+  const rows = await sqlRows<{ mark: string | null }>(
     db,
-    `SELECT id::text FROM audit_entry WHERE action <> ALL($1::text[]) ORDER BY id DESC LIMIT 1`,
+    `SELECT id::text AS mark FROM audit_entry WHERE action <> ALL($1::text[]) ORDER BY audit_entry.id DESC LIMIT 1`,
     [READ_ACTIONS],
   );
-  return rows[0]?.id ?? '0';
+  return rows[0]?.mark ?? '0';
 }

@@ -16,7 +16,7 @@ let runId = '';
 let planId = '';
 let toolName = '';
 const runtime: Actor = { kind: 'runtime', id: 'rt', label: 'rt', workflows: ['*'] };
-const targets = Array.from({ length: 4 }, (_, i) => `m${i}-${suffix()}@example.com`);
+const targets = Array.from({ length: 6 }, (_, i) => `m${i}-${suffix()}@example.com`);
 const claim = (i: number) =>
   claimEffect(
     { db: t.db, actor: runtime },
@@ -48,6 +48,24 @@ describe('figures shared while nothing changes', () => {
     const c = await claim(0);
     expect(c.claimed).toBe(true);
     expect(await changeMark(t.db)).not.toBe(before);
+  });
+
+  it('P4: the change mark is the newest change by number, not by text (entry 100 after entry 99)', async () => {
+    // Enough entries that ids cross a power of ten, so a text sort ('99' > '100') would be caught.
+    for (let i = 0; i < 120; i++)
+      await recordAuditRead(t.db, {
+        actor: userActor('auditor'),
+        filter: {},
+        cursor: null,
+        request: { ip: '127.0.0.1', userAgent: 'test', requestId: randomUUID() },
+      });
+    const c = await claim(5);
+    expect(c.claimed).toBe(true);
+    const newest = await t.owner<{ id: string }>(
+      `SELECT max(id)::text AS id FROM audit_entry WHERE action NOT IN ('audit.read', 'run.read', 'effect.read')`,
+    );
+    expect(Number(newest.rows[0]!.id)).toBeGreaterThan(100);
+    expect(await changeMark(t.db)).toBe(newest.rows[0]!.id);
   });
 
   it('P4: a figure is computed once while the mark stands, and again as soon as it moves', async () => {
@@ -85,7 +103,7 @@ describe('figures shared while nothing changes', () => {
 
   it('P4: the exact figure of a small plan follows each completed effect on the next view', async () => {
     const first = await exactlyOnce(t.db, planId, targets.length);
-    expect(first).toMatchObject({ numerator: 0, denominator: 4, asOf: null });
+    expect(first).toMatchObject({ numerator: 0, denominator: 6, asOf: null });
     const c = await claim(2);
     if (!c.claimed) throw new Error('lost');
     await completeEffect({ db: t.db, actor: runtime }, { key: c.key, receipt: 'x' });
