@@ -1,6 +1,7 @@
 // `npm start`: the demo. PostgreSQL (embedded unless DATABASE_URL is set), migrations, demo data on
 // an empty database, a production build when sources changed, then the console on
-// http://localhost:3000 plus the background worker (forced replays and reconciliation). Production
+// http://localhost:3000 (served by the production web server, scripts/support/web-server.ts) plus the
+// background worker (forced replays and reconciliation). Production
 // runs `npm run start:prod` and `npm run worker` instead (docs/DEPLOYMENT.md): they never seed.
 // SIGTERM or SIGINT stops the console and the worker (each gets SHUTDOWN_GRACE_SECONDS to finish what
 // it holds), then the sandbox and the embedded PostgreSQL, and exits 0 with no process left behind.
@@ -72,10 +73,17 @@ async function main() {
       const build = spawnSync('npx', ['--no-install', 'next', 'build'], { stdio: 'inherit', env: childEnv });
       if (build.status !== 0) throw new Error('next build failed');
     }
-    const next = spawnGroup('console', process.execPath, [nextCli(), dev ? 'dev' : 'start', '-p', String(port)], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: childEnv,
-    });
+    // The same web server as production (its front serves the agent API without Next's request
+    // pipeline, and vouches for the client address); `--dev` runs Next's development server instead.
+    const next = dev
+      ? spawnGroup('console', process.execPath, [nextCli(), 'dev', '-p', String(port)], {
+          stdio: ['ignore', 'inherit', 'inherit'],
+          env: childEnv,
+        })
+      : spawnGroup('console', process.execPath, ['--import', 'tsx', 'scripts/support/web-server.ts'], {
+          stdio: ['ignore', 'inherit', 'inherit'],
+          env: { ...childEnv, NODE_ENV: 'production' },
+        });
     children.push(next);
     // The console ending on its own (a crash) ends the demo with an error.
     void next.exited.then(() => stop(1));

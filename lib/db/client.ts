@@ -9,7 +9,11 @@ import { componentLogger } from '../ops/log.ts';
 export { Prisma };
 export type { PrismaClient };
 
-const pools = new WeakMap<object, pg.Pool>();
+// On globalThis, like the client itself: the production server loads lib/ twice (Next's route bundles,
+// and the agent API's modules that its front serves directly), and the copy that did not make the
+// shared client must still find its pool, or every hot statement would fall back to Prisma.
+const poolHolder = globalThis as unknown as { __ledgerPools?: WeakMap<object, pg.Pool> };
+const pools = (poolHolder.__ledgerPools ??= new WeakMap<object, pg.Pool>());
 
 /**
  * Whether the hot paths may use named prepared statements (parsed and planned once per connection).

@@ -27,7 +27,7 @@ import { nextBuildIsFresh } from '@/scripts/support/next-build.ts';
 import { loadMillionItemRun } from './console.ts';
 import type { BenchDatabase } from './harness.ts';
 import { measurePageCosts, type PageCost } from './page-costs.ts';
-import { startNext } from './sdk-http.ts';
+import { startProductionServer } from './production-server.ts';
 
 const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 
@@ -80,7 +80,7 @@ export async function benchConsolePages(
   }
   const db = createDb(o.appUrl, 4);
   const profileDir = process.env.BENCH_PAGES_PROFILE;
-  const server = await startNext(
+  const server = await startProductionServer(
     o.appUrl,
     profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [],
   );

@@ -31,10 +31,11 @@ function list(name: string, fallback: number[]): number[] {
     .map((s) => Number(s.trim()))
     .filter((n) => Number.isInteger(n) && n > 0);
 }
-/** BENCH_SDK_SERVER=next|node forces the SDK bench's server; default: next when a fresh build exists. */
+/** BENCH_SDK_SERVER=production|node forces the SDK bench's server; default: the production server
+ *  when a fresh build exists. */
 function sdkServer(): ServerKind | undefined {
   const v = process.env.BENCH_SDK_SERVER;
-  return v === 'next' ? 'next start' : v === 'node' ? 'child process' : undefined;
+  return v === 'production' ? 'production server' : v === 'node' ? 'child process' : undefined;
 }
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
@@ -102,7 +103,7 @@ export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null):
   const rounds = (x: SideBySide) =>
     x.rounds.map((r) => `${fmt(r.product.perSecond)} / ${fmt(r.floor.perSecond)}`).join(', ');
   return [
-    `${fmt(s.effects)} effects, ${s.agents} agents at once. Each effect of the product is a claim, the sandbox provider call and the outcome report carrying the raw response, through the SDK's HTTP transport (two calls to the ledger). ${s.server === 'next start' ? "The API is served by `next start` on the project's own build." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the route handlers of \`app/api/v1\`, the lean path the production server takes for the agent API.`}`,
+    `${fmt(s.effects)} effects, ${s.agents} agents at once. Each effect of the product is a claim, the sandbox provider call and the outcome report carrying the raw response, through the SDK's HTTP transport (two calls to the ledger). ${s.server === 'production server' ? "The API is served by the production server (`scripts/support/web-server.ts`, what `npm run start:prod` runs) on the project's own build: its front hands /api/v1 to the route handlers of `app/api/v1` and writes a JSON access line per request." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the route handlers of \`app/api/v1\`, the lean path the production server takes for the agent API.`}`,
     '',
     "The floor is a bare `node:http` server with a `pg` pool on the same database (fsync on) doing the least an effects ledger does: an `INSERT ... ON CONFLICT DO NOTHING` to claim, an `UPDATE` for the raw response and one for the outcome, three POSTs, with the same provider call and the same client (Node's `fetch`). It checks no key and writes no transition row, audit entry or idempotency record, which the product must: the goal is half the floor's rate, with a p50 under three times the floor's. Product and floor rounds alternate; each figure is the median of three rounds.",
     '',

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { setDb } from '@/lib/api/db.ts';
 import { createDb } from '@/lib/db/client.ts';
-import { dispatchApi } from '../support/api-router.ts';
+import { serveApi } from '../support/api-router.ts';
 import { startServerProbe } from './server-probe.ts';
 
 /** Serves the API on a free port of 127.0.0.1 with the app role's client (`connections` pooled). */
@@ -21,27 +21,9 @@ export async function startApiServer(
   const db = createDb(appUrl, connections);
   setDb(db);
   const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-      const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, {
-        method: req.method,
-        headers,
-        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
-      });
-      dispatchApi(request)
-        .then(async (response) => {
-          const payload = Buffer.from(await response.arrayBuffer());
-          res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
-          res.end(payload);
-        })
-        .catch((error: unknown) => {
-          res.writeHead(500, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { code: 'internal', message: String(error) } }));
-        });
+    serveApi(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'internal', message: String(error) } }));
     });
   });
   server.keepAliveTimeout = 60_000;

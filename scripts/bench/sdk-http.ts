@@ -1,17 +1,15 @@
 // End-to-end effects per second: agents using the SDK's HTTP transport against the agent API served
-// over real HTTP, sending through the sandbox provider. The server is `next start` when the project
-// has a `.next` build newer than its sources, else (a clean clone) sdk-http-server.ts in its own
-// process: the same route handlers behind a plain node:http server. BENCH_SDK_SERVER forces one. Each
-// effect is a claim, the provider call and the outcome report with the raw response, as in production.
+// over real HTTP, sending through the sandbox provider. The server is the production server
+// (production-server.ts) when the project has a `.next` build newer than its sources, else (a clean
+// clone) sdk-http-server.ts in its own process: the same route handlers behind a plain node:http
+// server. BENCH_SDK_SERVER forces one. Each effect is a claim, the provider call and the outcome report
+// with the raw response, as in production.
 // Then the same run is replayed with reworded subjects: every effect must be skipped (K1, S1).
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@/lib/db/embedded.ts';
 import pg from 'pg';
 import { createDb } from '@/lib/db/client.ts';
 import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
@@ -24,6 +22,7 @@ import { summarize, type ProfileShare } from './profile-summary.ts';
 /** Alternating rounds per side (product, floor); each side's figure is the median round. */
 const ROUNDS = 3;
 import { startApiServer } from './sdk-http-server.ts';
+import { startProductionServer } from './production-server.ts';
 import { nextBuildIsFresh } from '../support/next-build.ts';
 
 export interface SdkHttpBench {
@@ -62,59 +61,12 @@ function readReplayProfile(): ReplayProfile | undefined {
   return { statements: readFileSync(path.join(dir, 'replay-statements.md'), 'utf8'), totalMs: total, byPlace };
 }
 
-/** `next start` on the project's own build; a node:http server over the route handlers in a child
- *  process; or that server inside this process (the reduced test). */
-export type ServerKind = 'next start' | 'child process' | 'in process';
+/** The production server (web-server.ts) on the project's own build; a node:http server over the
+ *  route handlers in a child process (a clean clone has no build); or that server inside this
+ *  process (the reduced test). */
+export type ServerKind = 'production server' | 'child process' | 'in process';
 
 const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
-
-/** `next start` of the existing build as the app role; ready once it answers the API's docs route. */
-export async function startNext(
-  appUrl: string,
-  nodeArgs: string[] = [],
-): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const port = await freePort();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ledger-bench-next-'));
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, path.join(root, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', '127.0.0.1'],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        NODE_ENV: 'production',
-        DATABASE_URL: appUrl,
-        NEXTAUTH_SECRET: randomBytes(32).toString('base64url'),
-        NEXTAUTH_URL: `http://127.0.0.1:${port}`,
-        LEDGER_DATA_DIR: dataDir,
-        NEXT_TELEMETRY_DISABLED: '1',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  // Next prints "Ready" once it listens; wait for that line rather than polling.
-  await new Promise<void>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.on('line', (line) => {
-      if (/ready/i.test(line)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`next start exited with ${code}`)));
-  });
-  child.stdout!.resume();
-  return {
-    url,
-    pid: child.pid!,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => {
-          rmSync(dataDir, { recursive: true, force: true });
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 interface Customer {
   customerId: string;
@@ -167,14 +119,14 @@ export async function benchSdkHttp(opts: {
   server?: ServerKind;
 }): Promise<SdkHttpBench> {
   const { effects, agents } = opts;
-  const server: ServerKind = opts.server ?? (nextBuildIsFresh(root) ? 'next start' : 'child process');
+  const server: ServerKind = opts.server ?? (nextBuildIsFresh(root) ? 'production server' : 'child process');
   const db = createDb(opts.appUrl, 2);
   const sandbox = await startSandbox();
   const api: ApiServer =
     server === 'in process'
       ? await startApiServer(opts.appUrl, agents)
-      : server === 'next start'
-        ? await startNext(opts.appUrl)
+      : server === 'production server'
+        ? await startProductionServer(opts.appUrl)
         : await spawnApiServer(opts.appUrl, agents);
   // The floor makes its own table, which the app role may not: it connects as the owner.
   const floorServer = await startFloor(opts.ownerUrl, agents);

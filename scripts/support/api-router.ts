@@ -1,6 +1,11 @@
 // The agent API's route modules dispatched in-process: a real web Request goes to the same exported
-// handler `next start` would run for its path (Next's own routing and build are not in the way).
-// Used by the API tests (routeFetch), the SDK-over-HTTP benchmark's node:http server and the proof.
+// handler `next start` would run for its path. The production server (web-server.ts) serves /api/v1
+// through here rather than through Next's request pipeline, which cost more per request than the
+// ledger's own work (docs/BENCHMARKS.md); so do the API tests (routeFetch), the SDK-over-HTTP
+// benchmark's node:http server and the proof.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAX_BODY_BYTES } from '@/lib/api/handler.ts';
+import { problem } from '@/lib/api/problem.ts';
 import * as runs from '@/app/api/v1/runs/route.ts';
 import * as run from '@/app/api/v1/runs/[runId]/route.ts';
 import * as plan from '@/app/api/v1/runs/[runId]/plan/route.ts';
@@ -28,16 +33,96 @@ const ROUTES: [RegExp, string[], Record<string, Handler>][] = [
   [/^\/api\/v1\/docs$/, [], docs as never],
 ];
 
-/** The route handler's response for this request: 404 for an unknown path, 405 for a method it lacks. */
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** A problem document for what the router itself refuses (no route, no such method). */
+function refusal(status: 404 | 405, detail: string, headers: Record<string, string> = {}): Response {
+  const body =
+    status === 404
+      ? problem('not_found', detail)
+      : { type: 'about:blank', title: 'Method not allowed', status, detail, code: 'method_not_allowed' };
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...headers },
+  });
+}
+
+/** The route handler's response for this request, with what Next adds around route handlers: HEAD
+ *  answered by GET without a body, OPTIONS listing the methods, 405 naming them, 404 for no route. */
 export async function dispatchApi(request: Request): Promise<Response> {
   const path = new URL(request.url).pathname;
   for (const [pattern, names, mod] of ROUTES) {
     const m = pattern.exec(path);
     if (!m) continue;
-    const handler = mod[request.method];
-    if (!handler) return new Response(null, { status: 405 });
-    const params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
-    return handler(request, { params: Promise.resolve(params) });
+    const allowed = METHODS.filter((method) => mod[method]);
+    const allow = [...allowed, ...(mod.GET ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+    if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { allow } });
+    const handler = mod[request.method === 'HEAD' ? 'GET' : request.method];
+    if (!handler) return refusal(405, `${request.method} is not allowed on ${path}; allowed: ${allow}`, { allow });
+    let params: Record<string, string>;
+    try {
+      params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
+    } catch {
+      return refusal(404, `${path}: a path segment is not valid percent-encoding`);
+    }
+    const response = await handler(request, { params: Promise.resolve(params) });
+    return request.method === 'HEAD' ? new Response(null, response) : response;
   }
-  return new Response(null, { status: 404 });
+  return refusal(404, `no API route at ${path}; the routes are listed at /api/v1/docs`);
+}
+
+/** Whether a node:http request is for the agent API (served by serveApi, not the console's Next). */
+export function isApiPath(url: string | undefined): boolean {
+  return url !== undefined && (url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?'));
+}
+
+/**
+ * Serves one agent API request from node:http: the body is read up to one byte past the handler's
+ * limit (lib/api/handler.ts refuses it with 413 and a problem document; reading further would only
+ * buffer what is refused anyway), handed over as a web Request, and the answer written back with
+ * `headers` (the console's security headers) under the handler's own.
+ */
+export function serveApi(req: IncomingMessage, res: ServerResponse, headers: Record<string, string> = {}): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let overflow = false;
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        overflow = true;
+        req.off('data', onData);
+        req.pause();
+        answer().then(resolve, reject);
+      }
+    };
+    const answer = async () => {
+      const head = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (typeof v === 'string') head.set(k, v);
+        else if (Array.isArray(v)) for (const item of v) head.append(k, item);
+      }
+      const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && chunks.length > 0;
+      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+        method: req.method,
+        headers: head,
+        body: hasBody ? Buffer.concat(chunks) : undefined,
+      });
+      const response = await dispatchApi(request);
+      const payload = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
+      const out: Record<string, string> = { ...headers, ...Object.fromEntries(response.headers.entries()) };
+      // The rest of an oversized body is not read: the connection cannot be reused after this answer.
+      if (overflow) out.connection = 'close';
+      res.writeHead(response.status, out);
+      res.end(payload);
+    };
+    req.on('data', onData);
+    req.once('error', reject);
+    req.once('end', () => {
+      if (!overflow) answer().then(resolve, reject);
+    });
+    res.once('finish', resolve);
+    res.once('close', resolve);
+  });
 }

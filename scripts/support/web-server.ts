@@ -4,14 +4,20 @@
 //    the header is believed only through TRUSTED_PROXIES; `next start` keeps whatever a client sent),
 //    so the audit trail and the per-source limits see the real source,
 //  - gives every request an X-Request-Id (the caller's, or a new one) and writes one JSON access line,
+//  - serves the agent API (/api/v1) straight from its route handlers (api-router.ts), with the
+//    console's security headers; everything else goes to Next,
 //  - on SIGTERM/SIGINT stops accepting connections, lets in-flight requests finish and exits 0.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import next from 'next';
+import type { NextConfig } from 'next';
 import { env } from '@/lib/env.ts';
 import { clientAddress, parseTrustedProxies } from '@/lib/ops/client-address.ts';
 import { componentLogger } from '@/lib/ops/log.ts';
 import { startTracingFromEnv } from '@/lib/ops/tracing.ts';
+import { isApiPath, serveApi } from './api-router.ts';
 
 const e = env();
 // Before Next loads the routes, so every request's span has the tracer provider (OTEL_EXPORTER_OTLP_ENDPOINT).
@@ -21,6 +27,11 @@ const proxies = parseTrustedProxies(e.TRUSTED_PROXIES);
 const app = next({ dev: false, dir: process.cwd(), hostname: e.LISTEN_HOST, port: e.PORT });
 await app.prepare();
 const handle = app.getRequestHandler();
+// The headers next.config.js gives every console answer, given to the API's answers too: one list.
+const configFile = pathToFileURL(path.resolve('next.config.js')).href;
+const nextConfig = ((await import(configFile)) as { default: NextConfig }).default;
+const everyPath = ((await nextConfig.headers?.()) ?? []).filter((rule) => rule.source === '/:path*');
+const apiHeaders = Object.fromEntries(everyPath.flatMap((rule) => rule.headers.map((h) => [h.key, h.value])));
 
 const server = createServer((req, res) => {
   const started = performance.now();
@@ -37,7 +48,7 @@ const server = createServer((req, res) => {
       'request',
     );
   });
-  handle(req, res).catch((error: unknown) => {
+  (isApiPath(req.url) ? serveApi(req, res, apiHeaders) : handle(req, res)).catch((error: unknown) => {
     log.error({ requestId, err: error }, 'request failed');
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
     res.end('Internal error');

@@ -1,12 +1,15 @@
 // Issue 17: `npm run start:prod` serving for real (the production build; built first when there is
 // none): the probes and metrics over HTTP, a request id on every answer and in the JSON access log,
 // X-Forwarded-For ignored from a peer that is not a trusted proxy (the audit entry keeps the real
-// peer), and SIGTERM ending it with exit 0, no process left and the port free.
+// peer), the agent API served by the front itself (headers, 404/405 problems, the body limit on a
+// chunked upload), and SIGTERM ending it with exit 0, no process left and the port free.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '@/lib/api/handler.ts';
 import { freePort } from '@/lib/db/embedded.ts';
+import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
 import { nextCli } from '@/scripts/support/processes.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import {
@@ -70,6 +73,48 @@ describe('npm run start:prod', () => {
       expect(refused.status).toBe(401);
       const audit = await t.owner<{ ip: string | null }>(`SELECT ip FROM audit_entry WHERE request_id = 'spoof-1'`);
       expect(audit.rows).toEqual([{ ip: '127.0.0.1' }]);
+
+      // The front serves the agent API from its route handlers: a claim works end to end, every answer
+      // has the console's security headers, and what no route handles is a problem document.
+      const { token } = await createRuntimeKey(
+        { db: t.db, actor: { kind: 'system', id: 'test', label: 'test' } },
+        { name: 'front', workflows: ['wf'] },
+      );
+      const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const created = await fetch(`${base}/api/v1/runs`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ workflow: 'wf', triggerId: 'evt-front' }),
+      });
+      expect(created.status).toBe(201);
+      expect(created.headers.get('x-frame-options')).toBe('DENY');
+      expect(created.headers.get('x-content-type-options')).toBe('nosniff');
+      const nowhere = await fetch(`${base}/api/v1/nowhere`);
+      expect(nowhere.status).toBe(404);
+      expect(nowhere.headers.get('content-type')).toBe('application/problem+json');
+      expect(await nowhere.json()).toMatchObject({ code: 'not_found', status: 404 });
+      const wrongMethod = await fetch(`${base}/api/v1/effects/claim`, { method: 'DELETE' });
+      expect(wrongMethod.status).toBe(405);
+      expect(wrongMethod.headers.get('allow')).toBe('POST, OPTIONS');
+      // A chunked body past the limit (no Content-Length to refuse it by) is cut off at the limit: 413.
+      let sent = 0;
+      const endless = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          sent += 1 << 20;
+          if (sent > MAX_BODY_BYTES + (4 << 20)) controller.close();
+          else controller.enqueue(new Uint8Array(1 << 20).fill(32));
+        },
+      });
+      const huge = await fetch(`${base}/api/v1/runs`, {
+        method: 'POST',
+        headers: auth,
+        body: endless,
+        duplex: 'half',
+      } as RequestInit);
+      expect(huge.status).toBe(413);
+      expect(await huge.json()).toMatchObject({ code: 'payload_too_large', field: 'body' });
+      const runs = await t.owner<{ n: string }>(`SELECT count(*) AS n FROM run WHERE workflow = 'wf'`);
+      expect(runs.rows).toEqual([{ n: '1' }]);
 
       const metrics = await (await fetch(`${base}/metrics`)).text();
       expect(metrics).toMatch(/^ledger_http_request_duration_seconds_count\{operation="[a-z.]+",status="401"\} 1$/m);
