@@ -18,6 +18,9 @@ export interface SideBySide {
   ratio: number;
   /** Median p50 of the product over the floor's (goal: under 3). */
   p50Ratio: number;
+  /** CPU milliseconds per operation by part (proc-cpu.ts), over all rounds of each side; absent
+   *  without /proc. */
+  cpu?: { product: Record<string, number>; floor: Record<string, number> };
 }
 
 const median = (xs: number[]) => {
@@ -27,7 +30,10 @@ const median = (xs: number[]) => {
 };
 
 /** The floor server in its own process, like the product's API server. */
-export async function startFloor(appUrl: string, connections: number): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startFloor(
+  appUrl: string,
+  connections: number,
+): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', fileURLToPath(new URL('./floor-server.ts', import.meta.url)), appUrl, String(connections)],
@@ -39,6 +45,7 @@ export async function startFloor(appUrl: string, connections: number): Promise<{
   });
   return {
     url: (JSON.parse(line) as { url: string }).url,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -90,6 +97,9 @@ export function floorAgent(floorUrl: string, provider: SandboxProvider, tag: str
   };
 }
 
+const perOperation = (ms: Record<string, number>, n: number) =>
+  Object.fromEntries(Object.entries(ms).map(([part, total]) => [part, total / n]));
+
 /** `rounds` alternating rounds of `perRound` operations per side; index i of each side is fresh. */
 export async function sideBySide(
   rounds: number,
@@ -98,12 +108,22 @@ export async function sideBySide(
   product: (i: number) => Promise<void>,
   floor: (i: number) => Promise<void>,
   log: (line: string) => void,
+  meter?: () => Record<string, number>,
 ): Promise<SideBySide> {
   const results: SideBySide['rounds'] = [];
+  const spent = { product: {} as Record<string, number>, floor: {} as Record<string, number> };
+  const measured = async (side: 'product' | 'floor', work: () => Promise<LoadResult>) => {
+    const before = meter?.();
+    const result = await work();
+    const after = meter?.();
+    if (before && after)
+      for (const [part, ms] of Object.entries(after)) spent[side][part] = (spent[side][part] ?? 0) + ms - before[part]!;
+    return result;
+  };
   for (let r = 0; r < rounds; r++) {
     const from = r * perRound;
-    const p = await closedLoop(perRound, agents, (i) => product(from + i));
-    const f = await closedLoop(perRound, agents, (i) => floor(from + i));
+    const p = await measured('product', () => closedLoop(perRound, agents, (i) => product(from + i)));
+    const f = await measured('floor', () => closedLoop(perRound, agents, (i) => floor(from + i)));
     log(`round ${r + 1}/${rounds}: product ${p.perSecond.toFixed(0)}/s, floor ${f.perSecond.toFixed(0)}/s`);
     results.push({ product: p, floor: f });
   }
@@ -119,5 +139,6 @@ export async function sideBySide(
     floor: floorSide,
     ratio: productSide.perSecond / floorSide.perSecond,
     p50Ratio: productSide.p50ms / floorSide.p50ms,
+    cpu: meter ? { product: perOperation(spent.product, rounds * perRound), floor: perOperation(spent.floor, rounds * perRound) } : undefined,
   };
 }

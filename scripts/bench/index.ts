@@ -119,7 +119,28 @@ export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null):
     `Checked: ${correct ? `${fmt(s.effects)} deliveries to ${fmt(s.effects)} distinct targets, none added by the replay, ${fmt(s.done)} effects done` : `**wrong counts**: ${JSON.stringify({ ...s.deliveries, done: s.done })}`}.`,
     '',
     "A replayed effect is one claim request that loses (its key is held): the product sends one statement (`ledger_claim_peek_store`) that reads the runtime key and the claim's current state (`ledger_claim_peek`, the definition of a held key that `ledger_claim_batch` uses too) and, when the key is good and scoped to the run's workflow, stores the answer with its Idempotency-Key record; the server then makes the key, permission and scope checks itself on what came back. Requests of the same moment share that statement and its commit. The floor's replay is one `INSERT ... ON CONFLICT DO NOTHING` that finds the row.",
+    ...cpuLines(s),
     ...replayProfileLines(s),
+  ];
+}
+
+/** CPU per effect by part, from /proc: where each side's cost lands on the shared cores. */
+function cpuLines(s: SdkHttpBench): string[] {
+  if (!s.send.cpu || !s.replay.cpu) return [];
+  const parts = [...new Set([...Object.keys(s.send.cpu.product), ...Object.keys(s.send.cpu.floor)])];
+  const cell = (x: Record<string, number>) => parts.map((p) => fmt(x[p] ?? 0, 2)).join(' | ');
+  const total = (x: Record<string, number>) => fmt(Object.values(x).reduce((a, b) => a + b, 0), 2);
+  return [
+    '',
+    'CPU milliseconds per effect, by process (from /proc, over all rounds of each side):',
+    '',
+    `| side | ${parts.join(' | ')} | total |`,
+    `|---|${parts.map(() => '---:').join('|')}|---:|`,
+    ...(['send', 'replay'] as const).flatMap((phase) =>
+      (['product', 'floor'] as const).map(
+        (side) => `| ${phase}, ${side} | ${cell(s[phase].cpu![side])} | ${total(s[phase].cpu![side])} |`,
+      ),
+    ),
   ];
 }
 

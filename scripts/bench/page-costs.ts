@@ -2,9 +2,9 @@
 // with the CPU the web server and PostgreSQL spent (from /proc, so Linux only) and the statements the
 // database committed, divided by the pages served. Throughput alone cannot say whether a page is slow
 // because of rendering or because of the database; these per-page costs can.
-import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { browse, type PageKind, type Session } from '@/scripts/proof/support/load-browse.ts';
+import { cpuMs, databaseCpuMs, parentOf, procAvailable } from './proc-cpu.ts';
 
 export interface PageCost {
   kind: string;
@@ -18,36 +18,6 @@ export interface PageCost {
   statements: number;
 }
 
-const TICK_MS = 10; // USER_HZ is 100 on Linux
-
-/** utime + stime of a process, and of its waited-for children when asked (PostgreSQL's exited workers). */
-function cpuMs(pid: number, children = false): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS;
-  } catch {
-    return 0; // exited meanwhile
-  }
-}
-
-function parentOf(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
-}
-
-/** The postmaster and every backend it runs now. */
-function databaseCpuMs(postmaster: number): number {
-  let total = cpuMs(postmaster, true);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (parentOf(Number(entry)) === postmaster) total += cpuMs(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return total;
-}
-
 export async function measurePageCosts(o: {
   ownerUrl: string;
   serverPid: number;
@@ -56,7 +26,7 @@ export async function measurePageCosts(o: {
   seconds: number;
   log: (line: string) => void;
 }): Promise<PageCost[] | null> {
-  if (!readdirSync('/proc', { withFileTypes: true }).length) return null;
+  if (!procAvailable()) return null;
   const owner = new pg.Client({ connectionString: o.ownerUrl });
   await owner.connect();
   try {

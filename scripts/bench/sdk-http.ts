@@ -17,6 +17,7 @@ import { createLedger, defineTool, httpTransport } from '@/lib/sdk/index.ts';
 import { SandboxProvider, startSandbox } from '@/lib/providers/sandbox/index.ts';
 import { floorAgent, sideBySide, startFloor, type SideBySide } from './agent-path.ts';
 import { closedLoop } from './harness.ts';
+import { cpuMeter, postmasterOf, procAvailable } from './proc-cpu.ts';
 import { summarize, type ProfileShare } from './profile-summary.ts';
 
 /** Alternating rounds per side (product, floor); each side's figure is the median round. */
@@ -77,6 +78,8 @@ interface Customer {
 
 interface ApiServer {
   url: string;
+  /** Its process, when it has its own (CPU per effect). */
+  pid?: number;
   /** Marks the start of a bench phase (profiled by the child process server only). */
   phase?(name: string): void;
   stop(): Promise<void>;
@@ -100,6 +103,7 @@ async function spawnApiServer(appUrl: string, connections: number): Promise<ApiS
   const { url } = JSON.parse(line) as { url: string };
   return {
     url,
+    pid: child.pid!,
     phase: (name: string) => {
       child.stdin!.write(`phase ${name}\n`);
     },
@@ -196,6 +200,11 @@ export async function benchSdkHttp(opts: {
       ),
     );
 
+    // CPU per effect by part: the product's server, the floor's, PostgreSQL and the agents.
+    const meter =
+      procAvailable() && api.pid
+        ? cpuMeter({ 'API server': api.pid, 'floor server': floorServer.pid }, await postmasterOf(opts.ownerUrl))
+        : undefined;
     const floor = floorAgent(floorServer.url, provider, tag);
     const floorWarm = floorAgent(floorServer.url, provider, `${tag}-warm`);
     await closedLoop(warm, agents, (i) => floorWarm.send(i));
@@ -214,6 +223,7 @@ export async function benchSdkHttp(opts: {
       },
       floor.send,
       log,
+      meter,
     );
     const floorSent = perRound * ROUNDS;
     const afterSend = sandbox.deliveries.length - baseline - floorSent;
@@ -229,6 +239,7 @@ export async function benchSdkHttp(opts: {
       },
       floor.replay,
       log,
+      meter,
     );
     const owner = new pg.Client({ connectionString: opts.ownerUrl });
     await owner.connect();

@@ -14,6 +14,11 @@
 -- A key used before is left as it is (ON CONFLICT DO NOTHING): that request gets no record_id and the
 -- earlier record decides. The same Idempotency-Key twice in one call behaves as two requests one after
 -- the other: the first (in argument order) stores its record, the second finds the key taken.
+--
+-- Its plan is generic (plan_cache_mode = force_generic_plan), as ledger_claim_batch's: it takes
+-- arrays whose length changes from call to call, so PostgreSQL judged every custom plan cheaper and
+-- planned the statement again on every call. Measured: three quarters of the database's CPU per
+-- replayed claim went to that planning (docs/BENCHMARKS.md).
 CREATE OR REPLACE FUNCTION ledger_claim_peek_store(
   p_prefixes text[], p_secret_hashes text[], p_workflows text[], p_keys text[],
   p_idempotency_keys text[], p_request_hashes text[], p_scope_prefix text
@@ -23,6 +28,7 @@ CREATE OR REPLACE FUNCTION ledger_claim_peek_store(
   record_id text, response_body jsonb
 )
 LANGUAGE sql
+SET plan_cache_mode = force_generic_plan
 AS $$
   WITH v AS (
     SELECT u.o::integer AS o, u.prefix, u.secret_hash, u.workflow, u.claim_key, u.idem, u.request_hash
