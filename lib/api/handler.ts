@@ -8,9 +8,10 @@ import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
-import { invalid, LedgerError } from '../ledger/errors.ts';
-import { parseInput } from '../ledger/validate.ts';
+import { invalid } from '../ledger/errors.ts';
+import { findNul, parseInput } from '../ledger/validate.ts';
 import { authenticate, requestMeta } from './auth.ts';
+import { readJson } from './request-body.ts';
 import { apiDb } from './db.ts';
 import { observeApiAnswer } from '../ops/metrics.ts';
 import { doorRetryAfter, noteDoorFailure } from '../ops/door-limiter.ts';
@@ -22,10 +23,6 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache
 import { parseIdempotencyKey, requestHash } from './idempotency.ts';
 import { idempotentPost, type ReadOnlyClaim } from './idempotent-post.ts';
 import type { OpResult } from './operations.ts';
-
-/** Limits of a request body: bigger or deeper bodies get 413 and change nothing. */
-export const MAX_BODY_BYTES = 64 * 1024 * 1024;
-export const MAX_BODY_DEPTH = 32;
 
 type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
 
@@ -78,85 +75,6 @@ function json(status: number, body: unknown, meta: RequestMeta, extra: Record<st
 }
 
 const answer = (p: Problem): OpResult => ({ status: p.status, body: p });
-
-async function readJson(request: Request): Promise<unknown> {
-  const text = await readBodyText(request);
-  if (text.trim() === '') return undefined;
-  const depth = nestingDepth(text);
-  if (depth > MAX_BODY_DEPTH) {
-    throw new LedgerError('payload_too_large', `body: nested ${depth} levels deep; the limit is ${MAX_BODY_DEPTH}`, {
-      field: 'body',
-      limit: MAX_BODY_DEPTH,
-    });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw invalid('body', `body: not valid JSON (${(error as Error).message})`);
-  }
-}
-
-const tooLarge = () =>
-  new LedgerError('payload_too_large', `body: larger than ${MAX_BODY_BYTES} bytes`, {
-    field: 'body',
-    limit: MAX_BODY_BYTES,
-  });
-
-/** The body as UTF-8 text, read with a byte cap so a chunked upload cannot grow without bound. */
-async function readBodyText(request: Request): Promise<string> {
-  if (Number(request.headers.get('content-length') ?? '0') > MAX_BODY_BYTES) throw tooLarge();
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    throw invalid('body', 'body: not valid UTF-8');
-  }
-}
-
-/** How deep arrays and objects nest in JSON text (strings skipped): checked before parsing, since
- *  the recursive steps after it (field checks, canonical hashing, JSON output) overflow the stack on
- *  tens of thousands of levels. */
-export function nestingDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 || c === 123) max = Math.max(max, ++depth);
-    else if (c === 93 || c === 125) depth--;
-  }
-  return max;
-}
-
-/** PostgreSQL text cannot hold NUL: refuse it at the door, naming the field, instead of failing deep inside. */
-export function findNul(value: unknown, path: string[] = []): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path.join('.') || 'body' : null;
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const hit = findNul(k, [...path, k]) ?? findNul(v, [...path, k]);
-      if (hit) return hit;
-    }
-  }
-  return null;
-}
 
 function shape(spec: RouteSpec<z.ZodType | undefined>, result: OpResult): OpResult {
   const body = jsonSafe(result.body);
@@ -244,6 +162,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
             key: claim.key,
             workflow: claim.workflow,
             finish: async (actor, held) => {
+              actorId = `${actor.kind}:${actor.id}`;
               try {
                 const found = await claim.finish(context(actor), held);
                 return found && shape(spec, found);
@@ -278,7 +197,7 @@ async function readInput<S extends z.ZodType | undefined, P>(spec: RouteSpec<S>,
   const params = (spec.params ? parseInput(spec.params, rawParams) : rawParams) as P;
   if (request.method !== 'POST') return { params, raw: undefined, body: undefined, key: null };
   const raw = await readJson(request);
-  const nul = findNul(raw);
+  const nul = findNul(raw, []);
   if (nul) throw invalid(nul, `${nul}: contains a NUL character`);
   const body = spec.body ? parseInput(spec.body, raw === undefined ? {} : raw) : undefined;
   return { params, raw, body, key: parseIdempotencyKey(request) };

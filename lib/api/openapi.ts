@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document of /api/v1, generated from the zod schemas in lib/api/schemas.ts (never
 // written by hand). Components come from apiRegistry; each operation refers to them by $ref.
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from './request-body.ts';
 import { z } from 'zod';
 import * as s from './schemas.ts';
 
@@ -47,7 +48,7 @@ const ERRORS: Record<number, string> = {
   403: 'The runtime key is not scoped to this workflow (the refusal is audited).',
   404: 'The run, effect or attempt does not exist.',
   409: 'State conflict: a concurrent request with the same Idempotency-Key is in progress, or the transition is not allowed.',
-  413: 'The body is over the size or nesting limit; nothing was written.',
+  413: `The body is over the size limit (${MAX_BODY_BYTES} bytes, also when sent chunked) or nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep; nothing was written.`,
   422: 'Invalid input, or an Idempotency-Key reused with a different body. `field` names the field.',
   429: 'Too many requests from this source; retry after the Retry-After seconds.',
   500: 'A bug: the request may or may not have taken effect; retry with the same Idempotency-Key.',

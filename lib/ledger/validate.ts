@@ -21,12 +21,13 @@ function fieldOf(issue: z.core.$ZodIssue): string {
   return path.length ? path.map(String).join('.') : 'body';
 }
 
-// PostgreSQL text cannot hold U+0000: refuse it here with the field's name instead of a database
-// error later (found by the API's malformed-body fuzz).
-function findNul(value: unknown, path: (string | number)[]): string | null {
+// PostgreSQL text and jsonb cannot hold U+0000: refuse it here with the field's name instead of a
+// database error later (found by the API's malformed-body fuzz), in values and in keys alike.
+export function findNul(value: unknown, path: (string | number)[]): string | null {
   if (typeof value === 'string') return value.includes('\u0000') ? path.join('.') || 'body' : null;
   if (value === null || typeof value !== 'object' || value instanceof Uint8Array || value instanceof Date) return null;
   for (const [k, v] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    if (typeof k === 'string' && k.includes('\u0000')) return [...path, k].join('.');
     const hit = findNul(v, [...path, k]);
     if (hit) return hit;
   }

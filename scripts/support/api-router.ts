@@ -4,7 +4,7 @@
 // ledger's own work (docs/BENCHMARKS.md); so do the API tests (routeFetch), the SDK-over-HTTP
 // benchmark's node:http server and the proof.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MAX_BODY_BYTES } from '@/lib/api/handler.ts';
+import { MAX_BODY_BYTES } from '@/lib/api/request-body.ts';
 import { problem } from '@/lib/api/problem.ts';
 import * as runs from '@/app/api/v1/runs/route.ts';
 import * as run from '@/app/api/v1/runs/[runId]/route.ts';

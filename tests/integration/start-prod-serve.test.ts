@@ -7,11 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES } from '@/lib/api/handler.ts';
+import { MAX_BODY_BYTES } from '@/lib/api/request-body.ts';
 import { freePort } from '@/lib/db/embedded.ts';
 import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
 import { nextCli } from '@/scripts/support/processes.ts';
 import { createTestDatabase } from '../helpers/db.ts';
+import { makeEffect, makeRun } from '../helpers/factories.ts';
 import {
   alive,
   descendants,
@@ -76,11 +77,11 @@ describe('npm run start:prod', () => {
 
       // The front serves the agent API from its route handlers: a claim works end to end, every answer
       // has the console's security headers, and what no route handles is a problem document.
-      const { token } = await createRuntimeKey(
+      const key = await createRuntimeKey(
         { db: t.db, actor: { kind: 'system', id: 'test', label: 'test' } },
         { name: 'front', workflows: ['wf'] },
       );
-      const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const auth = { authorization: `Bearer ${key.token}`, 'content-type': 'application/json' };
       const created = await fetch(`${base}/api/v1/runs`, {
         method: 'POST',
         headers: auth,
@@ -89,6 +90,15 @@ describe('npm run start:prod', () => {
       expect(created.status).toBe(201);
       expect(created.headers.get('x-frame-options')).toBe('DENY');
       expect(created.headers.get('x-content-type-options')).toBe('nosniff');
+      // A replayed claim (its key is held) is answered by one statement; its log line names the caller.
+      const held = await makeEffect(t.db, 'done', { runId: (await makeRun(t.db, 'wf')).runId });
+      const replayed = await fetch(`${base}/api/v1/effects/claim`, {
+        method: 'POST',
+        headers: { ...auth, 'idempotency-key': 'replay-1', 'x-request-id': 'replay-1' },
+        body: JSON.stringify(held.input),
+      });
+      expect(replayed.status).toBe(200);
+      expect(await replayed.json()).toMatchObject({ claimed: false, state: 'done' });
       const nowhere = await fetch(`${base}/api/v1/nowhere`);
       expect(nowhere.status).toBe(404);
       expect(nowhere.headers.get('content-type')).toBe('application/problem+json');
@@ -114,7 +124,7 @@ describe('npm run start:prod', () => {
       expect(huge.status).toBe(413);
       expect(await huge.json()).toMatchObject({ code: 'payload_too_large', field: 'body' });
       const runs = await t.owner<{ n: string }>(`SELECT count(*) AS n FROM run WHERE workflow = 'wf'`);
-      expect(runs.rows).toEqual([{ n: '1' }]);
+      expect(runs.rows).toEqual([{ n: '2' }]); // the one created above and the replayed claim's
 
       const metrics = await (await fetch(`${base}/metrics`)).text();
       expect(metrics).toMatch(/^ledger_http_request_duration_seconds_count\{operation="[a-z.]+",status="401"\} 1$/m);
@@ -136,6 +146,11 @@ describe('npm run start:prod', () => {
         actor: 'anonymous',
         ip: '127.0.0.1',
         status: 401,
+      });
+
+      expect(lines.find((l) => l.requestId === 'replay-1' && l.msg === 'api answer')).toMatchObject({
+        actor: `runtime:${key.id}`,
+        status: 200,
       });
 
       const family = descendants(server.child.pid!);

@@ -1,0 +1,76 @@
+// Reading an agent API request's body: at most MAX_BODY_BYTES of UTF-8 JSON nested at most
+// MAX_BODY_DEPTH levels. Anything else is refused (413 or 422, naming the body) before it is parsed
+// further, hashed or validated, so that no body, however large, deep or strange, reaches the ledger.
+import { invalid, LedgerError } from '../ledger/errors.ts';
+
+/** Limits of a request body: bigger or deeper bodies get 413 and change nothing. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+export const MAX_BODY_DEPTH = 32;
+
+/** The body as JSON (undefined when empty). */
+export async function readJson(request: Request): Promise<unknown> {
+  const text = await readBodyText(request);
+  if (text.trim() === '') return undefined;
+  const depth = nestingDepth(text);
+  if (depth > MAX_BODY_DEPTH) {
+    throw new LedgerError('payload_too_large', `body: nested ${depth} levels deep; the limit is ${MAX_BODY_DEPTH}`, {
+      field: 'body',
+      limit: MAX_BODY_DEPTH,
+    });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw invalid('body', `body: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+const tooLarge = () =>
+  new LedgerError('payload_too_large', `body: larger than ${MAX_BODY_BYTES} bytes`, {
+    field: 'body',
+    limit: MAX_BODY_BYTES,
+  });
+
+/** The body as UTF-8 text, read with a byte cap so a chunked upload cannot grow without bound. */
+async function readBodyText(request: Request): Promise<string> {
+  if (Number(request.headers.get('content-length') ?? '0') > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw invalid('body', 'body: not valid UTF-8');
+  }
+}
+
+/** How deep arrays and objects nest in JSON text (strings skipped): checked before parsing, since
+ *  the recursive steps after it (field checks, canonical hashing, JSON output) overflow the stack on
+ *  tens of thousands of levels. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) max = Math.max(max, ++depth);
+    else if (c === 93 || c === 125) depth--;
+  }
+  return max;
+}
