@@ -129,7 +129,13 @@ export async function benchConsolePages(
       ownerUrl: o.ownerUrl,
       serverPid: server.pid,
       sessions,
-      pages: [...floorPages, ...pages],
+      // The inbox of a person with no notifications: a console page with nothing in it, the fixed
+      // cost every operator page pays (layout, session, navigation, rendering) before its content.
+      pages: [
+        ...floorPages,
+        { kind: 'empty page', path: () => '/inbox', markers: () => ['Nothing here yet'] },
+        ...pages,
+      ],
       seconds: Number(process.env.BENCH_PAGES_COST_SECONDS ?? 5),
       log: console.log,
     });
@@ -173,7 +179,7 @@ export function pagesLines(p: PagesBench | null): string[] {
   const ratio = p.pagesPerSecond / p.floorPerSecond;
   const goalRatio = PAGES_GOAL.ratioOfToday * PAGES_GOAL.todayRatio;
   return [
-    `${p.sessions} signed-in sessions, closed loop (no think time), over HTTP against \`next start\` on the same machine as PostgreSQL and the load generator. Each session walks the runs list, a ${fmt(p.items)}-item run, its plan, its replay page, the support queue and the audit trail in turn. The floor is the same server and sessions asking for a static route: \`/forbidden\`, a console page prerendered at build time, which takes the same router and response path as the operator pages but renders nothing per request. A public file (\`/robots.txt\`, sent from disk before any routing) is shown beside it for reference. ${p.rounds.length / 3} rounds of ${p.secondsPerRound} s each, floor, file and pages alternating; figures are the medians of the rounds.`,
+    `${p.sessions} signed-in sessions, closed loop (no think time), over HTTP against the production server (\`scripts/support/web-server.ts\`, what \`npm run start:prod\` runs) on the same machine as PostgreSQL and the load generator. Each session walks the runs list, a ${fmt(p.items)}-item run, its plan, its replay page, the support queue and the audit trail in turn. The floor is the same server and sessions asking for a static route: \`/forbidden\`, a console page prerendered at build time, which takes the same router and response path as the operator pages but renders nothing per request. A public file (\`/robots.txt\`, sent from disk before any routing) is shown beside it for reference. ${p.rounds.length / 3} rounds of ${p.secondsPerRound} s each, floor, file and pages alternating; figures are the medians of the rounds.`,
     '',
     '| figure | value |',
     '|---|---:|',
@@ -206,5 +212,17 @@ function costLines(costs: PageCost[] | null, fmt: (n: number, d?: number) => str
       (c) =>
         `| ${c.kind} | ${fmt(c.perSecond, 1)} | ${fmt(c.bytes)} | ${fmt(c.serverMs, 1)} | ${fmt(c.databaseMs, 1)} | ${fmt(c.clientMs, 1)} | ${fmt(c.statements, 1)} |`,
     ),
+    ...ceilingLine(costs, fmt),
+  ];
+}
+
+/** What a console page with nothing in it reaches against the static route: the ceiling of any page. */
+function ceilingLine(costs: PageCost[], fmt: (n: number, d?: number) => string): string[] {
+  const floor = costs.find((c) => c.kind === 'static');
+  const empty = costs.find((c) => c.kind === 'empty page');
+  if (!floor || !empty) return [];
+  return [
+    '',
+    `The empty page alone serves ${fmt(empty.perSecond, 1)} pages/s against the static route's ${fmt(floor.perSecond, 1)} requests/s alone: **${fmt(empty.perSecond / floor.perSecond, 3)}** of it, the most any operator page could reach on this server, whatever its content costs.`,
   ];
 }
