@@ -288,7 +288,7 @@ async function main() {
           server: sdkServer(),
         }),
       );
-      lines.push('## End-to-end effects with the SDK over HTTP (issue 7)', '', ...sdkLines(s, ledgerClaims), '');
+      lines.push('## End-to-end effects with the SDK over HTTP (issues 7 and 15)', '', ...sdkLines(s, ledgerClaims), '');
     }
     if (runs('audit')) {
       // Its own database on the same server, so the verification sizes are exactly the trail's size.
