@@ -139,6 +139,8 @@ export async function sideBySide(
     floor: floorSide,
     ratio: productSide.perSecond / floorSide.perSecond,
     p50Ratio: productSide.p50ms / floorSide.p50ms,
-    cpu: meter ? { product: perOperation(spent.product, rounds * perRound), floor: perOperation(spent.floor, rounds * perRound) } : undefined,
+    cpu: meter
+      ? { product: perOperation(spent.product, rounds * perRound), floor: perOperation(spent.floor, rounds * perRound) }
+      : undefined,
   };
 }

@@ -129,7 +129,11 @@ function cpuLines(s: SdkHttpBench): string[] {
   if (!s.send.cpu || !s.replay.cpu) return [];
   const parts = [...new Set([...Object.keys(s.send.cpu.product), ...Object.keys(s.send.cpu.floor)])];
   const cell = (x: Record<string, number>) => parts.map((p) => fmt(x[p] ?? 0, 2)).join(' | ');
-  const total = (x: Record<string, number>) => fmt(Object.values(x).reduce((a, b) => a + b, 0), 2);
+  const total = (x: Record<string, number>) =>
+    fmt(
+      Object.values(x).reduce((a, b) => a + b, 0),
+      2,
+    );
   return [
     '',
     'CPU milliseconds per effect, by process (from /proc, over all rounds of each side):',
@@ -288,7 +292,12 @@ async function main() {
           server: sdkServer(),
         }),
       );
-      lines.push('## End-to-end effects with the SDK over HTTP (issues 7 and 15)', '', ...sdkLines(s, ledgerClaims), '');
+      lines.push(
+        '## End-to-end effects with the SDK over HTTP (issues 7 and 15)',
+        '',
+        ...sdkLines(s, ledgerClaims),
+        '',
+      );
     }
     if (runs('audit')) {
       // Its own database on the same server, so the verification sizes are exactly the trail's size.

@@ -82,7 +82,11 @@ export function isApiPath(url: string | undefined): boolean {
  * buffer what is refused anyway), handed over as a web Request, and the answer written back with
  * `headers` (the console's security headers) under the handler's own.
  */
-export function serveApi(req: IncomingMessage, res: ServerResponse, headers: Record<string, string> = {}): Promise<void> {
+export function serveApi(
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: Record<string, string> = {},
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
