@@ -35,6 +35,8 @@ export async function startProductionServer(
         LISTEN_HOST: '127.0.0.1',
         LEDGER_DATA_DIR: dataDir,
         NEXT_TELEMETRY_DISABLED: '1',
+        // Readiness is its "listening" line, and the access lines are part of what production pays.
+        LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
