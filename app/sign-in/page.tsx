@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { OIDC_REFUSAL_MESSAGES } from '@/lib/auth/oidc-sign-in.ts';
+import { safeCallbackUrl } from '@/lib/auth/callback-url.ts';
 import { credentialsEnabled, oidcEnabled } from '@/lib/auth/sign-in-methods.ts';
 import { SignInForm } from './sign-in-form.tsx';
 
@@ -29,7 +30,7 @@ export default async function SignInPage({
   const sp = await searchParams;
   const notice =
     REASONS[sp.reason ?? ''] || (sp.error && sp.error !== 'CredentialsSignin' ? (REASONS[sp.error] ?? sp.error) : '');
-  const callbackUrl = sp.callbackUrl && sp.callbackUrl.startsWith('/') ? sp.callbackUrl : '/runs';
+  const callbackUrl = safeCallbackUrl(sp.callbackUrl);
   return (
     <main id="main" tabIndex={-1} className="flex min-h-screen outline-none items-center justify-center px-4">
       <div className="w-full max-w-sm">

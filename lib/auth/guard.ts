@@ -47,7 +47,7 @@ export function userActor(user: SessionUser, role: Role = user.role): Actor & { 
 export async function authorize(
   info: RequestInfo,
   permission: Permission,
-  options: { mutating: boolean; subject?: Subject; passwordChange?: boolean },
+  options: { mutating: boolean; subject?: Subject; passwordChange?: boolean; allowUserNavigation?: boolean },
 ): Promise<Guarded> {
   const database = db();
   const request: RequestMeta = { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId };
@@ -69,7 +69,7 @@ export async function authorize(
   };
   const session = await sessionFromCookie(info.cookie, database);
   if (options.mutating) {
-    const cross = crossSiteProblem(info);
+    const cross = crossSiteProblem(info, options.allowUserNavigation);
     if (cross) throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'forbidden', cross);
   }
   if (session.problem) {
@@ -188,18 +188,31 @@ export async function consoleAction<S extends z.ZodType, T>(
   }
 }
 
-/** A console route handler: authorized, errors mapped to HTTP in one place. */
+/** A console route handler: authorized, errors mapped to HTTP in one place. With `signInFirst`, a
+ *  person who is not signed in and opened the route as a page (a link in an email) is sent to sign in
+ *  and brought back, instead of getting a 401 document. */
 export function consoleRoute<C = unknown>(
   permission: Permission,
-  options: { mutating: boolean },
+  options: { mutating: boolean; allowUserNavigation?: boolean; signInFirst?: boolean },
   handler: (g: Guarded, req: Request, ctx: C) => Promise<Response>,
 ): (req: Request, ctx: C) => Promise<Response> {
   return async (req, ctx) => {
+    const info = requestInfoFromHeaders(req.headers);
     try {
-      const g = await authorize(requestInfoFromHeaders(req.headers), permission, options);
+      const g = await authorize(info, permission, options);
       return await handler(g, req, ctx);
     } catch (error) {
-      return problemResponse(problemFrom(error));
+      const problem = problemFrom(error);
+      if (
+        options.signInFirst &&
+        problem.code === 'unauthenticated' &&
+        req.headers.get('sec-fetch-mode') === 'navigate'
+      ) {
+        const back = new URL(req.url).pathname;
+        const location = `/sign-in?callbackUrl=${encodeURIComponent(back)}`;
+        return new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } });
+      }
+      return problemResponse(problem);
     }
   };
 }

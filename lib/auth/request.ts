@@ -13,6 +13,9 @@ export interface RequestInfo {
   origin: string | null;
   host: string | null;
   secFetchSite: string | null;
+  /** The person followed a link or typed the address: a top-level document navigation the browser
+   *  says they started (Sec-Fetch-Mode, -Dest, -User; no page's script can set these). */
+  userNavigation?: boolean;
 }
 
 const override = new AsyncLocalStorage<RequestInfo>();
@@ -34,6 +37,10 @@ export function requestInfoFromHeaders(h: Headers): RequestInfo {
     origin: h.get('origin'),
     host: h.get('x-forwarded-host') || h.get('host'),
     secFetchSite: h.get('sec-fetch-site'),
+    userNavigation:
+      h.get('sec-fetch-mode') === 'navigate' &&
+      h.get('sec-fetch-dest') === 'document' &&
+      h.get('sec-fetch-user') === '?1',
   };
 }
 
@@ -48,10 +55,14 @@ export async function currentRequest(): Promise<RequestInfo> {
 /**
  * Cross-site requests are refused for every mutating action: the browser's Sec-Fetch-Site says so
  * directly; otherwise an Origin whose host differs from the Host header gives it away. (Next also
- * checks Origin for server actions; route handlers get nothing for free.)
+ * checks Origin for server actions; route handlers get nothing for free.) A route whose only change
+ * is the caller's own bookkeeping may accept a cross-site link the person clicked themselves
+ * (`allowUserNavigation`: opening a notification from an email read in webmail).
  */
-export function crossSiteProblem(info: RequestInfo): string | null {
-  if (info.secFetchSite === 'cross-site') return 'cross-site request refused';
+export function crossSiteProblem(info: RequestInfo, allowUserNavigation = false): string | null {
+  if (info.secFetchSite === 'cross-site') {
+    return allowUserNavigation && info.userNavigation ? null : 'cross-site request refused';
+  }
   if (info.origin && info.origin !== 'null' && info.host) {
     try {
       if (new URL(info.origin).host !== info.host) return `cross-site request refused (origin ${info.origin})`;

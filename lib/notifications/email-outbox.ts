@@ -48,11 +48,13 @@ interface Leased {
   link: string;
 }
 
-export function emailText(n: Pick<Leased, 'body' | 'link'>, baseUrl: string): string {
+/** The email's text. Its link opens the notification (`/inbox/open/<id>`): the inbox row is marked
+ *  read on the way to what it is about, as when it is opened from the console. */
+export function emailText(n: Pick<Leased, 'id' | 'body'>, baseUrl: string): string {
   return [
     n.body,
     '',
-    `Open it in the console: ${baseUrl}${n.link}`,
+    `Open it in the console: ${baseUrl}/inbox/open/${n.id}`,
     '',
     `Choose which notifications you get: ${baseUrl}/account/notifications`,
   ].join('\n');

@@ -115,3 +115,44 @@ test('the inbox shows a page at a time, newest first, with next and previous pag
     await db.$disconnect();
   }
 });
+
+test("an email's link followed from another site (webmail) opens the notification and marks it read; signed out, it goes by sign-in", async ({
+  page,
+  signInAs,
+  e2e,
+}) => {
+  const { createDb } = await import('@/lib/db/client.ts');
+  const { PASSWORD, USERS } = await import('./seed.ts');
+  const db = createDb(e2e.appUrl, 1);
+  const userId = e2e.seeded.users.operatorB.id;
+  const notify = (title: string) =>
+    db.notification.create({
+      data: { userId, kind: 'replay.finished', subjectId: randomUUID(), title, body: title, link: '/support' },
+    });
+  const isRead = async (id: string) => (await db.notification.findUniqueOrThrow({ where: { id } })).readAt !== null;
+  // What webmail shows: a page of another origin with the email's link, which the person clicks.
+  const clickFromWebmail = async (id: string) => {
+    await page.setContent(`<a href="${e2e.baseURL}/inbox/open/${id}">Open it in the console</a>`);
+    await page.getByRole('link', { name: 'Open it in the console' }).click();
+  };
+  try {
+    const first = await notify('Opened from webmail while signed in');
+    await signInAs('operatorB');
+    await clickFromWebmail(first.id);
+    await expect(page).toHaveURL(`${e2e.baseURL}/support`);
+    expect(await isRead(first.id)).toBe(true);
+
+    const second = await notify('Opened from webmail while signed out');
+    await page.context().clearCookies();
+    await clickFromWebmail(second.id);
+    await expect(page).toHaveURL(/\/sign-in\?callbackUrl=/);
+    expect(await isRead(second.id)).toBe(false);
+    await page.getByLabel('Email').fill(USERS.operatorB);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page).toHaveURL(`${e2e.baseURL}/support`);
+    expect(await isRead(second.id)).toBe(true);
+  } finally {
+    await db.$disconnect();
+  }
+});

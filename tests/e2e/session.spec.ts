@@ -85,3 +85,21 @@ test('Z7: a person whose password was handed to them is sent to choose their own
   await expect(page).toHaveURL(/\/admin\/users/);
   await expect(page.getByTestId('current-user')).toHaveText(email);
 });
+
+test('after sign-in the page goes to callbackUrl only when it is a path of the console, never another site', async ({
+  page,
+  e2e,
+}) => {
+  await page.goto(`/sign-in?callbackUrl=${encodeURIComponent('//evil.example/phish')}`);
+  await page.getByLabel('Email').fill(USERS.support);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(`${e2e.baseURL}/runs`);
+
+  await page.context().clearCookies();
+  await page.goto(`/sign-in?callbackUrl=${encodeURIComponent('/support')}`);
+  await page.getByLabel('Email').fill(USERS.support);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(`${e2e.baseURL}/support`);
+});

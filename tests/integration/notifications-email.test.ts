@@ -88,7 +88,10 @@ describe('notification email', () => {
     expect(more).toHaveLength(0);
     expect(mail!.from).toBe('ledger@example.com');
     const parsed = await simpleParser(mail!.raw!);
-    expect(parsed.text).toContain(`Open it in the console: ${BASE}/approvals#approval-${r.requestId}`);
+    // The link opens the notification (marked read on the way) and leads to the request.
+    const note = await t.db.notification.findFirstOrThrow({ where: { userId: bob.id, kind: 'approval.waiting' } });
+    expect(note.link).toBe(`/approvals#approval-${r.requestId}`);
+    expect(parsed.text).toContain(`Open it in the console: ${BASE}/inbox/open/${note.id}`);
     expect(parsed.subject).toBe('Epoch bump of 1 key(s) waits for your approval');
     expect(toAddress(carol.label)).toHaveLength(0);
     expect(toAddress(alice.label)).toHaveLength(0);

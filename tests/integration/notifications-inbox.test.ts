@@ -139,4 +139,33 @@ describe('the inbox', () => {
     const off = await open(bob, elsewhere!);
     expect(off.headers.get('location')).toBe('/inbox');
   });
+
+  it("an email's link (a cross-site navigation the person started) opens and marks read; signed out, it goes by sign-in", async () => {
+    const bob = await makePerson(t.db, 'operator');
+    const [id] = await notify(bob.id, ['2026-12-01 10:00:00+00'], '/approvals#approval-x');
+    const u = await t.db.user.findUniqueOrThrow({ where: { id: bob.id } });
+    const cookie = `next-auth.session-token=${await mintSessionToken(u)}`;
+    const webmail = { host: 'console.test', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' };
+    const open = (headers: Record<string, string>) =>
+      openRoute(new Request(`http://console.test/inbox/open/${id}`, { headers }), {
+        params: Promise.resolve({ notificationId: id! }),
+      });
+    const isRead = async () => (await t.db.notification.findUniqueOrThrow({ where: { id: id! } })).readAt !== null;
+
+    // Not started by the person (a script, an image, a redirect chain): refused as before, nothing read.
+    expect((await open({ ...webmail, cookie, 'sec-fetch-dest': 'document' })).status).toBe(403);
+    expect((await open({ ...webmail, cookie, 'sec-fetch-dest': 'image', 'sec-fetch-user': '?1' })).status).toBe(403);
+    expect(await isRead()).toBe(false);
+
+    const clicked = { ...webmail, 'sec-fetch-dest': 'document', 'sec-fetch-user': '?1' };
+    const signedOut = await open(clicked);
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.headers.get('location')).toBe(`/sign-in?callbackUrl=${encodeURIComponent(`/inbox/open/${id}`)}`);
+    expect(await isRead()).toBe(false);
+
+    const opened = await open({ ...clicked, cookie });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get('location')).toBe('/approvals#approval-x');
+    expect(await isRead()).toBe(true);
+  });
 });

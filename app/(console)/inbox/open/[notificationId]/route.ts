@@ -1,8 +1,9 @@
 // Opening a notification from the inbox: marks it read and redirects (303) to what it is about. A GET
 // on purpose (docs/NOTIFICATIONS.md, "Opening a notification"): a link keeps what people do with
 // links (open in a new tab, keyboard, no script needed). It only ever marks the caller's own
-// notification read; a cross-site request is refused by the guard (Sec-Fetch-Site, audited), a
-// prefetch changes nothing, and the answer is never cached, so every opening reaches the server.
+// notification read; a cross-site request is refused by the guard (Sec-Fetch-Site, audited) unless it
+// is a link the person clicked (an email's), a prefetch changes nothing, and the answer is never
+// cached, so every opening reaches the server.
 import { consoleRoute } from '@/lib/auth/guard.ts';
 import { openNotification } from '@/lib/notifications/read-marks.ts';
 
@@ -16,7 +17,9 @@ function isPrefetch(headers: Headers): boolean {
 
 export const GET = consoleRoute<{ params: Promise<{ notificationId: string }> }>(
   'console.read',
-  { mutating: true },
+  // A link in an email read in webmail is a cross-site navigation the person started: accepted
+  // (allowUserNavigation); someone not signed in is sent to sign in and brought back here.
+  { mutating: true, allowUserNavigation: true, signInFirst: true },
   async (g, req, ctx) => {
     if (isPrefetch(req.headers)) return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
     const { notificationId } = await ctx.params;
