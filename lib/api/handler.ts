@@ -181,7 +181,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
     }
   };
   // One span per request when tracing is on (lib/ops/tracing.ts); the ledger commands' spans nest in it.
-  return (request: Request, ctx?: RouteCtx<P>): Promise<Response> => {
+  const route = (request: Request, ctx?: RouteCtx<P>): Promise<Response> => {
     const meta = requestMeta(request);
     const attributes = {
       'ledger.request_id': meta.requestId ?? '',
@@ -190,6 +190,8 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
     };
     return traced(`api ${spec.action}`, attributes, (span) => handle(request, ctx, meta, span), request.headers);
   };
+  // Every answer writes its own log line (reply above), so a server in front need not write another.
+  return Object.assign(route, { logsItsAnswers: true as const });
 }
 
 async function readInput<S extends z.ZodType | undefined, P>(spec: RouteSpec<S>, request: Request, ctx?: RouteCtx<P>) {

@@ -66,10 +66,20 @@ export async function dispatchApi(request: Request): Promise<Response> {
       return refusal(404, `${path}: a path segment is not valid percent-encoding`);
     }
     const response = await handler(request, { params: Promise.resolve(params) });
-    return request.method === 'HEAD' ? new Response(null, response) : response;
+    const answer = request.method === 'HEAD' ? new Response(null, response) : response;
+    if ((handler as { logsItsAnswers?: boolean }).logsItsAnswers) loggedAnswers.add(answer);
+    return answer;
   }
   return refusal(404, `no API route at ${path}; the routes are listed at /api/v1/docs`);
 }
+
+// Answers whose route handler wrote the request's log line itself (lib/api/handler.ts), and the
+// node:http responses that carried them: the server in front writes no second line for those.
+const loggedAnswers = new WeakSet<Response>();
+const loggedResponses = new WeakSet<ServerResponse>();
+
+/** Whether this request's log line was written by the route that answered it. */
+export const answerWasLogged = (res: ServerResponse): boolean => loggedResponses.has(res);
 
 /** Whether a node:http request is for the agent API (served by serveApi, not the console's Next). */
 export function isApiPath(url: string | undefined): boolean {
@@ -114,6 +124,7 @@ export function serveApi(
         body: hasBody ? Buffer.concat(chunks) : undefined,
       });
       const response = await dispatchApi(request);
+      if (loggedAnswers.has(response)) loggedResponses.add(res);
       const payload = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
       const out: Record<string, string> = { ...headers, ...Object.fromEntries(response.headers.entries()) };
       // The rest of an oversized body is not read: the connection cannot be reused after this answer.

@@ -3,7 +3,8 @@
 //  - sets X-Forwarded-For to the one client address it can vouch for (lib/ops/client-address.ts:
 //    the header is believed only through TRUSTED_PROXIES; `next start` keeps whatever a client sent),
 //    so the audit trail and the per-source limits see the real source,
-//  - gives every request an X-Request-Id (the caller's, or a new one) and writes one JSON access line,
+//  - gives every request an X-Request-Id (the caller's, or a new one) and writes one JSON access line
+//    (for the agent API, the route's own answer line with the actor and operation),
 //  - serves the agent API (/api/v1) straight from its route handlers (api-router.ts), with the
 //    console's security headers; everything else goes to Next,
 //  - on SIGTERM/SIGINT stops accepting connections, lets in-flight requests finish and exits 0.
@@ -17,7 +18,7 @@ import { env } from '@/lib/env.ts';
 import { clientAddress, parseTrustedProxies } from '@/lib/ops/client-address.ts';
 import { componentLogger } from '@/lib/ops/log.ts';
 import { startTracingFromEnv } from '@/lib/ops/tracing.ts';
-import { isApiPath, serveApi } from './api-router.ts';
+import { answerWasLogged, isApiPath, serveApi } from './api-router.ts';
 
 const e = env();
 // Before Next loads the routes, so every request's span has the tracer provider (OTEL_EXPORTER_OTLP_ENDPOINT).
@@ -42,6 +43,8 @@ const server = createServer((req, res) => {
   req.headers['x-request-id'] = requestId;
   res.setHeader('x-request-id', requestId);
   res.once('finish', () => {
+    // One line per request: an agent API answer already has its own (actor and operation included).
+    if (answerWasLogged(res)) return;
     const ms = Math.round((performance.now() - started) * 10) / 10;
     log.info(
       { requestId, ip, method: req.method, path: req.url?.split('?')[0], status: res.statusCode, ms },

@@ -99,7 +99,7 @@ describe('npm run start:prod', () => {
       });
       expect(replayed.status).toBe(200);
       expect(await replayed.json()).toMatchObject({ claimed: false, state: 'done' });
-      const nowhere = await fetch(`${base}/api/v1/nowhere`);
+      const nowhere = await fetch(`${base}/api/v1/nowhere`, { headers: { 'x-request-id': 'nowhere-1' } });
       expect(nowhere.status).toBe(404);
       expect(nowhere.headers.get('content-type')).toBe('application/problem+json');
       expect(await nowhere.json()).toMatchObject({ code: 'not_found', status: 404 });
@@ -148,6 +148,10 @@ describe('npm run start:prod', () => {
         status: 401,
       });
 
+      // One line per request: an API answer's own line stands for the access line; what no route
+      // answered still gets the front's.
+      expect(lines.filter((l) => l.requestId === 'spoof-1').map((l) => l.msg)).toEqual(['api answer']);
+      expect(lines.filter((l) => l.requestId === 'nowhere-1')).toMatchObject([{ msg: 'request', status: 404 }]);
       expect(lines.find((l) => l.requestId === 'replay-1' && l.msg === 'api answer')).toMatchObject({
         actor: `runtime:${key.id}`,
         status: 200,
