@@ -63,7 +63,8 @@ export interface RouteSpec<S extends z.ZodType | undefined> {
   }>;
 }
 
-type RouteCtx<P> = { params: Promise<P> };
+/** Next gives params; a server in front that has read the body already gives its bytes too. */
+type RouteCtx<P> = { params: Promise<P>; body?: Uint8Array };
 
 /** Success bodies are JSON; every 4xx and 5xx body is a problem document (RFC 9457). */
 function json(status: number, body: unknown, meta: RequestMeta, extra: Record<string, string> = {}): Response {
@@ -198,7 +199,7 @@ async function readInput<S extends z.ZodType | undefined, P>(spec: RouteSpec<S>,
   const rawParams = (await ctx?.params) ?? {};
   const params = (spec.params ? parseInput(spec.params, rawParams) : rawParams) as P;
   if (request.method !== 'POST') return { params, raw: undefined, body: undefined, key: null };
-  const raw = await readJson(request);
+  const raw = await readJson(request, ctx?.body);
   const nul = findNul(raw, []);
   if (nul) throw invalid(nul, `${nul}: contains a NUL character`);
   const body = spec.body ? parseInput(spec.body, raw === undefined ? {} : raw) : undefined;

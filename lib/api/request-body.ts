@@ -7,9 +7,10 @@ import { invalid, LedgerError } from '../ledger/errors.ts';
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 export const MAX_BODY_DEPTH = 32;
 
-/** The body as JSON (undefined when empty). */
-export async function readJson(request: Request): Promise<unknown> {
-  const text = await readBodyText(request);
+/** The body as JSON (undefined when empty). `received`: the bytes a server in front already read
+ *  (scripts/support/api-router.ts), checked the same way without a second pass through a stream. */
+export async function readJson(request: Request, received?: Uint8Array): Promise<unknown> {
+  const text = received ? decodeBody(received) : await readBodyText(request);
   if (text.trim() === '') return undefined;
   const depth = nestingDepth(text);
   if (depth > MAX_BODY_DEPTH) {
@@ -48,8 +49,13 @@ async function readBodyText(request: Request): Promise<string> {
     }
     chunks.push(value);
   }
+  return decodeBody(Buffer.concat(chunks));
+}
+
+function decodeBody(bytes: Uint8Array): string {
+  if (bytes.byteLength > MAX_BODY_BYTES) throw tooLarge();
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw invalid('body', 'body: not valid UTF-8');
   }

@@ -123,6 +123,16 @@ describe('npm run start:prod', () => {
       } as RequestInit);
       expect(huge.status).toBe(413);
       expect(await huge.json()).toMatchObject({ code: 'payload_too_large', field: 'body' });
+      // The bytes the front read are checked as the handler checks a stream: not UTF-8, too deep.
+      const latin1 = await fetch(`${base}/api/v1/runs`, {
+        method: 'POST',
+        headers: auth,
+        body: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+      });
+      expect(latin1.status).toBe(422);
+      expect(await latin1.json()).toMatchObject({ code: 'validation', field: 'body' });
+      const deep = await fetch(`${base}/api/v1/runs`, { method: 'POST', headers: auth, body: '['.repeat(40_000) });
+      expect(deep.status).toBe(413);
       const runs = await t.owner<{ n: string }>(`SELECT count(*) AS n FROM run WHERE workflow = 'wf'`);
       expect(runs.rows).toEqual([{ n: '2' }]); // the one created above and the replayed claim's
 
