@@ -2,7 +2,6 @@
 // and nothing on a third. Every console action is called directly, as the server action, and every
 // read model with the person's scope: what they may do, they do; what they may not is refused (403)
 // and audited with nothing changed; what belongs to a workflow they hold no role in is invisible.
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { asConsoleRequest } from '../helpers/console-request.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -258,19 +257,7 @@ describe('Z1: admins edit grants; every change is audited and the last all-workf
     const otherAdmin = { id: other.id, email: other.email, sessionVersion: other.sessionVersion };
     const firstGrant = admins[0]!;
     const cookie = `next-auth.session-token=${await auth.mintSessionToken(otherAdmin)}`;
-    const byOther = <T>(fn: () => Promise<T>) =>
-      auth.runWithRequest(
-        {
-          cookie,
-          ip: '203.0.113.8',
-          userAgent: 'vitest',
-          requestId: randomUUID(),
-          origin: null,
-          host: 'console.test',
-          secFetchSite: 'same-origin',
-        },
-        fn,
-      );
+    const byOther = <T>(fn: () => Promise<T>) => asConsoleRequest(auth.runWithRequest, cookie, fn, '203.0.113.8');
     // The second admin takes away the first admin's all-workflows grant: allowed, one remains.
     expect(
       await byOther(() => actions.removeGrantAction({ grantId: firstGrant.id, reason: 'handover' })),

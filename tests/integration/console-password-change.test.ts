@@ -2,10 +2,10 @@
 // `npm run user:create` must choose their own password before anything else. Until then every
 // server action and console route is refused (and audited); the change itself is audited, ends the
 // old sessions and retires the old password.
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuthOptions } from 'next-auth';
 import type { JWT } from 'next-auth/jwt';
+import { asConsoleRequest } from '../helpers/console-request.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { suffix } from '../helpers/factories.ts';
 import { resetEnvCache } from '@/lib/env.ts';
@@ -50,18 +50,7 @@ async function signIn(email: string, password: string): Promise<string> {
 }
 
 function asCookie<T>(cookie: string, fn: () => Promise<T>): Promise<T> {
-  return request.runWithRequest(
-    {
-      cookie,
-      ip: '198.51.100.8',
-      userAgent: 'vitest',
-      requestId: randomUUID(),
-      origin: null,
-      host: 'console.test',
-      secFetchSite: 'same-origin',
-    },
-    fn,
-  );
+  return asConsoleRequest(request.runWithRequest, cookie, fn, '198.51.100.8');
 }
 
 async function exportAudit(cookie: string) {

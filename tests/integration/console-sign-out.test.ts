@@ -2,10 +2,10 @@
 // and next-auth's own jwt callback and token encoding; the sign-out through next-auth's signOut
 // event. A copy of the cookie taken before the sign-out is refused afterwards by the console's
 // route handlers and server actions, while another sign-in of the same person keeps working.
-import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuthOptions } from 'next-auth';
 import type { JWT } from 'next-auth/jwt';
+import { asConsoleRequest } from '../helpers/console-request.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { suffix } from '../helpers/factories.ts';
 import { resetEnvCache } from '@/lib/env.ts';
@@ -65,18 +65,7 @@ async function exportAudit(cookie: string) {
 }
 
 function asCookie<T>(cookie: string, fn: () => Promise<T>): Promise<T> {
-  return request.runWithRequest(
-    {
-      cookie,
-      ip: '198.51.100.7',
-      userAgent: 'vitest',
-      requestId: randomUUID(),
-      origin: null,
-      host: 'console.test',
-      secFetchSite: 'same-origin',
-    },
-    fn,
-  );
+  return asConsoleRequest(request.runWithRequest, cookie, fn, '198.51.100.7');
 }
 
 describe('Z4: sign-out ends the session on the server', () => {
