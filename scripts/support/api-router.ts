@@ -91,9 +91,9 @@ export function isApiPath(url: string | undefined): boolean {
 
 /**
  * Serves one agent API request from node:http: the body is read up to one byte past the handler's
- * limit (lib/api/handler.ts refuses it with 413 and a problem document; reading further would only
- * buffer what is refused anyway), handed over as a web Request, and the answer written back with
- * `headers` (the console's security headers) under the handler's own.
+ * limit (lib/api/request-body.ts refuses it with 413 and a problem document; reading further would
+ * only buffer what is refused anyway), handed to the route handler with a web Request for the rest,
+ * and the answer written back with `headers` (the console's security headers) under the handler's.
  */
 export function serveApi(
   req: IncomingMessage,
