@@ -1,8 +1,8 @@
 // `npm start`: the demo. PostgreSQL (embedded unless DATABASE_URL is set), migrations, demo data on
 // an empty database, a production build when sources changed, then the console on
 // http://localhost:3000 (served by the production web server, scripts/support/web-server.ts) plus the
-// background worker (forced replays and reconciliation). Production
-// runs `npm run start:prod` and `npm run worker` instead (docs/DEPLOYMENT.md): they never seed.
+// background worker (forced replays and reconciliation). Production runs `npm run start:prod` and
+// `npm run worker` instead (docs/DEPLOYMENT.md): they never seed.
 // SIGTERM or SIGINT stops the console and the worker (each gets SHUTDOWN_GRACE_SECONDS to finish what
 // it holds), then the sandbox and the embedded PostgreSQL, and exits 0 with no process left behind.
 import { spawnSync } from 'node:child_process';
