@@ -38,41 +38,32 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
   const { db, actor } = ctx;
   const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
   await assertOperator(ctx, 'replay.approve', replayId, req.runId);
-  const refuse = async (why: string) => {
-    await auditRefusal(db, {
-      chain: `run:${req.runId}`,
-      actor,
-      action: 'replay.approve',
-      subjectType: 'replay',
-      subjectId: replayId,
-      runId: req.runId,
-      why,
-      request: ctx.request,
-    });
-    return forbidden(why);
+  // Every entry of this decision is about the same replay of the same run.
+  const entry = {
+    chain: `run:${req.runId}`,
+    actor,
+    action: 'replay.approve',
+    subjectType: 'replay',
+    subjectId: replayId,
+    runId: req.runId,
+    request: ctx.request,
+  } as const;
+  /** Writes the refusal to the trail (A4) and gives back the error to throw. */
+  const refused = async <E>(why: string, error: E): Promise<E> => {
+    await auditRefusal(db, { ...entry, why });
+    return error;
   };
   const fourEyes = fourEyesRefusal(req.requestedById, actor, 'approve');
-  if (fourEyes) throw await refuse(fourEyes);
-  const refuseConflict = async (why: string, extra: Record<string, unknown> = {}) => {
-    await auditRefusal(db, {
-      chain: `run:${req.runId}`,
-      actor,
-      action: 'replay.approve',
-      subjectType: 'replay',
-      subjectId: replayId,
-      runId: req.runId,
-      why,
-      request: ctx.request,
-    });
-    return conflict(why, extra);
-  };
+  if (fourEyes) throw await refused(fourEyes, forbidden(fourEyes));
   await refuseUnlessSeenStatus(db, req.id, input.seenStatus);
-  if (req.status !== 'open') throw await refuseConflict(`this request is ${req.status}`);
-  if (req.setHash !== input.setHash)
-    throw await refuseConflict('the approval does not match the frozen set: review the request again', {
-      field: 'setHash',
-      setHash: req.setHash,
-    });
+  if (req.status !== 'open') {
+    const why = `this request is ${req.status}`;
+    throw await refused(why, conflict(why));
+  }
+  if (req.setHash !== input.setHash) {
+    const why = 'the approval does not match the frozen set: review the request again';
+    throw await refused(why, conflict(why, { field: 'setHash', setHash: req.setHash }));
+  }
   return db.$transaction(async (tx) => {
     const [now] = await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
     if (req.expiresAt <= now!.now) {
@@ -81,17 +72,7 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
         where: { id: replayId, status: 'awaiting_approval' },
         data: { status: 'expired', finishedAt: now!.now },
       });
-      await appendAudit(tx, {
-        chain: `run:${req.runId}`,
-        actor,
-        action: 'replay.approve',
-        subjectType: 'replay',
-        subjectId: replayId,
-        runId: req.runId,
-        outcome: 'refused',
-        detail: { why: 'the approval request expired (Z3)' },
-        request: ctx.request,
-      });
+      await appendAudit(tx, { ...entry, outcome: 'refused', detail: { why: 'the approval request expired (Z3)' } });
       await notifyApprovalOutcome(tx, req.id);
       return { replayId, status: 'expired' as const, approvedById: null };
     }
@@ -108,17 +89,11 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
       throw conflict('the request was decided or cancelled meanwhile');
     }
     await appendAudit(tx, {
-      chain: `run:${req.runId}`,
-      actor,
-      action: 'replay.approve',
-      subjectType: 'replay',
-      subjectId: replayId,
-      runId: req.runId,
+      ...entry,
       before: 'awaiting_approval',
       after: 'approved',
       reason: input.reason ?? null,
       detail: { approvalRequestId: req.id, setHash: req.setHash },
-      request: ctx.request,
     });
     await notifyApprovalOutcome(tx, req.id);
     return { replayId, status: 'approved' as const, approvedById: actor.id };

@@ -1,20 +1,6 @@
 // Retrying a database write through an outage: after a send, the provider's answer exists only in
 // this process, so losing the write would turn a delivery into an unknown.
-
-/** The database is unreachable or went away mid-statement (restart, failover, network): worth
- *  retrying after a pause, unlike a constraint or a bug. */
-export function isConnectionLoss(error: unknown): boolean {
-  const e = error as { code?: string; message?: string };
-  if (
-    typeof e?.code === 'string' &&
-    (/^08/.test(e.code) ||
-      ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(e.code))
-  )
-    return true;
-  return /Connection terminated|connection (is )?closed|ECONNREFUSED|ECONNRESET|terminating connection|the database system is (starting up|shutting down)|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
-    e?.message ?? '',
-  );
-}
+import { isConnectionLoss } from '../db/connection-loss.ts';
 
 /** Bounded exponential backoff: 0.25 s doubling to at most `capMs`, with jitter. */
 export function backoffMs(attempt: number, capMs = 30_000, baseMs = 250): number {
