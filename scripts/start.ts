@@ -108,7 +108,11 @@ async function main() {
         `Demo people (password ${seeded.demoPassword}, shown once): ${seeded.demoUsers.map((u) => `${u.email} (${u.role})`).join(', ')}`,
       );
     }
-    say('Stop with Ctrl+C (the embedded PostgreSQL stops with it; its data stays in .data/).');
+    say(
+      database.embedded
+        ? `Stop with Ctrl+C (the embedded PostgreSQL stops with it; its data stays in ${path.relative(process.cwd(), dataDir) || dataDir}/).`
+        : 'Stop with Ctrl+C (the database named by DATABASE_URL keeps running).',
+    );
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
     await stop(1);
