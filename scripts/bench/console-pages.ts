@@ -133,6 +133,9 @@ export async function benchConsolePages(
       // cost every operator page pays (layout, session, navigation, rendering) before its content.
       pages: [
         ...floorPages,
+        // The sign-in page: rendered per request like every console page, but with no session, no
+        // database and almost nothing in it. What Next's per-request rendering costs on its own.
+        { kind: 'dynamic, no data', path: () => '/sign-in', markers: () => ['Sign in'] },
         { kind: 'empty page', path: () => '/inbox', markers: () => ['Nothing here yet'] },
         ...pages,
       ],
@@ -216,13 +219,15 @@ function costLines(costs: PageCost[] | null, fmt: (n: number, d?: number) => str
   ];
 }
 
-/** What a console page with nothing in it reaches against the static route: the ceiling of any page. */
+/** What a page rendered per request with nothing in it, and a console page with nothing in it, reach
+ *  against the static route: the ceilings of any page. */
 function ceilingLine(costs: PageCost[], fmt: (n: number, d?: number) => string): string[] {
   const floor = costs.find((c) => c.kind === 'static');
+  const bare = costs.find((c) => c.kind === 'dynamic, no data');
   const empty = costs.find((c) => c.kind === 'empty page');
-  if (!floor || !empty) return [];
+  if (!floor || !empty || !bare) return [];
   return [
     '',
-    `The empty page alone serves ${fmt(empty.perSecond, 1)} pages/s against the static route's ${fmt(floor.perSecond, 1)} requests/s alone: **${fmt(empty.perSecond / floor.perSecond, 3)}** of it, the most any operator page could reach on this server, whatever its content costs.`,
+    `Alone against the static route's ${fmt(floor.perSecond, 1)} requests/s: the sign-in page (rendered per request, no session, no database) serves ${fmt(bare.perSecond, 1)}/s, **${fmt(bare.perSecond / floor.perSecond, 3)}** of it, the most any page Next renders per request reaches on this server; the empty console page ${fmt(empty.perSecond, 1)}/s, **${fmt(empty.perSecond / floor.perSecond, 3)}**, the most any operator page could reach, whatever its content costs.`,
   ];
 }

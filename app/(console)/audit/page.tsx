@@ -9,13 +9,14 @@ import { canSomewhere } from '@/lib/auth/grants.ts';
 import { AUDIT_ACTIONS } from '@/lib/audit/actions.ts';
 import { auditFilterFrom, auditFilterProblem, auditPage } from '@/lib/read-models/audit.ts';
 import { chainVerification, describeAge } from '@/lib/read-models/audit-chain.ts';
-import { subjectNames, subjectRef } from '@/lib/read-models/subject-names.ts';
+import { subjectNames } from '@/lib/read-models/subject-names.ts';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
-import { Time } from '@/components/time.tsx';
 import { one, pageSize, withParams, type SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
+import { auditRowView } from './audit-rows.ts';
+import { AuditTable } from './audit-table.tsx';
 
 export const metadata: Metadata = { title: 'Audit trail' };
 
@@ -159,66 +160,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
             Loosen a filter: actions and actors match by any part of their name or email.
           </EmptyState>
         ) : (
-          <div className="relative overflow-x-auto">
-            <table className="w-full text-sm" data-testid="audit-table">
-              <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
-                <tr className="border-b border-zinc-200">
-                  {['#', 'When', 'Who', 'Action', 'Subject', 'Change', 'Why', 'Outcome', 'Where'].map((h) => (
-                    <th key={h} scope="col" className="py-2 pr-3 font-medium">
-                      {h}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody className="divide-y divide-zinc-100">
-                {page.rows.map((r) => (
-                  <tr
-                    key={r.id}
-                    data-testid="audit-row"
-                    className={r.outcome === 'refused' ? 'bg-red-50/40' : undefined}
-                  >
-                    <td className="mono py-2 pr-3 text-xs text-zinc-500">{r.id}</td>
-                    <td className="py-2 pr-3 text-xs">
-                      <Time value={r.at} />
-                    </td>
-                    <td className="py-2 pr-3 text-xs">
-                      {r.actorLabel}
-                      <div className="text-zinc-500">{r.actorRole ?? r.actorKind}</div>
-                    </td>
-                    <td className="py-2 pr-3 font-medium">{r.action}</td>
-                    <td className="max-w-56 truncate py-2 pr-3 text-xs" title={r.subjectId}>
-                      {r.subjectType === 'effect' ? (
-                        <Link className="underline" href={`/target?key=${encodeURIComponent(r.subjectId)}`}>
-                          {r.subjectId}
-                        </Link>
-                      ) : r.subjectType === 'run' ? (
-                        <Link className="underline" href={`/runs/${r.subjectId}`}>
-                          {names[subjectRef('run', r.subjectId)] ?? `run ${r.subjectId}`}
-                        </Link>
-                      ) : (
-                        <span data-testid="audit-subject">
-                          {names[subjectRef(r.subjectType, r.subjectId)] ?? `${r.subjectType} ${r.subjectId}`}
-                        </span>
-                      )}
-                    </td>
-                    <td className="py-2 pr-3 text-xs">
-                      {r.beforeState || r.afterState ? `${r.beforeState ?? '∅'} → ${r.afterState ?? '∅'}` : ''}
-                    </td>
-                    <td className="max-w-64 py-2 pr-3 text-xs">
-                      {r.reason ??
-                        (r.detail && typeof r.detail === 'object' && 'why' in r.detail
-                          ? String((r.detail as { why: unknown }).why)
-                          : '')}
-                    </td>
-                    <td className="py-2 pr-3">
-                      <Badge tone={r.outcome === 'ok' ? 'green' : 'red'}>{r.outcome}</Badge>
-                    </td>
-                    <td className="py-2 text-xs text-zinc-500">{r.ip ?? ''}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <AuditTable rows={page.rows.map((r) => auditRowView(r, names))} />
         )}
         <div className="mt-3 flex flex-wrap items-center justify-between gap-2">
           {one(sp, 'cursor') ? (

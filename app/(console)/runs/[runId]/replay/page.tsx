@@ -15,27 +15,17 @@ import {
   type ReplayReport,
 } from '@/lib/replay/index.ts';
 import { RequestReplayForm } from '@/app/(console)/_components/replay/request-form.tsx';
+import { exactlyOncePercent, Report } from '@/app/(console)/_components/replay/report.tsx';
+import { previewRow, STATE_LABEL } from '@/app/(console)/_components/replay/preview-data.ts';
+import { PreviewTable } from '@/app/(console)/_components/replay/preview-table.tsx';
 import { ReplayPanel, type ProgressView } from '@/app/(console)/_components/replay/replay-panel.tsx';
-import { Badge } from '@/components/ui/badge.tsx';
-import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
-import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { one, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Force replay' };
 export const dynamic = 'force-dynamic';
 
-const STATE_LABEL: Record<string, string> = {
-  not_sent: 'never sent',
-  awaiting_claim: 'awaiting claim',
-  failed: 'failed',
-  in_flight: 'in flight',
-  done: 'done',
-  unknown: 'unknown',
-  revoked: 'revoked',
-  stuck: 'stuck',
-};
 const FILTERS = [
   ['all', 'All'],
   ['will_send', 'Will be sent'],
@@ -70,11 +60,6 @@ function view(p: ReplayProgress): ProgressView {
     }),
   ) as ProgressView;
 }
-
-const pct = (e: { exactlyOnce: number; approved: number; ratio: number } | null) =>
-  e
-    ? `${(e.ratio * 100).toFixed(1)}% (${e.exactlyOnce.toLocaleString('en-US')}/${e.approved.toLocaleString('en-US')})`
-    : '—';
 
 export default async function ReplayPage({
   params,
@@ -152,7 +137,7 @@ export default async function ReplayPage({
         />
         <Stat
           label="Exactly once now (P4)"
-          value={pct(preview.exactlyOnce)}
+          value={exactlyOncePercent(preview.exactlyOnce)}
           hint={preview.fourEyes ? 'four-eyes on: a second operator approves (Z3)' : 'four-eyes off for these tools'}
         />
       </div>
@@ -175,7 +160,7 @@ export default async function ReplayPage({
                     canControl={canControl}
                     users={users}
                   />
-                  {report && <Report report={report} />}
+                  {report && <Report report={report} shown={REPORT_ROWS} />}
                 </li>
               );
             })}
@@ -238,50 +223,7 @@ export default async function ReplayPage({
         {preview.items.length === 0 ? (
           <EmptyState title="No targets in this view" />
         ) : (
-          <div className="relative overflow-x-auto">
-            {/* Cell spacing is set once on the table rather than on each cell (a smaller page). */}
-            <table
-              className="w-full text-left text-xs [&_td]:py-1 [&_td]:pr-3 [&_th]:pr-3"
-              data-testid="replay-preview"
-            >
-              <thead className="text-zinc-500">
-                <tr>
-                  <th className="py-1">Target</th>
-                  <th>Record</th>
-                  <th>State</th>
-                  <th>Epoch</th>
-                  <th>Last changed by</th>
-                  <th>When</th>
-                  <th>Replay</th>
-                </tr>
-              </thead>
-              <tbody className="divide-y divide-zinc-100">
-                {preview.items.map((i) => (
-                  <tr key={i.itemId} data-will-send={i.willSend ? 'yes' : 'no'} data-state={i.state}>
-                    <td>
-                      <Link className="mono underline" href={`/target?key=${encodeURIComponent(i.key)}`}>
-                        {i.target}
-                      </Link>
-                    </td>
-                    <td className="mono whitespace-nowrap">{i.recordId}</td>
-                    <td>
-                      <Badge tone={i.willSend ? 'blue' : 'zinc'}>{STATE_LABEL[i.state] ?? i.state}</Badge>
-                    </td>
-                    <td className="text-sm tabular-nums">{i.epoch}</td>
-                    <td>{i.changedBy ?? '—'}</td>
-                    <td className="whitespace-nowrap">{i.changedAt ? <Time value={i.changedAt} /> : '—'}</td>
-                    <td>
-                      {i.willSend ? (
-                        <b>will be sent</b>
-                      ) : (
-                        <span className="text-zinc-600">skipped: {i.skipReason}</span>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <PreviewTable rows={preview.items.map(previewRow)} />
         )}
         {preview.nextCursor && (
           <div className="mt-3 text-sm">
@@ -295,105 +237,5 @@ export default async function ReplayPage({
         )}
       </Card>
     </>
-  );
-}
-
-function Report({ report }: { report: ReplayReport }) {
-  return (
-    <div className="mt-3 rounded-md border border-zinc-200 p-3" data-testid="replay-report">
-      <div className="flex flex-wrap items-center justify-between gap-2">
-        <h3 className="text-sm font-semibold">Report</h3>
-        <div className="flex gap-2">
-          <a
-            href={`/api/console/replays/${report.replayId}/report?format=csv`}
-            className={linkButton('secondary', 'sm')}
-            data-testid="report-csv"
-            download
-          >
-            Download CSV
-          </a>
-          <a
-            href={`/api/console/replays/${report.replayId}/report?format=json`}
-            className={linkButton('secondary', 'sm')}
-            data-testid="report-json"
-            download
-          >
-            Download JSON
-          </a>
-        </div>
-      </div>
-      <dl className="mt-2 grid grid-cols-2 gap-2 text-sm lg:grid-cols-4">
-        <div>
-          <dt className="text-xs text-zinc-500">Went out</dt>
-          <dd data-testid="report-sent" className="tabular-nums font-semibold">
-            {report.sent}
-          </dd>
-        </div>
-        <div>
-          <dt className="text-xs text-zinc-500">Skipped</dt>
-          <dd data-testid="report-skipped" className="tabular-nums">
-            {report.skipped}
-          </dd>
-        </div>
-        <div>
-          <dt className="text-xs text-zinc-500">Exactly once before</dt>
-          <dd data-testid="report-eo-before">{pct(report.exactlyOnceBefore)}</dd>
-        </div>
-        <div>
-          <dt className="text-xs text-zinc-500">Exactly once after</dt>
-          <dd data-testid="report-eo-after">{pct(report.exactlyOnceAfter)}</dd>
-        </div>
-      </dl>
-      <div className="mt-1 text-xs text-zinc-600">
-        Failed {report.failed} · unknown {report.unknown} ·{' '}
-        {report.finishedAt ? (
-          <>
-            finished <Time value={report.finishedAt} />
-          </>
-        ) : (
-          'not finished'
-        )}
-      </div>
-      {report.skippedBecause.length > 0 && (
-        <div className="mt-2 text-sm">
-          Skipped because:
-          <ul className="ml-4 list-disc text-xs">
-            {report.skippedBecause.map((s) => (
-              <li key={s.reason}>
-                {s.reason}: <b>{s.count}</b>
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
-      <details className="mt-2 text-xs">
-        <summary className="cursor-pointer text-zinc-600">
-          Every target of this replay ({report.total}
-          {report.nextCursor ? `, first ${REPORT_ROWS} shown; the downloads hold every target` : ''})
-        </summary>
-        <div className="relative overflow-x-auto">
-          <table className="mt-1 w-full text-left" data-testid="report-items">
-            <thead className="text-zinc-500">
-              <tr>
-                <th className="pr-3">Target</th>
-                <th className="pr-3">Outcome</th>
-                <th className="pr-3">State now</th>
-                <th>Note</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.items.map((i) => (
-                <tr key={i.itemId} data-outcome={i.outcome}>
-                  <td className="mono pr-3">{i.target}</td>
-                  <td className="pr-3">{i.outcome}</td>
-                  <td className="pr-3">{i.stateNow ?? '—'}</td>
-                  <td className="break-all">{i.note ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
-    </div>
   );
 }
