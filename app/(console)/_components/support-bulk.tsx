@@ -1,5 +1,5 @@
 'use client';
-// Bulk resolve on the support queue. The rows stay server-rendered: each row's checkbox belongs to an
+// Bulk resolve on the support queue. Each row's checkbox (support/unknown-list.tsx) belongs to an
 // empty form of this bar through its `form` attribute, and the bar reads the checked keys from it.
 import { useEffect, useState } from 'react';
 import { resolveManyAction } from '@/app/actions/ledger.ts';

@@ -3,15 +3,13 @@ import Link from 'next/link';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { canOn } from '@/lib/auth/grants.ts';
 import { supportQueue } from '@/lib/read-models/support.ts';
-import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
-import { BULK_FORM_ID, SupportBulkResolve } from '@/app/(console)/_components/support-bulk.tsx';
+import { SupportBulkResolve } from '@/app/(console)/_components/support-bulk.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
-import { FieldList } from '@/components/ui/fields.tsx';
-import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { one, pageSize, withParams, type SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
+import { UnknownList } from './unknown-list.tsx';
 
 export const metadata: Metadata = { title: 'Support queue' };
 
@@ -64,67 +62,7 @@ export default async function SupportPage({ searchParams }: { searchParams: Prom
             receipt.
           </EmptyState>
         ) : (
-          <ul className="divide-y divide-zinc-100">
-            {q.rows.map((r) => (
-              <li
-                key={r.key}
-                className="flex flex-wrap items-start justify-between gap-3 py-3"
-                data-testid="unknown-row"
-                data-workflow={r.workflow}
-              >
-                <div className="flex min-w-0 items-start gap-2 text-sm">
-                  {canResolve(r.workflow) && (
-                    <input
-                      type="checkbox"
-                      name="key"
-                      value={r.key}
-                      form={BULK_FORM_ID}
-                      aria-label={`Select ${r.target}`}
-                      className="mt-1 h-4 w-4 shrink-0"
-                    />
-                  )}
-                  <div className="min-w-0">
-                    <Link
-                      href={`/target?key=${encodeURIComponent(r.key)}`}
-                      className="font-medium text-blue-700 hover:underline"
-                    >
-                      {r.target}
-                    </Link>
-                    <div className="text-xs text-zinc-500">
-                      {r.tool} · {r.action} · epoch {r.epoch} · unknown since <Time value={r.since} /> · set by{' '}
-                      {r.changedBy} · run{' '}
-                      <Link href={`/runs/${r.runId}`} className="mono underline">
-                        {r.runId.slice(0, 8)}
-                      </Link>
-                    </div>
-                    <div className="mt-1 text-xs">
-                      {r.evidence ? (
-                        <div data-testid="evidence">
-                          What reconciliation found ({r.evidenceBy}, <Time value={r.evidenceAt} />
-                          ):
-                          <FieldList value={r.evidence} className="mt-1 rounded bg-zinc-50 px-2 py-1" />
-                        </div>
-                      ) : (
-                        <span className="text-zinc-500">No reconciliation evidence yet.</span>
-                      )}
-                    </div>
-                  </div>
-                </div>
-                <EffectActions
-                  effectKey={r.key}
-                  target={r.target}
-                  state="unknown"
-                  epoch={r.epoch}
-                  changedBy={r.changedBy}
-                  changedAt={r.since}
-                  canResolve={canResolve(r.workflow)}
-                  canRevoke={false}
-                  canBump={false}
-                  refreshBehind={false}
-                />
-              </li>
-            ))}
-          </ul>
+          <UnknownList rows={q.rows.map((r) => ({ ...r, canResolve: canResolve(r.workflow) }))} />
         )}
         <div className="mt-3 flex flex-wrap items-center justify-between gap-2">
           {one(sp, 'cursor') ? (

@@ -10,6 +10,7 @@ import { Badge } from '@/components/ui/badge.tsx';
 import { Card, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
+import { PlanTargets } from './plan-targets.tsx';
 
 export const metadata: Metadata = { title: 'Plan approval' };
 
@@ -134,31 +135,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
         title={`Targets (first ${review.items.length} of ${plan.itemCount.toLocaleString('en-US')}, by target)`}
         description="The full list is on the run page with search and paging."
       >
-        <div className="relative overflow-x-auto">
-          {/* Cell padding is set once on the table, not on each of the page's cells (smaller page). */}
-          <table className="w-full text-sm [&_td]:py-1.5 [&_td]:pr-3 [&_th]:py-1.5 [&_th]:pr-3">
-            <thead className="text-left text-xs uppercase tracking-wide text-zinc-500">
-              <tr>
-                <th className="font-medium">Target</th>
-                <th className="font-medium">Record</th>
-                <th className="font-medium">Action</th>
-                <th className="font-medium">Key</th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-zinc-100 text-xs">
-              {review.items.map((i) => (
-                <tr key={i.id}>
-                  <td className="text-sm">{i.target}</td>
-                  <td className="mono">{i.recordId}</td>
-                  <td>
-                    {i.tool} · {i.action}
-                  </td>
-                  <td className="mono max-w-64 truncate text-zinc-500">{i.key}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <PlanTargets rows={review.items} />
       </Card>
     </>
   );
