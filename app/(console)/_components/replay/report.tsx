@@ -17,22 +17,17 @@ export function Report({ report, shown }: { report: ReplayReport; shown: number 
       <div className="flex flex-wrap items-center justify-between gap-2">
         <h3 className="text-sm font-semibold">Report</h3>
         <div className="flex gap-2">
-          <a
-            href={`/api/console/replays/${report.replayId}/report?format=csv`}
-            className={linkButton('secondary', 'sm')}
-            data-testid="report-csv"
-            download
-          >
-            Download CSV
-          </a>
-          <a
-            href={`/api/console/replays/${report.replayId}/report?format=json`}
-            className={linkButton('secondary', 'sm')}
-            data-testid="report-json"
-            download
-          >
-            Download JSON
-          </a>
+          {(['csv', 'json'] as const).map((format) => (
+            <a
+              key={format}
+              href={`/api/console/replays/${report.replayId}/report?format=${format}`}
+              className={linkButton('secondary', 'sm')}
+              data-testid={`report-${format}`}
+              download
+            >
+              Download {format.toUpperCase()}
+            </a>
+          ))}
         </div>
       </div>
       <dl className="mt-2 grid grid-cols-2 gap-2 text-sm lg:grid-cols-4">
