@@ -4,6 +4,13 @@ import js from '@eslint/js';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
+const DEEP_RELATIVE = { group: ['../../*'], message: 'use the @/ alias instead of a deep relative import' };
+const NEXT_LINK = {
+  name: 'next/link',
+  message:
+    "use Link from '@/components/ui/link.tsx': console routes are rendered per request, and a prefetch only costs the server",
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -36,11 +43,13 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['../../*'], message: 'use the @/ alias instead of a deep relative import' }] },
-      ],
+      'no-restricted-imports': ['error', { paths: [NEXT_LINK], patterns: [DEEP_RELATIVE] }],
     },
+  },
+  {
+    // The one home of next/link: the console's link, which never prefetches.
+    files: ['components/ui/link.tsx'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [DEEP_RELATIVE] }] },
   },
   {
     files: ['app/**/*.tsx', 'components/**/*.tsx'],

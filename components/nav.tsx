@@ -1,7 +1,7 @@
 'use client';
 // The console's navigation: a sidebar from the md breakpoint up; below it (a phone) a top bar whose
 // Menu button folds the links out, so the page keeps the full width of the screen.
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { usePathname } from 'next/navigation';
 import { useRef, useState } from 'react';
 import { signOut } from 'next-auth/react';

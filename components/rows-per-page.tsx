@@ -1,6 +1,6 @@
 // "Rows per page: 25 · 50 · 100" as plain links that keep the page's other parameters (and start
 // again from the first page, since a cursor belongs to its page size only loosely).
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { cn } from '@/components/ui/cn.ts';
 import { PAGE_SIZES, pageSize, withParams, type SP } from '@/components/search-params.ts';
 

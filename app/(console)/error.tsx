@@ -1,6 +1,6 @@
 'use client';
 // Shown when a console page fails to load (database down, bad link): what happened and what to do.
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 
 export default function ConsoleError({ error, reset }: { error: Error & { digest?: string }; reset: () => void }) {
   return (

@@ -1,4 +1,4 @@
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 
 export default function Forbidden() {
   return (

@@ -1,7 +1,7 @@
 // The run table's columns (P3): the selection box, the target with its link, the record, the action,
 // the key, the epoch, the state and who changed it last, when. Split from run-table.tsx, which holds the
 // table's views, filters, selection and bulk actions.
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { createColumnHelper, rowSelectionFeature, rowSortingFeature, tableFeatures } from '@tanstack/react-table';
 import { StateBadge } from '@/components/ui/badge.tsx';
 import type { RunTableRow } from '@/lib/read-models/run-detail.ts';

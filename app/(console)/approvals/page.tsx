@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { canOnEach } from '@/lib/auth/grants.ts';
 import { approvalExpiryText } from '@/lib/approvals/expiry.ts';

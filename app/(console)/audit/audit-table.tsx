@@ -2,7 +2,7 @@
 // The audit trail's rows, rendered from each entry's shown fields (audit-rows.ts). Rendered as server
 // elements, every entry was sent twice: as HTML and again as React payload of every cell, class and
 // link; as data the payload is the fields alone (docs/BENCHMARKS.md, operator pages).
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { Time } from '@/components/time.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import type { AuditRowView } from './audit-rows.ts';

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { headers } from 'next/headers';
 import { recordAuditRead } from '@/lib/audit/record-read.ts';
 import { userActor } from '@/lib/auth/guard.ts';

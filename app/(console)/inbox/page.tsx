@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { inbox, INBOX_PAGE_SIZE } from '@/lib/notifications/inbox.ts';
 import { NOTIFICATION_KINDS } from '@/lib/notifications/kinds.ts';

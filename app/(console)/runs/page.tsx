@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { listRuns } from '@/lib/read-models/runs.ts';
 import { runsWithFinishedReplay, shownRunStatus, SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { canOn } from '@/lib/auth/grants.ts';
 import { supportQueue } from '@/lib/read-models/support.ts';

@@ -2,7 +2,7 @@
 // The support queue's rows, rendered from the unknowns' fields: as server elements each row was sent
 // as its HTML and again as React payload of every element (docs/BENCHMARKS.md, operator pages). Each
 // row's checkbox belongs to the bulk bar's form through its `form` attribute (support-bulk.tsx).
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import type { UnknownRow } from '@/lib/read-models/support.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { BULK_FORM_ID } from '@/app/(console)/_components/support-bulk.tsx';

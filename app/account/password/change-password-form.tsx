@@ -1,5 +1,5 @@
 'use client';
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { signOut } from 'next-auth/react';
 import { useState } from 'react';
 import { changePasswordAction } from '@/app/actions/account.ts';

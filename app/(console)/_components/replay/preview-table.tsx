@@ -3,7 +3,7 @@
 // was sent twice, as its HTML and again as about 1,100 bytes of React payload (every cell, class and
 // link as elements); as data the payload holds only the row's fields, about a third of that. The
 // replay page is the heaviest operator page (docs/BENCHMARKS.md, operator pages).
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { Time } from '@/components/time.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { STATE_LABEL, type PreviewRow } from './preview-data.ts';

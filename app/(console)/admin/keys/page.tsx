@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
+import { Link } from '@/components/ui/link.tsx';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { runtimeKeysPage } from '@/lib/read-models/admin.ts';
 import { CreateKey, RevokeKey } from '@/app/(console)/_components/admin-actions.tsx';
