@@ -32,6 +32,10 @@ import { startProductionServer } from './production-server.ts';
 const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 
 export const PAGES_GOAL = { ratioOfToday: 3, todayRatio: 0.06, p95ms: 1000 } as const;
+/** Counted in Chromium before the change (tests/e2e/link-prefetch.spec.ts failed with this many). */
+const PREFETCHES_PER_RUN_VIEW = 28;
+const PREFETCH_KIND = 'link prefetch (no longer sent)';
+const PREFETCH_HEADERS = { rsc: '1', 'next-router-prefetch': '1', 'next-router-segment-prefetch': '/_tree' };
 
 export interface PagesRound {
   kind: 'floor' | 'file' | 'pages';
@@ -125,6 +129,8 @@ export async function benchConsolePages(
         rounds.push({ kind, perSecond, stats });
       }
     }
+    // A prefetch's URL carries a hash of its headers (`_rsc`); without it Next answers with a redirect.
+    const prefetchPath = (await sessions[0]!.get('/audit', PREFETCH_HEADERS)).location ?? '/audit';
     const costs = await measurePageCosts({
       ownerUrl: o.ownerUrl,
       serverPid: server.pid,
@@ -138,6 +144,10 @@ export async function benchConsolePages(
         { kind: 'dynamic, no data', path: () => '/sign-in', markers: () => ['Sign in'] },
         { kind: 'empty page', path: () => '/inbox', markers: () => ['Nothing here yet'] },
         ...pages,
+        // A link prefetch as Next's <Link> sends it (the route's shape, `/_tree`), here of the audit
+        // trail: what every console link on screen or hovered asked for before console links stopped
+        // prefetching (components/ui/link.tsx).
+        { kind: PREFETCH_KIND, path: () => prefetchPath, markers: () => [], headers: PREFETCH_HEADERS },
       ],
       seconds: Number(process.env.BENCH_PAGES_COST_SECONDS ?? 5),
       log: console.log,
@@ -216,6 +226,18 @@ function costLines(costs: PageCost[] | null, fmt: (n: number, d?: number) => str
         `| ${c.kind} | ${fmt(c.perSecond, 1)} | ${fmt(c.bytes)} | ${fmt(c.serverMs, 1)} | ${fmt(c.databaseMs, 1)} | ${fmt(c.clientMs, 1)} | ${fmt(c.statements, 1)} |`,
     ),
     ...ceilingLine(costs, fmt),
+    ...prefetchLine(costs, fmt),
+  ];
+}
+
+/** What the link prefetches a browser sent with every page view cost, before console links stopped. */
+function prefetchLine(costs: PageCost[], fmt: (n: number, d?: number) => string): string[] {
+  const prefetch = costs.find((c) => c.kind === PREFETCH_KIND);
+  const run = costs.find((c) => c.kind === 'run');
+  if (!prefetch || !run) return [];
+  return [
+    '',
+    `A link prefetch costs ${fmt(prefetch.serverMs, 1)} ms of server CPU, ${fmt(prefetch.serverMs / run.serverMs, 2)} of a run page. Before console links stopped prefetching, a browser viewing the run page and hovering its navigation and one row's link sent ${PREFETCHES_PER_RUN_VIEW} of them (\`tests/e2e/link-prefetch.spec.ts\` counts them, and now requires none): about ${fmt((PREFETCHES_PER_RUN_VIEW * prefetch.serverMs) / run.serverMs, 1)} run pages' worth of server CPU per view, which this benchmark's sessions, asking for pages only, never sent.`,
   ];
 }
 

@@ -39,7 +39,7 @@ export async function measurePageCosts(o: {
       );
     const costs: PageCost[] = [];
     for (const page of o.pages) {
-      const bytes = (await o.sessions[0]!.get(page.path(0))).body.length;
+      const bytes = (await o.sessions[0]!.get(page.path(0), page.headers)).body.length;
       await browse({ sessions: o.sessions, pages: [page], durationMs: 1000 }); // settle
       const before = { server: cpuMs(o.serverPid), db: databaseCpuMs(postmaster), commits: await commits() };
       const client = process.cpuUsage();

@@ -16,7 +16,8 @@ export interface HttpResult {
 
 export interface Session {
   label: string;
-  get(path: string): Promise<HttpResult>;
+  /** GETs `path` with the session's cookie, plus `headers` when given. */
+  get(path: string, headers?: Record<string, string>): Promise<HttpResult>;
 }
 
 export interface PageKind {
@@ -27,6 +28,8 @@ export interface PageKind {
   markers(i: number): string[];
   /** Must not occur (e.g. a row of another state in a state filter). */
   forbidden?(i: number): string[];
+  /** Request headers this kind sends (a link prefetch's, for one). */
+  headers?: Record<string, string>;
 }
 
 export interface Failure {
@@ -106,7 +109,7 @@ export async function browse(options: {
       const path = page.path(0);
       stats.requests++;
       const res = await sessions[0]
-        .get(path)
+        .get(path, page.headers)
         .catch((error: Error) => ({ status: 0, location: null, body: error.message }));
       count(res.status);
       const why = res.status === 0 ? `network: ${res.body}` : judge(page, 0, res);
@@ -129,7 +132,7 @@ export async function browse(options: {
         const t0 = performance.now();
         let res: HttpResult;
         try {
-          res = await session.get(path);
+          res = await session.get(path, page.headers);
         } catch (error) {
           res = { status: 0, location: null, body: '' };
           stats.failures.push({ kind: page.kind, path, status: 0, why: `network: ${(error as Error).message}` });
@@ -195,10 +198,10 @@ export function describeBrowse(stats: BrowseStats): string {
 export function fetchSession(baseURL: string, label: string, cookie: string | null, timeoutMs = 60_000): Session {
   return {
     label,
-    async get(path) {
+    async get(path, headers) {
       const res = await fetch(new URL(path, baseURL), {
         redirect: 'manual',
-        headers: cookie ? { cookie } : {},
+        headers: { ...headers, ...(cookie ? { cookie } : {}) },
         signal: AbortSignal.timeout(timeoutMs),
       });
       return { status: res.status, location: res.headers.get('location'), body: await res.text() };
