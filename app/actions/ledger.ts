@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { decideBump, decideInput } from '@/lib/approvals/decide-bump.ts';
 import { requestBump, requestBumpInput } from '@/lib/approvals/request-bump.ts';
-import { consoleAction } from '@/lib/auth/guard.ts';
+import { consoleAction, effectsSubject } from '@/lib/auth/guard.ts';
 import {
   approvePlan,
   approvePlanInput,
@@ -65,7 +65,7 @@ export async function revokeAction(input: unknown) {
       }
       return { revoked, failed };
     },
-    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys`, ids: i.keys }),
+    (i) => effectsSubject(i.keys),
   );
 }
 
@@ -115,7 +115,7 @@ export async function resolveManyAction(input: unknown) {
       }
       return { resolved, failed };
     },
-    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys` }),
+    (i) => effectsSubject(i.keys),
   );
 }
 
@@ -125,7 +125,7 @@ export async function requestBumpAction(input: unknown) {
     requestBumpInput,
     input,
     (g, i) => requestBump(g, i),
-    (i) => ({ type: 'effect', id: i.keys.length === 1 ? i.keys[0]! : `${i.keys.length} keys`, ids: i.keys }),
+    (i) => effectsSubject(i.keys),
   );
 }
 

@@ -35,6 +35,12 @@ export interface Subject {
   ids?: readonly string[];
 }
 
+/** The subject of a decision on one or more effects. Every key goes in `ids`: the guard checks the
+ *  workflows of each, and a label such as "2 keys" names no effect it could find. */
+export function effectsSubject(keys: readonly string[]): Subject {
+  return { type: 'effect', id: keys.length === 1 ? keys[0]! : `${keys.length} keys`, ids: keys };
+}
+
 const ANONYMOUS: Actor = { kind: 'system', id: 'anonymous', label: 'no session' };
 
 /** The actor of an action: the person, with the role through which they may do it (their own role

@@ -153,6 +153,29 @@ describe('Z1/Z2: each action is checked against the roles held on its workflow',
     }
   });
 
+  it('Z1: a bulk resolve is checked on the workflows of every key: support elsewhere does not reach them', async () => {
+    // Two or more keys once named no effect the guard could find, so any support grant anywhere passed.
+    for (const w of [wf.ops, wf.none]) {
+      const a = await effectIn(w, 'unknown');
+      const b = await effectIn(w, 'unknown');
+      const before = await snapshot(t.db);
+      const refusals = () => t.db.auditEntry.count({ where: { outcome: 'refused', action: 'effect.resolve' } });
+      const refusedBefore = await refusals();
+      const r = await as('mixed', () =>
+        actions.resolveManyAction({ keys: [a.key, b.key], outcome: 'sent', receipt: 'export-1', reason: 'log' }),
+      );
+      expect(r).toMatchObject({ ok: false, code: 'forbidden' });
+      expect(await snapshot(t.db)).toEqual(before);
+      expect(await refusals()).toBe(refusedBefore + 1);
+    }
+    const a = await effectIn(wf.sup, 'unknown');
+    const b = await effectIn(wf.sup, 'unknown');
+    const r = await as('mixed', () =>
+      actions.resolveManyAction({ keys: [a.key, b.key], outcome: 'not_sent', reason: 'not in the provider log' }),
+    );
+    expect(r).toMatchObject({ ok: true, data: { resolved: 2, failed: [] } });
+  });
+
   it('Z1: admin on one workflow is not an admin: users, keys and tools need an all-workflows grant', async () => {
     const r = await as('scopedAdmin', () =>
       actions.addGrantAction({ userId: people.scopedAdmin.id, role: 'admin', workflow: null, reason: 'me' }),
