@@ -239,6 +239,46 @@ describe('Z1: read models show only the workflows a person holds a role in', () 
   });
 });
 
+describe('Z1: the replay routes answer a replay of another workflow like a missing one', () => {
+  async function replayIn(workflow: string) {
+    const replay = await import('@/lib/replay/index.ts');
+    const p = await planIn(workflow);
+    const admin = { kind: 'user' as const, id: people.admin.id, label: people.admin.email, role: 'operator' as const };
+    await ledger.approvePlan({ db: t.db, actor: admin }, { planId: p.planId, itemsHash: p.itemsHash, reason: 'ok' });
+    const ctx = { db: t.db, actor: admin, jobs: { insert: async () => undefined } };
+    return replay.requestReplay(ctx, { runId: p.runId, confirmCount: 1, reason: 'crashed run' });
+  }
+
+  it('Z1: the report download (CSV and JSON) and the progress of a replay are 404 outside the person’s workflows', async () => {
+    const routes = {
+      report: await import('@/app/api/console/replays/[replayId]/report/route.ts'),
+      progress: await import('@/app/api/console/replays/[replayId]/progress/route.ts'),
+    };
+    const get = async (route: keyof typeof routes, replayId: string, query = '') => {
+      const cookie = `next-auth.session-token=${await auth.mintSessionToken(people.mixed)}`;
+      const url = `http://console.test/api/console/replays/${replayId}/${route}${query}`;
+      const res = await routes[route].GET(new Request(url, { headers: { host: 'console.test', cookie } }), {
+        params: Promise.resolve({ replayId }),
+      });
+      return { status: res.status, body: await res.text() };
+    };
+    const hidden = await replayIn(wf.none);
+    for (const [route, query] of [
+      ['report', '?format=csv'],
+      ['report', '?format=json'],
+      ['progress', ''],
+    ] as const) {
+      const res = await get(route, hidden.replayId, query);
+      expect(res.status, `${route}${query}`).toBe(404);
+      expect(res.body).not.toContain('@example.com');
+    }
+    const seen = await replayIn(wf.ops);
+    const report = await get('report', seen.replayId, '?format=json');
+    expect(report.status).toBe(200);
+    expect(JSON.parse(report.body)).toMatchObject({ report: { replayId: seen.replayId } });
+  });
+});
+
 describe('Z1: admins edit grants; every change is audited and the last all-workflows admin stays', () => {
   it('Z1: a grant added and removed is on the trail, and counts from the very next request', async () => {
     const p = await planIn(wf.none);

@@ -1,6 +1,7 @@
 // A replay's report as a download: CSV (one row per target) or JSON (the summary and every target).
-// Read-only, for any console role that can open the replay page; a bad format is a 422 naming it.
-import { consoleRoute } from '@/lib/auth/guard.ts';
+// Read-only, for anyone holding a role in the replay's workflow (to anyone else it is missing, Z1); a
+// bad format is a 422 naming it.
+import { assertVisible, consoleRoute } from '@/lib/auth/guard.ts';
 import { replayReportPages, REPORT_CSV_HEADER, reportCsvLines, reportFormat } from '@/lib/replay/report-export.ts';
 
 export const dynamic = 'force-dynamic';
@@ -11,6 +12,7 @@ export const GET = consoleRoute<{ params: Promise<{ replayId: string }> }>(
   async (g, req, ctx) => {
     const { replayId } = await ctx.params;
     const format = reportFormat(new URL(req.url).searchParams.get('format'));
+    await assertVisible(g, 'replay', replayId);
     const { summary, pages } = await replayReportPages(g, replayId);
     const encoder = new TextEncoder();
     let firstItem = true;
