@@ -12,7 +12,7 @@ import { clearFailures, recordFailure, signInBlocked } from './rate-limit.ts';
 import { currentRequest } from './request.ts';
 import { authSecret } from './secret.ts';
 import { credentialsEnabled, oidcSettings } from './sign-in-methods.ts';
-import { newSessionId, SESSION_MAX_AGE } from './session.ts';
+import { newSessionClaims, SESSION_MAX_AGE } from './session.ts';
 import { endSession } from './sign-out.ts';
 
 // next-auth ships CommonJS: under Next and vitest the default import is the function, under plain Node
@@ -122,8 +122,9 @@ export function authOptions(): AuthOptions {
       },
       async jwt({ token, user }) {
         if (user) {
-          // One id per sign-in, kept through every re-encode: sign-out revokes exactly this session (Z4).
-          token.sid = newSessionId();
+          // One id and sign-in time per sign-in, kept through every re-encode: sign-out revokes exactly
+          // this session, and no copy of it outlives SESSION_ABSOLUTE_MAX (Z4).
+          Object.assign(token, newSessionClaims());
           token.uid = user.id;
           token.sv = (user as { sv?: number }).sv;
         }

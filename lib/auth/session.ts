@@ -11,6 +11,10 @@ import { authSecret } from './secret.ts';
 
 export const SESSION_COOKIES = ['__Secure-next-auth.session-token', 'next-auth.session-token'];
 export const SESSION_MAX_AGE = 12 * 60 * 60;
+/** No session outlives this from its sign-in, however often next-auth re-encodes its token with a
+ *  fresh expiry (it does on every read of /api/auth/session). It also bounds how long a sign-out must
+ *  be remembered: a copy of the cookie kept fresh that way dies with it (Z4). */
+export const SESSION_ABSOLUTE_MAX = 7 * 24 * 60 * 60;
 
 export interface SessionUser {
   id: string;
@@ -33,6 +37,8 @@ export interface SessionClaims {
   sv: number;
   sid: string;
   exp: number;
+  /** When the person signed in (seconds), kept through every re-encode like `sid`. */
+  sat: number;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,13 +57,21 @@ export function readCookie(header: string | null, name: string): string | null {
   return null;
 }
 
-/** The claims of a decoded token, or null when any is missing: a token without a session id (issued
- *  before sign-out could end sessions) cannot be signed out, so it is not accepted either. */
+/** The claims of a decoded token, or null when any is missing or the sign-in is older than
+ *  SESSION_ABSOLUTE_MAX. A token without a session id or a sign-in time cannot be signed out for good
+ *  (its revocation could not be kept as long as a refreshed copy lives), so it is not accepted either. */
 export function sessionClaims(token: Record<string, unknown> | null | undefined): SessionClaims | null {
   if (!token) return null;
-  const { uid, sv, sid, exp } = token;
+  const { uid, sv, sid, exp, sat } = token;
   if (typeof uid !== 'string' || typeof sv !== 'number' || typeof sid !== 'string' || !UUID.test(sid)) return null;
-  return { uid, sv, sid, exp: typeof exp === 'number' ? exp : Math.floor(Date.now() / 1000) + SESSION_MAX_AGE };
+  const now = Math.floor(Date.now() / 1000);
+  if (typeof sat !== 'number' || !Number.isFinite(sat) || sat + SESSION_ABSOLUTE_MAX <= now) return null;
+  return { uid, sv, sid, sat, exp: typeof exp === 'number' ? exp : now + SESSION_MAX_AGE };
+}
+
+/** The claims a new sign-in's token starts with: its session id and sign-in time. */
+export function newSessionClaims(): { sid: string; sat: number } {
+  return { sid: newSessionId(), sat: Math.floor(Date.now() / 1000) };
 }
 
 export async function tokenFromCookie(header: string | null): Promise<SessionClaims | null> {
@@ -111,7 +125,7 @@ export async function sessionFromCookie(
 /** A session cookie value for a user (tests and the Playwright sign-in fixture). */
 export async function mintSessionToken(user: { id: string; email: string; sessionVersion: number }): Promise<string> {
   return encode({
-    token: { sub: user.id, uid: user.id, sv: user.sessionVersion, sid: newSessionId(), email: user.email },
+    token: { sub: user.id, uid: user.id, sv: user.sessionVersion, ...newSessionClaims(), email: user.email },
     secret: authSecret(),
     maxAge: SESSION_MAX_AGE,
   });

@@ -4,7 +4,7 @@
 import { appendAudit } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
 import type { RequestMeta } from '../ledger/actor.ts';
-import { sessionClaims } from './session.ts';
+import { SESSION_ABSOLUTE_MAX, sessionClaims } from './session.ts';
 import { forgetCachedSessions } from './session-cache.ts';
 
 /** Revokes the session a decoded token names. A token that names no session (or no user) changes nothing. */
@@ -19,10 +19,14 @@ export async function endSession(
     const user = await tx.user.findUnique({ where: { id: claims.uid }, select: { id: true, email: true, role: true } });
     if (!user) return { revoked: false };
     const now = new Date();
-    // Rows whose token has expired protect nothing any more: the expiry alone refuses the token.
+    // A row protects nothing once its session is past the absolute maximum, which refuses every copy
+    // alone. Not the token's own expiry: next-auth re-encodes a token with a fresh one on every read of
+    // /api/auth/session, so a copy kept fresh that way outlives the token that was signed out.
     await tx.sessionRevocation.deleteMany({ where: { expiresAt: { lt: now } } });
     const written = await tx.sessionRevocation.createMany({
-      data: [{ sessionId: claims.sid, userId: user.id, expiresAt: new Date(claims.exp * 1000) }],
+      data: [
+        { sessionId: claims.sid, userId: user.id, expiresAt: new Date((claims.sat + SESSION_ABSOLUTE_MAX) * 1000) },
+      ],
       skipDuplicates: true,
     });
     if (written.count === 0) return { revoked: false };

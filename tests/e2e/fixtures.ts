@@ -32,7 +32,14 @@ export const test = base.extend<{ signInAs: (persona: Persona, page?: Page) => P
     await use(async (persona) => {
       const user = s.seeded.users[persona];
       const token = await encode({
-        token: { sub: user.id, uid: user.id, sv: user.sessionVersion, sid: randomUUID(), email: user.email },
+        token: {
+          sub: user.id,
+          uid: user.id,
+          sv: user.sessionVersion,
+          sid: randomUUID(),
+          sat: Math.floor(Date.now() / 1000),
+          email: user.email,
+        },
         secret: s.secret,
         maxAge: 3600,
       });

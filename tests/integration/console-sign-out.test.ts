@@ -2,7 +2,7 @@
 // and next-auth's own jwt callback and token encoding; the sign-out through next-auth's signOut
 // event. A copy of the cookie taken before the sign-out is refused afterwards by the console's
 // route handlers and server actions, while another sign-in of the same person keeps working.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuthOptions } from 'next-auth';
 import type { JWT } from 'next-auth/jwt';
 import { asConsoleRequest } from '../helpers/console-request.ts';
@@ -120,6 +120,51 @@ describe('Z4: sign-out ends the session on the server', () => {
     });
     expect((await session.sessionFromCookie(`next-auth.session-token=${raw}`, t.db)).problem).toBe('no_session');
     expect((await exportAudit(`next-auth.session-token=${raw}`)).status).toBe(401);
+  });
+
+  it('Z4: a copy kept fresh by re-encoding stays refused after the sign-out past every expiry; no sign-in lives past the absolute maximum', async () => {
+    const H = 60 * 60 * 1000;
+    // next-auth re-encodes a token it reads (GET /api/auth/session) with a fresh 12-hour expiry.
+    const refresh = async (cookie: string) => {
+      const token = await jwt.decode({ token: cookie.slice(cookie.indexOf('=') + 1), secret: options.secret! });
+      if (!token) throw new Error('the copy no longer decodes');
+      const raw = await jwt.encode({ token, secret: options.secret!, maxAge: session.SESSION_MAX_AGE });
+      return `next-auth.session-token=${raw}`;
+    };
+    const person = async (name: string) => {
+      const email = `${name}-${suffix()}@example.com`;
+      await insertUser(t.db, { email, name, role: 'admin', password: PASSWORD }, system);
+      return email;
+    };
+    const victim = await person('victim');
+    const bystander = await person('bystander');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const start = Date.now();
+      const signedIn = await signIn(victim);
+      vi.setSystemTime(start + 11 * H);
+      const copy = await refresh(signedIn); // now valid until start + 23 h
+      await signOut(signedIn);
+      // Past the signed-out token's own expiry, another person's sign-out prunes what it may.
+      vi.setSystemTime(start + 13 * H);
+      await signOut(await signIn(bystander));
+      expect((await session.sessionFromCookie(copy, t.db)).problem).toBe('signed_out');
+      expect((await exportAudit(copy)).status).toBe(401);
+
+      // A sign-in never signed out, refreshed every 11 hours, ends at the absolute maximum.
+      let kept = await signIn(victim);
+      const max = session.SESSION_ABSOLUTE_MAX * 1000;
+      for (let at = 11 * H; at < max - H; at += 11 * H) {
+        vi.setSystemTime(start + 13 * H + at);
+        kept = await refresh(kept);
+      }
+      vi.setSystemTime(start + 13 * H + max - H);
+      expect((await session.sessionFromCookie(kept, t.db)).problem).toBeNull();
+      vi.setSystemTime(start + 13 * H + max + 1000);
+      expect((await session.sessionFromCookie(kept, t.db)).problem).toBe('no_session');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("Z4: a disabled person's live session is refused on the very next request, route and action alike", async () => {
