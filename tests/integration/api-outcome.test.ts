@@ -121,4 +121,36 @@ describe('POST /api/v1/effects/outcome carrying the raw response', () => {
     expect(badBase64.status).toBe(422);
     expect(await snapshot(t.db)).toEqual(before);
   });
+
+  it('Z6 R1: an attemptId of another key (even of a workflow the runtime key cannot reach) is refused, 422 naming it; neither attempt nor effect changes', async () => {
+    // The other workflow's claim, made with a key of its own.
+    const theirs = await claim('eve@example.com');
+    const run = await makeRun(t.db);
+    const scoped = (await makeKey(t.db, [run.workflow])).token;
+    const mineRes = await post(
+      '/effects/claim',
+      { runId: run.runId, tool: toolName, action: 'campaign_welcome', recordId: 'r-1', target: 'fay@example.com' },
+      { token: scoped },
+    );
+    const mine = (await mineRes.json()) as { key: string; epoch: number; attemptId: string };
+    const before = await snapshot(t.db);
+    for (const key of [mine.key, 'v1/no-such-key']) {
+      const res = await post(
+        '/effects/outcome',
+        { key, outcome: 'unknown', attemptId: theirs.attemptId, response: raw(200, '{"forged":true}') },
+        { token: scoped },
+      );
+      expect(res.status, key).toBeGreaterThanOrEqual(400);
+      expect(res.status, key).toBeLessThan(500);
+    }
+    const sameWorkflow = await post(
+      '/effects/outcome',
+      { key: mine.key, outcome: 'done', receipt: 'm-1', attemptId: theirs.attemptId, response: raw(200, 'x') },
+      { token },
+    );
+    expect(sameWorkflow.status).toBe(422);
+    expect(await sameWorkflow.json()).toMatchObject({ field: 'attemptId' });
+    expect(await snapshot(t.db)).toEqual(before);
+    expect((await attemptRow(theirs.attemptId)).response_status).toBeNull();
+  });
 });

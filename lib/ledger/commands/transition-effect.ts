@@ -64,7 +64,9 @@ export interface TransitionResult {
 }
 
 interface Row {
-  ok: boolean;
+  attempt_ok: boolean;
+  /** Null when no effect has the key (or the attempt was refused). */
+  ok: boolean | null;
   epoch: number;
   from_state: EffectState;
   state: EffectState;
@@ -79,16 +81,21 @@ interface Row {
 /** The statement, its own placeholders numbered after the alongside write's `offset` values. */
 function transitionSql(offset: number, alongside?: AlongsideWrite): string {
   const p = (n: number) => `$${offset + n}`;
+  // The attempt named must be one of this key's (the key's scope is what was checked): otherwise
+  // nothing runs, neither the transition nor the response's write.
   return `
-  WITH t AS MATERIALIZED (
+  WITH att AS (SELECT ${p(13)}::uuid IS NULL OR EXISTS (
+      SELECT 1 FROM attempt WHERE id = ${p(13)}::uuid AND key = ${p(1)}) AS ok),
+  t AS MATERIALIZED (
     SELECT * FROM ledger_transition(${p(1)}, ${p(2)}::int, ${p(3)}::"EffectState", ${p(4)}::"EffectState"[],
       ${p(5)}::"ActorKind", ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}, ${p(12)}::jsonb, ${p(13)}::uuid,
-      ${p(14)}::jsonb)),
+      ${p(14)}::jsonb) WHERE (SELECT ok FROM att)),
   gate AS (SELECT coalesce((SELECT ok FROM t), false) AS ok),
-  resp AS (${storeResponseSql(p(13), p(15), p(16), p(17))} RETURNING id)${alongside ? `,\n  ${alongside.ctes}` : ''}
-  SELECT t.ok, t.epoch, t.from_state, t.state, t.changed_by, t.changed_at, t.receipt, t.run_id, t.problem${
-    alongside ? `, ${alongside.result} AS alongside` : ''
-  } FROM t`;
+  resp AS (${storeResponseSql(p(13), p(15), p(16), p(17))} AND (SELECT ok FROM att) RETURNING id)${
+    alongside ? `,\n  ${alongside.ctes}` : ''
+  }
+  SELECT att.ok AS attempt_ok, t.ok, t.epoch, t.from_state, t.state, t.changed_by, t.changed_at, t.receipt, t.run_id,
+    t.problem${alongside ? `, ${alongside.result} AS alongside` : ''} FROM att LEFT JOIN t ON true`;
 }
 
 const PLAIN_SQL = transitionSql(0);
@@ -189,7 +196,10 @@ async function transitionEffectUntraced(
   }
   const name = alongside ? `ledger_transition+${alongside.name}` : 'ledger_transition';
   const [row] = await sqlRows<Row>(db, sql, values, name);
-  if (!row) throw notFound(`no effect ${req.key}${req.epoch ? ` at epoch ${req.epoch}` : ''}`, { field: 'key' });
+  if (row && !row.attempt_ok)
+    throw invalid('attemptId', `attempt ${req.attemptId} is not an attempt of ${req.key}: nothing was recorded`);
+  if (!row || row.ok === null)
+    throw notFound(`no effect ${req.key}${req.epoch ? ` at epoch ${req.epoch}` : ''}`, { field: 'key' });
   if (!row.ok && req.repeat && row.from_state === req.to) {
     // This request's own earlier commit; the alongside write was made with it.
     return { ...resultOf(req, row), ...(alongside ? { alongside: null } : {}) };
