@@ -5,13 +5,14 @@
 import { z } from 'zod';
 import { sqlRows, type DbOrTx, type Prisma } from '@/lib/db/client.ts';
 import { LedgerError } from './errors.ts';
+import { epochField } from './fields.ts';
 import { describeStale, type StaleFacts } from './seen-version.ts';
 import { EFFECT_STATES } from './transitions.ts';
 
 /** What an effect looked like on the page: its current epoch, that epoch's state and when it last
  *  changed (ISO, milliseconds). `none` is a planned target nobody has claimed yet. */
 export const seenEffectField = z.strictObject({
-  epoch: z.number().int().positive(),
+  epoch: epochField,
   state: z.enum([...EFFECT_STATES, 'none']),
   changedAt: z.iso.datetime().nullable(),
 });

@@ -153,4 +153,22 @@ describe('POST /api/v1/effects/outcome carrying the raw response', () => {
     expect(await snapshot(t.db)).toEqual(before);
     expect((await attemptRow(theirs.attemptId)).response_status).toBeNull();
   });
+
+  it('Z5: an epoch past the database integer, and a deletion time outside years 1 to 9999 once its offset applies, are 422 naming the field; nothing changes', async () => {
+    const c = await claim('gus@example.com');
+    await post('/effects/outcome', { key: c.key, outcome: 'done', receipt: 'm-2' }, { token });
+    const before = await snapshot(t.db);
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['/effects/outcome', { key: c.key, epoch: 2_147_483_648, outcome: 'unknown' }, 'epoch'],
+      ['/effects/deletion', { key: c.key, epoch: 2_147_483_648, objectId: 'o1' }, 'epoch'],
+      ['/effects/deletion', { key: c.key, objectId: 'o1', deletedAt: '9999-12-31T23:59:59-23:59' }, 'deletedAt'],
+      ['/effects/deletion', { key: c.key, objectId: 'o1', deletedAt: '0000-01-01T00:00:00+00:01' }, 'deletedAt'],
+    ];
+    for (const [path, body, field] of cases) {
+      const res = await post(path, body, { token });
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(await res.json()).toMatchObject({ field });
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+  });
 });

@@ -8,7 +8,7 @@ import { conflict, forbidden, notFound } from '../errors.ts';
 import { getEpochPolicy, modelInfluence } from '../policies.ts';
 import { checkTransition } from '../transitions.ts';
 import { parseInput } from '../validate.ts';
-import { effectKeyField, reasonField } from '../fields.ts';
+import { effectKeyField, epochField, reasonField } from '../fields.ts';
 import type { CommandContext } from './common.ts';
 
 const inputValue = z.strictObject({
@@ -19,7 +19,7 @@ const inputValue = z.strictObject({
 // Strict: a request that carries anything else (a subject, a body, free text) is refused (422).
 export const bumpEpochInput = z.strictObject({
   key: effectKeyField,
-  expectedEpoch: z.number().int().positive().optional(),
+  expectedEpoch: epochField.optional(),
   reason: reasonField,
   /** For policy bumps: every input the decision used, with where it came from. */
   inputs: z.record(z.string(), inputValue).optional(),

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { DbOrTx } from '@/lib/db/client.ts';
 import type { Actor, RequestMeta } from '../actor.ts';
-import { effectKeyField } from '../fields.ts';
+import { effectKeyField, epochField } from '../fields.ts';
 
 export interface CommandContext {
   db: DbOrTx;
@@ -13,7 +13,7 @@ export interface CommandContext {
 export const effectRef = {
   key: effectKeyField,
   /** The epoch the caller acted on; omitted means the key's current epoch. */
-  epoch: z.number().int().positive().optional(),
+  epoch: epochField.optional(),
 };
 
 export const evidenceField = z.record(z.string(), z.unknown());

@@ -9,7 +9,7 @@ import { parseInput } from '../validate.ts';
 import { effectRef, type CommandContext } from './common.ts';
 import { requireEffectScope } from '../scope.ts';
 import { transitionEffect } from './transition-effect.ts';
-import { optionalReasonField } from '../fields.ts';
+import { offsetDatetimeField, optionalReasonField } from '../fields.ts';
 
 /** Namespace of successor ids (a fixed random UUID: changing it would change every successor). */
 export const SUCCESSOR_NAMESPACE = '6f1c0a52-4a5e-4d0b-9a61-3c7e2b8f9d14';
@@ -19,7 +19,7 @@ export const revokeByDeletionInput = z.strictObject({
   /** The id of the object the effect produced and that was deleted. */
   objectId: z.string().trim().min(1).max(256),
   /** When it was deleted (ISO 8601). Omitted: now. Part of the successor id. */
-  deletedAt: z.iso.datetime({ offset: true }).optional(),
+  deletedAt: offsetDatetimeField.optional(),
   reason: optionalReasonField,
 });
 
