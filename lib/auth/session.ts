@@ -52,7 +52,12 @@ export function readCookie(header: string | null, name: string): string | null {
   for (const part of header.split(';')) {
     const i = part.indexOf('=');
     if (i < 0) continue;
-    if (part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+    if (part.slice(0, i).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(i + 1).trim());
+    } catch {
+      return null; // not percent-encoding: no token of ours, so no session
+    }
   }
   return null;
 }

@@ -122,6 +122,11 @@ describe('Z4: sign-out ends the session on the server', () => {
     expect((await exportAudit(`next-auth.session-token=${raw}`)).status).toBe(401);
   });
 
+  it('Z4: a session cookie that is not even percent-encoding is no session (401), not an error', async () => {
+    for (const value of ['%', '%E0%A4%A', 'abc%zz'])
+      expect((await exportAudit(`next-auth.session-token=${value}`)).status, value).toBe(401);
+  });
+
   it('Z4: a copy kept fresh by re-encoding stays refused after the sign-out past every expiry; no sign-in lives past the absolute maximum', async () => {
     const H = 60 * 60 * 1000;
     // next-auth re-encodes a token it reads (GET /api/auth/session) with a fresh 12-hour expiry.
