@@ -15,12 +15,22 @@ import { notifyApprovalWaiting } from '@/lib/notifications/events.ts';
 export const APPROVAL_TTL_HOURS = BUMP_APPROVAL_TTL_HOURS;
 export const MAX_BULK = 10_000;
 
-export const requestBumpInput = z.strictObject({
-  keys: effectKeysField,
-  reason: reasonField,
-  /** Z8: per key, the version the person was shown; a key that changed since refuses the request. */
-  seen: z.record(effectKeyField, seenEffectField).optional(),
-});
+export const requestBumpInput = z
+  .strictObject({
+    keys: effectKeysField,
+    reason: reasonField,
+    /** Z8: per key, the version the person was shown; a key that changed since refuses the request. */
+    seen: z.record(effectKeyField, seenEffectField).optional(),
+  })
+  .refine(
+    // Versions are checked, and their differences told, only for keys the request acts on (and so
+    // was authorized for): a version of any other key would read an effect nobody checked access to.
+    (input) => {
+      const keys = new Set(input.keys);
+      return Object.keys(input.seen ?? {}).every((key) => keys.has(key));
+    },
+    { message: 'seen may name only keys the request asks to bump', path: ['seen'] },
+  );
 
 /** Z8: throws StaleDecision when a key the person saw changed since; under a row lock inside a transaction. */
 async function checkSeen(db: Parameters<typeof lockSeenEffect>[0], seen: Record<string, SeenEffect> | undefined) {

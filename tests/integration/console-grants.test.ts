@@ -176,6 +176,22 @@ describe('Z1/Z2: each action is checked against the roles held on its workflow',
     expect(r).toMatchObject({ ok: true, data: { resolved: 2, failed: [] } });
   });
 
+  it("Z1/Z8: a bump request may carry the versions of its own keys only: a version of another workflow's key is refused unread", async () => {
+    const mine = await effectIn(wf.ops, 'done');
+    const hidden = await effectIn(wf.none, 'done');
+    const before = await snapshot(t.db);
+    const r = await as('mixed', () =>
+      actions.requestBumpAction({
+        keys: [mine.key],
+        reason: 'resend',
+        seen: { [hidden.key]: { epoch: 1, state: 'none', changedAt: null } },
+      }),
+    );
+    expect(r).toMatchObject({ ok: false, code: 'validation', field: 'seen' });
+    expect(JSON.stringify(r)).not.toContain('done');
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
   it('Z1: admin on one workflow is not an admin: users, keys and tools need an all-workflows grant', async () => {
     const r = await as('scopedAdmin', () =>
       actions.addGrantAction({ userId: people.scopedAdmin.id, role: 'admin', workflow: null, reason: 'me' }),
