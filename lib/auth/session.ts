@@ -8,6 +8,7 @@ import type { Role } from '../db/generated/enums.ts';
 import { db as defaultDb, type DbOrTx } from '../db/client.ts';
 import type { Grant } from './grants.ts';
 import { authSecret } from './secret.ts';
+import { isUuid } from '../uuid.ts';
 
 export const SESSION_COOKIES = ['__Secure-next-auth.session-token', 'next-auth.session-token'];
 export const SESSION_MAX_AGE = 12 * 60 * 60;
@@ -41,8 +42,6 @@ export interface SessionClaims {
   sat: number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function newSessionId(): string {
   return randomUUID();
 }
@@ -68,7 +67,7 @@ export function readCookie(header: string | null, name: string): string | null {
 export function sessionClaims(token: Record<string, unknown> | null | undefined): SessionClaims | null {
   if (!token) return null;
   const { uid, sv, sid, exp, sat } = token;
-  if (typeof uid !== 'string' || typeof sv !== 'number' || typeof sid !== 'string' || !UUID.test(sid)) return null;
+  if (typeof uid !== 'string' || typeof sv !== 'number' || typeof sid !== 'string' || !isUuid(sid)) return null;
   const now = Math.floor(Date.now() / 1000);
   if (typeof sat !== 'number' || !Number.isFinite(sat) || sat + SESSION_ABSOLUTE_MAX <= now) return null;
   return { uid, sv, sid, sat, exp: typeof exp === 'number' ? exp : now + SESSION_MAX_AGE };

@@ -2,6 +2,7 @@
 // so every check that concerns a run, effect, plan, replay or approval names its workflow. A subject
 // that does not exist resolves to nothing, and the command then answers that it is missing.
 import type { DbOrTx } from '../db/client.ts';
+import { isUuid } from '../uuid.ts';
 
 export type WorkflowSubjectType = 'run' | 'plan' | 'effect' | 'replay' | 'approval';
 
@@ -12,10 +13,8 @@ export interface SubjectWorkflows {
   runId: string | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function ofRuns(db: DbOrTx, runIds: (string | null | undefined)[]): Promise<SubjectWorkflows | null> {
-  const ids = [...new Set(runIds.filter((id): id is string => typeof id === 'string' && UUID.test(id)))];
+  const ids = [...new Set(runIds.filter((id): id is string => typeof id === 'string' && isUuid(id)))];
   if (ids.length === 0) return null;
   const runs = await db.run.findMany({ where: { id: { in: ids } }, select: { id: true, workflow: true } });
   if (runs.length === 0) return null;
@@ -48,7 +47,7 @@ export async function workflowsOfSubject(
     case 'run':
       return ofRuns(db, [...ids]);
     case 'plan': {
-      const plans = await db.plan.findMany({ where: { id: { in: ids.filter((id) => UUID.test(id)) } } });
+      const plans = await db.plan.findMany({ where: { id: { in: ids.filter((id) => isUuid(id)) } } });
       return ofRuns(
         db,
         plans.map((p) => p.runId),
@@ -56,7 +55,7 @@ export async function workflowsOfSubject(
     }
     case 'replay': {
       const replays = await db.replay.findMany({
-        where: { id: { in: ids.filter((id) => UUID.test(id)) } },
+        where: { id: { in: ids.filter((id) => isUuid(id)) } },
         select: { runId: true },
       });
       return ofRuns(
@@ -66,7 +65,7 @@ export async function workflowsOfSubject(
     }
     case 'approval': {
       const requests = await db.approvalRequest.findMany({
-        where: { id: { in: ids.filter((id) => UUID.test(id)) } },
+        where: { id: { in: ids.filter((id) => isUuid(id)) } },
         select: { runId: true, payload: true },
       });
       // A bump request names the run of its first key only; its keys may span other runs, and

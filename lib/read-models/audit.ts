@@ -4,6 +4,7 @@ import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { invalid } from '../ledger/errors.ts';
 import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
+import { isUuid } from '../uuid.ts';
 
 export interface AuditFilter {
   actor?: string;
@@ -41,7 +42,7 @@ export function whereOf(f: AuditFilter, scope: WorkflowScope): Prisma.Sql {
   // The text matches anywhere in the action's name ("revoke" finds effect.revoke and
   // runtime_key.revoke), LIKE's wildcards taken literally.
   if (f.action) w.push(Prisma.sql`a.action ILIKE ${`%${f.action.replace(/[\\%_]/g, '\\$&')}%`}`);
-  if (f.run && /^[0-9a-f-]{36}$/i.test(f.run)) w.push(Prisma.sql`a.run_id = ${f.run}::uuid`);
+  if (f.run && isUuid(f.run)) w.push(Prisma.sql`a.run_id = ${f.run}::uuid`);
   if (f.target)
     w.push(
       Prisma.sql`a.subject_type = 'effect' AND a.subject_id IN (SELECT key FROM effect_key WHERE target = ${f.target.toLowerCase()} OR target = ${f.target})`,
@@ -185,7 +186,7 @@ function checkExportParams(p: URLSearchParams): void {
     if (/[\u0000\p{Cs}]/u.test(value)) throw invalid(name, `${name}: contains a NUL character or a lone surrogate`);
     if ((name === 'from' || name === 'to') && Number.isNaN(new Date(value).getTime()))
       throw invalid(name, `${name}: not a date (e.g. 2026-11-30T10:00)`);
-    if (name === 'run' && !/^[0-9a-f-]{36}$/i.test(value)) throw invalid(name, 'run: a run id (uuid)');
+    if (name === 'run' && !isUuid(value)) throw invalid(name, 'run: a run id (uuid)');
     if (name === 'outcome' && value !== 'ok' && value !== 'refused') throw invalid(name, 'outcome: ok or refused');
   }
   const range = auditFilterProblem(auditFilterFrom(p));

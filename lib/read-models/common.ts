@@ -12,7 +12,7 @@ export function emptyCounts(): StateCounts {
  *  it rather than a JavaScript Date, which drops the microseconds the column keeps: two rows a
  *  microsecond apart would then be skipped or shown twice across a page boundary. */
 export const TIMESTAMP_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?[+-]\d\d(:\d\d){0,2}$/;
-export const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export { UUID_TEXT } from '../uuid.ts';
 
 /** Opaque keyset cursor: base64url of a JSON tuple. */
 export function encodeCursor(values: unknown[]): string {

@@ -4,6 +4,7 @@
 import type { Db } from '../db/client.ts';
 import { inScope, type WorkflowScope } from '@/lib/auth/grants.ts';
 import { remember } from './common.ts';
+import { isUuid } from '../uuid.ts';
 
 type PlanRow = {
   id: string;
@@ -28,7 +29,7 @@ type PlanRow = {
 
 /** null for a run without a plan, or whose workflow is outside the viewer's scope (Z1). */
 export async function latestPlanReview(db: Db, runId: string, scope: WorkflowScope, limit = 100) {
-  if (!/^[0-9a-f-]{36}$/i.test(runId)) return null;
+  if (!isUuid(runId)) return null;
   const [row] = await db.$queryRaw<PlanRow[]>`
     SELECT p.id, p.run_id, p.status::text AS status, p.author_kind::text AS author_kind, p.author_id, p.author_label,
            p.submitted_at, p.approved_by_id, p.approved_at, p.rejected_by_id, p.rejected_at, p.rejection_reason,

@@ -7,6 +7,7 @@ import { Prisma } from '../db/client.ts';
 import { exactlyOnce, stateCountsFor } from './runs.ts';
 import { decodeCursor, emptyCounts, encodeCursor, type StateCounts } from './common.ts';
 import { EFFECT_STATES } from '@/lib/ledger/transitions.ts';
+import { isUuid } from '../uuid.ts';
 
 export const VIEWS = ['plan', 'never_sent', 'not_in_plan'] as const;
 export type RunView = (typeof VIEWS)[number];
@@ -59,7 +60,7 @@ export interface RunHeader {
 /** null for a run that does not exist or belongs to a workflow outside the viewer's scope (Z1): the
  *  page answers both with 404, so a run the viewer may not see cannot be told from a missing one. */
 export async function runHeader(db: Db, runId: string, scope: WorkflowScope): Promise<RunHeader | null> {
-  if (!/^[0-9a-f-]{36}$/i.test(runId)) return null;
+  if (!isUuid(runId)) return null;
   // The run, its event, its latest plan that was not rejected and that plan's approver in one round
   // trip: the run page is among the most viewed, and each statement costs the server a write and a wait.
   const [row] = await db.$queryRaw<HeaderRow[]>`

@@ -2,8 +2,7 @@
 // a run by its workflow and event. One query per kind for a whole page of entries.
 import type { Db } from '../db/client.ts';
 import { userLabels } from './admin.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../uuid.ts';
 
 export const subjectRef = (type: string, id: string) => `${type}:${id}`;
 
@@ -13,7 +12,7 @@ export async function subjectNames(
   entries: readonly { subjectType: string; subjectId: string }[],
 ): Promise<Record<string, string>> {
   const ids = (type: string) => [
-    ...new Set(entries.filter((e) => e.subjectType === type && UUID.test(e.subjectId)).map((e) => e.subjectId)),
+    ...new Set(entries.filter((e) => e.subjectType === type && isUuid(e.subjectId)).map((e) => e.subjectId)),
   ];
   const [users, keys, runs] = await Promise.all([
     userLabels(db, ids('user')),

@@ -4,6 +4,7 @@ import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { decodeCursor, encodeCursor, TIMESTAMP_TEXT } from './common.ts';
 import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
+import { isUuid } from '../uuid.ts';
 
 export interface UnknownRow {
   key: string;
@@ -45,13 +46,11 @@ export interface SupportFilter {
   target?: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function filterSql(filter: SupportFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   // A run id that is not a UUID matches no run (rather than failing the cast).
   if (filter.runId)
-    parts.push(UUID.test(filter.runId) ? Prisma.sql`AND k.run_id = ${filter.runId}::uuid` : Prisma.sql`AND FALSE`);
+    parts.push(isUuid(filter.runId) ? Prisma.sql`AND k.run_id = ${filter.runId}::uuid` : Prisma.sql`AND FALSE`);
   if (filter.workflow) parts.push(Prisma.sql`AND k.run_id IN (SELECT id FROM run WHERE workflow = ${filter.workflow})`);
   if (filter.target)
     parts.push(

@@ -2,6 +2,7 @@
 // transition with who, when and why, and the audit entries about it.
 import type { Db } from '../db/client.ts';
 import { inScope, type WorkflowScope } from '@/lib/auth/grants.ts';
+import { isUuid } from '../uuid.ts';
 
 function prettyBody(bytes: Uint8Array | null): {
   text: string | null;
@@ -49,9 +50,7 @@ export async function targetDetail(db: Db, key: string, scope: WorkflowScope) {
     ),
   );
   const runtimeIds = [
-    ...new Set(
-      transitions.filter((t) => t.actorKind === 'runtime' && /^[0-9a-f-]{36}$/i.test(t.actorId)).map((t) => t.actorId),
-    ),
+    ...new Set(transitions.filter((t) => t.actorKind === 'runtime' && isUuid(t.actorId)).map((t) => t.actorId)),
   ];
   const runtimes = new Map(
     (await db.runtimeKey.findMany({ where: { id: { in: runtimeIds } }, select: { id: true, name: true } })).map((k) => [

@@ -492,4 +492,22 @@ describe('cross-site requests and route handlers', () => {
     expect((await request('operator2' as Role)).status).toBe(403);
     expect((await request('none')).status).toBe(401);
   });
+
+  it('A5/Z5: an audit export whose run filter only looks like a uuid (36 dashes) is a 422 naming run, not a stream cut off mid-body', async () => {
+    const { GET } = await import('@/app/api/console/audit/export/route.ts');
+    const cookie = `next-auth.session-token=${await auth.mintSessionToken(users.auditor)}`;
+    const exports = () => t.db.auditEntry.count({ where: { action: 'audit.export' } });
+    const before = await exports();
+    for (const run of ['-'.repeat(36), 'gggggggg-gggg-gggg-gggg-gggggggggggg', `${'0'.repeat(35)}-`]) {
+      const res = await GET(
+        new Request(`http://console.test/api/console/audit/export?format=csv&run=${run}`, {
+          headers: { host: 'console.test', cookie },
+        }),
+        undefined as never,
+      );
+      expect(res.status, run).toBe(422);
+      expect(await res.json()).toMatchObject({ field: 'run' });
+    }
+    expect(await exports()).toBe(before);
+  });
 });

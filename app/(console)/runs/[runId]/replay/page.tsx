@@ -22,6 +22,7 @@ import { ReplayPanel, type ProgressView } from '@/app/(console)/_components/repl
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { one, type SP } from '@/components/search-params.ts';
+import { isUuid } from '@/lib/uuid.ts';
 
 export const metadata: Metadata = { title: 'Force replay' };
 export const dynamic = 'force-dynamic';
@@ -69,7 +70,7 @@ export default async function ReplayPage({
   searchParams: Promise<SP>;
 }) {
   const [{ runId }, sp, { user, db, scope }] = await Promise.all([params, searchParams, requireViewer()]);
-  if (!/^[0-9a-f-]{36}$/i.test(runId)) notFound();
+  if (!isUuid(runId)) notFound();
   const filterRaw = one(sp, 'filter') ?? 'all';
   const filter = (['all', 'will_send', 'skipped', ...VIEW_STATES] as string[]).includes(filterRaw) ? filterRaw : 'all';
   const after = one(sp, 'after');
