@@ -123,7 +123,9 @@ export function serveApi(
       // The bytes go to the handler beside the Request rather than through a body stream on it: the
       // handler checks them the same way (lib/api/request-body.ts), with less work per request.
       const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+      // Routed by the path alone: the client's Host header (still among the headers) is no part of
+      // the URL, since a Host such as "h/api/v1/other#" would move the path the handler sees.
+      const request = new Request(`http://api.invalid${req.url ?? '/'}`, {
         method: req.method,
         headers: head,
       });
