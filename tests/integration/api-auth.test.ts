@@ -136,6 +136,32 @@ describe('runtime-key authentication (Z6, A4)', () => {
     );
   });
 
+  it("K1: two first runs of a new trigger at once both get a run of the same event; another workflow's trigger is refused unnamed and audited", async () => {
+    const { token } = await makeKey(t.db, ['wf_race']);
+    for (let round = 0; round < 5; round++) {
+      const triggerId = `evt-race-${round}`;
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () => post('/runs', { workflow: 'wf_race', triggerId }, { token })),
+      );
+      expect(answers.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+      const events = await t.owner<{ n: number }>('SELECT count(*)::int AS n FROM event WHERE trigger_id = $1', [
+        triggerId,
+      ]);
+      expect(events.rows[0]!.n).toBe(1);
+    }
+    await makeRun(t.db, 'wf_secret', 'evt-taken');
+    const before = await snapshot(t.db);
+    const r = await post('/runs', { workflow: 'wf_race', triggerId: 'evt-taken' }, { token });
+    expect(r.status).toBe(403);
+    const body = await r.json();
+    expect(body).toMatchObject({ code: 'forbidden', field: 'triggerId' });
+    expect(JSON.stringify(body)).not.toContain('wf_secret');
+    expect(await snapshot(t.db)).toEqual(before);
+    expect((await refused('refused:workflow:wf_race')).map((a) => a.detail.why)).toContain(
+      'trigger evt-taken belongs to another workflow',
+    );
+  });
+
   it('Z6: creating and revoking a runtime key is audited, only the hash is stored, and the key stops working at once', async () => {
     const created = await makeKey(t.db, ['wf_a'], 'billing-agent');
     expect(created.token).toMatch(/^elk_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);

@@ -29,14 +29,21 @@ export async function createRun(ctx: CommandContext, raw: unknown) {
   }
   await requireWorkflowScope(ctx, input.workflow, refusal);
   const run = await ctx.db.$transaction(async (tx) => {
-    const event = await tx.event.upsert({
-      where: { triggerId: input.triggerId },
-      create: { triggerId: input.triggerId, workflow: input.workflow },
-      update: {},
-    });
-    if (event.workflow !== input.workflow) {
-      throw forbidden(`trigger ${input.triggerId} belongs to workflow ${event.workflow}`, { field: 'triggerId' });
-    }
+    // The trigger's event, created by the first run of it. Two first runs at once both get it: the
+    // insert that loses waits for the winner's commit and then finds its row (Prisma's upsert is a
+    // read then a plain insert here, so the loser failed on the unique index).
+    const inserted = await tx.$queryRaw<{ id: string; workflow: string }[]>`
+      INSERT INTO event (id, trigger_id, workflow) VALUES (gen_random_uuid(), ${input.triggerId}, ${input.workflow})
+      ON CONFLICT (trigger_id) DO NOTHING RETURNING id, workflow`;
+    const event =
+      inserted[0] ??
+      (await tx.event.findUniqueOrThrow({
+        where: { triggerId: input.triggerId },
+        select: { id: true, workflow: true },
+      }));
+    // Another workflow's trigger: refused below, outside this transaction, so the refusal stays on
+    // the trail (A4); its workflow is not named to a caller who may not see it (Z1).
+    if (event.workflow !== input.workflow) return null;
     const created = await tx.run.create({
       data: { workflow: input.workflow, eventId: event.id, createdByKind: actor.kind, createdBy: actor.label },
     });
@@ -53,6 +60,11 @@ export async function createRun(ctx: CommandContext, raw: unknown) {
     });
     return created;
   });
+  if (!run) {
+    const why = `trigger ${input.triggerId} belongs to another workflow`;
+    await auditRefusal(ctx.db, { ...refusal, chain: `workflow:${input.workflow}`, actor, why, request: ctx.request });
+    throw forbidden(why, { field: 'triggerId' });
+  }
   return {
     runId: run.id,
     workflow: run.workflow,
