@@ -131,6 +131,23 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
     expect(await t.db.plan.count({ where: { runId: run.runId } })).toBe(0);
   });
 
+  it('P1: plans submitted for one run at the same moment: one is written (201), the others are 409', async () => {
+    for (let round = 0; round < 5; round++) {
+      const run = await makeRun(t.db);
+      const answers = await Promise.all(
+        ['a', 'b', 'c', 'd'].map((who) =>
+          post(
+            `/runs/${run.runId}/plan`,
+            { items: [{ tool: toolName, action: 'campaign_welcome', recordId: 'r1', target: `${who}@example.com` }] },
+            { token },
+          ),
+        ),
+      );
+      expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+      expect(await t.db.plan.count({ where: { runId: run.runId } })).toBe(1);
+    }
+  });
+
   it("P3, F6: a retried run of the same event that submitted no plan of its own is shown against the event's approved plan", async () => {
     const { run } = await runWithPlan(['k@example.com', 'l@example.com']);
     const plan = await t.db.plan.findFirstOrThrow({ where: { runId: run.runId } });

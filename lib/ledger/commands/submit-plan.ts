@@ -134,6 +134,10 @@ export async function submitPlan(ctx: CommandContext, raw: unknown) {
   const hash = itemsHash(rows.map((r) => r.key));
   const planId = await db.$transaction(
     async (tx) => {
+      // Submissions for one run take turns on the run's row, so the second sees the first's plan
+      // and is refused. NO KEY UPDATE, not UPDATE: claims on the run (their key share lock, through
+      // the foreign key) go on while a large plan is written.
+      await tx.$queryRaw`SELECT 1 FROM run WHERE id = ${run.id}::uuid FOR NO KEY UPDATE`;
       const open = await tx.plan.findFirst({
         where: { runId: run.id, status: { in: ['submitted', 'approved'] } },
         select: { id: true, status: true },
