@@ -40,10 +40,13 @@ export async function approvePlanAction(input: unknown) {
 }
 
 // Z8: `seen` holds, per key, the version the page showed; a key that changed since is refused.
+/** Z8: per key, the version the page showed; a key that changed since is refused on its own. */
+const seenPerKey = z.record(effectKeyField, seenEffectField).optional();
+
 const revokeManyInput = z.strictObject({
   keys: effectKeysField,
   reason: reasonField,
-  seen: z.record(effectKeyField, seenEffectField).optional(),
+  seen: seenPerKey,
 });
 
 export async function revokeAction(input: unknown) {
@@ -87,8 +90,9 @@ const resolveManyInput = z.discriminatedUnion('outcome', [
     outcome: z.literal('sent'),
     reason: reasonField,
     receipt: z.string().trim().min(1, 'give the evidence reference that covers every selected key').max(1024),
+    seen: seenPerKey,
   }),
-  z.strictObject({ keys: effectKeysField, outcome: z.literal('not_sent'), reason: reasonField }),
+  z.strictObject({ keys: effectKeysField, outcome: z.literal('not_sent'), reason: reasonField, seen: seenPerKey }),
 ]);
 
 export async function resolveManyAction(input: unknown) {
@@ -104,8 +108,8 @@ export async function resolveManyAction(input: unknown) {
           await resolveUnknown(
             g,
             i.outcome === 'sent'
-              ? { key, outcome: 'sent', reason: i.reason, receipt: i.receipt }
-              : { key, outcome: 'not_sent', reason: i.reason },
+              ? { key, outcome: 'sent', reason: i.reason, receipt: i.receipt, seen: i.seen?.[key] }
+              : { key, outcome: 'not_sent', reason: i.reason, seen: i.seen?.[key] },
           );
           resolved++;
         } catch (error) {

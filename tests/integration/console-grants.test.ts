@@ -176,6 +176,32 @@ describe('Z1/Z2: each action is checked against the roles held on its workflow',
     expect(r).toMatchObject({ ok: true, data: { resolved: 2, failed: [] } });
   });
 
+  it("Z8: a bulk resolve carries each row's version: a key another person resolved since is refused alone, the rest resolve", async () => {
+    const a = await effectIn(wf.sup, 'unknown');
+    const b = await effectIn(wf.sup, 'unknown');
+    const seenOf = async (key: string) => {
+      const k = await t.db.effectKey.findUniqueOrThrow({ where: { key } });
+      return { epoch: k.currentEpoch, state: k.state, changedAt: k.changedAt!.toISOString() };
+    };
+    const seen = { [a.key]: await seenOf(a.key), [b.key]: await seenOf(b.key) };
+    const colleague = {
+      kind: 'user' as const,
+      id: people.admin.id,
+      label: people.admin.email,
+      role: 'support' as const,
+    };
+    await ledger.resolveUnknown(
+      { db: t.db, actor: colleague },
+      { key: b.key, outcome: 'not_sent', reason: 'not in the provider log' },
+    );
+    const r = await as('mixed', () =>
+      actions.resolveManyAction({ keys: [a.key, b.key], outcome: 'sent', receipt: 'export-2', reason: 'log', seen }),
+    );
+    expect(r).toMatchObject({ ok: true, data: { resolved: 1, failed: [{ key: b.key }] } });
+    expect((await t.db.effectKey.findUnique({ where: { key: a.key } }))!.state).toBe('done');
+    expect((await t.db.effectKey.findUnique({ where: { key: b.key } }))!.state).toBe('pending');
+  });
+
   it("Z1/Z8: a bump request may carry the versions of its own keys only: a version of another workflow's key is refused unread", async () => {
     const mine = await effectIn(wf.ops, 'done');
     const hidden = await effectIn(wf.none, 'done');

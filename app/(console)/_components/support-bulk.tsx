@@ -4,18 +4,32 @@
 import { useEffect, useState } from 'react';
 import { resolveManyAction } from '@/app/actions/ledger.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
+import type { SeenEffectVersion } from '@/lib/ledger/seen-version.ts';
 
 export const BULK_FORM_ID = 'support-bulk';
 
-function checkedKeys(): string[] {
+interface Checked {
+  keys: string[];
+  /** Z8: each key's version as its row showed it (the checkbox's data-seen). */
+  seen: Record<string, SeenEffectVersion>;
+}
+
+function checkedRows(): Checked {
+  const checked: Checked = { keys: [], seen: {} };
   const form = document.getElementById(BULK_FORM_ID);
-  return form instanceof HTMLFormElement ? new FormData(form).getAll('key').map(String) : [];
+  if (!(form instanceof HTMLFormElement)) return checked;
+  for (const el of form.elements) {
+    if (!(el instanceof HTMLInputElement) || el.name !== 'key' || !el.checked) continue;
+    checked.keys.push(el.value);
+    if (el.dataset.seen) checked.seen[el.value] = JSON.parse(el.dataset.seen) as SeenEffectVersion;
+  }
+  return checked;
 }
 
 export function SupportBulkResolve({ onPage }: { onPage: number }) {
-  const [keys, setKeys] = useState<string[]>([]);
+  const [{ keys, seen }, setChecked] = useState<Checked>({ keys: [], seen: {} });
   useEffect(() => {
-    const read = () => setKeys(checkedKeys());
+    const read = () => setChecked(checkedRows());
     // A checkbox changed, or the page's rows were replaced after a decision.
     document.addEventListener('change', read);
     const observer = new MutationObserver(read);
@@ -27,7 +41,7 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
   }, []);
   const n = keys.length;
   const summary = (r: { resolved: number; failed: unknown[] }) =>
-    `${r.resolved} resolved${r.failed.length ? `, ${r.failed.length} refused (no longer unknown)` : ''}.`;
+    `${r.resolved} resolved${r.failed.length ? `, ${r.failed.length} refused (changed since this page showed them)` : ''}.`;
   return (
     <div
       role="group"
@@ -47,7 +61,7 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
             for (const el of form.elements) {
               if (el instanceof HTMLInputElement && el.name === 'key') el.checked = e.currentTarget.checked;
             }
-            setKeys(checkedKeys());
+            setChecked(checkedRows());
           }}
         />
         <span aria-live="polite" data-testid="bulk-selected">
@@ -62,7 +76,7 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
         fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
         submitLabel="Mark as not sent"
         action={resolveManyAction}
-        baseInput={{ keys, outcome: 'not_sent' }}
+        baseInput={{ keys, seen, outcome: 'not_sent' }}
         success={summary}
         testId="bulk-not-sent"
       />
@@ -77,7 +91,7 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
         ]}
         submitLabel="Mark as sent"
         action={resolveManyAction}
-        baseInput={{ keys, outcome: 'sent' }}
+        baseInput={{ keys, seen, outcome: 'sent' }}
         success={summary}
         testId="bulk-sent"
       />

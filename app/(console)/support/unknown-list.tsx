@@ -8,6 +8,7 @@ import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { BULK_FORM_ID } from '@/app/(console)/_components/support-bulk.tsx';
 import { FieldList } from '@/components/ui/fields.tsx';
 import { Time } from '@/components/time.tsx';
+import { seenEffect } from '@/lib/ledger/seen-version.ts';
 
 /** An unknown with whether this person may resolve it: support on its workflow (Z1), as the server checks. */
 export type UnknownListRow = UnknownRow & { canResolve: boolean };
@@ -28,6 +29,7 @@ export function UnknownList({ rows }: { rows: UnknownListRow[] }) {
                 type="checkbox"
                 name="key"
                 value={r.key}
+                data-seen={JSON.stringify(seenEffect({ epoch: r.epoch, state: 'unknown', changedAt: r.since }))}
                 form={BULK_FORM_ID}
                 aria-label={`Select ${r.target}`}
                 className="mt-1 h-4 w-4 shrink-0"
