@@ -5,7 +5,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import { sqlRows, type DbOrTx, type Db } from '../db/client.ts';
-import type { Actor } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 
@@ -34,7 +34,7 @@ export interface CreatedRuntimeKey {
   token: string;
 }
 
-export async function createRuntimeKey(ctx: { db: Db; actor: Actor }, raw: unknown): Promise<CreatedRuntimeKey> {
+export async function createRuntimeKey(ctx: { db: Db; actor: Actor; request?: RequestMeta }, raw: unknown): Promise<CreatedRuntimeKey> {
   const input = parseInput(createRuntimeKeyInput, raw);
   if (!mayAdminister(ctx.actor)) throw forbidden('only an admin creates runtime keys');
   const prefix = randomBytes(9)
@@ -62,12 +62,13 @@ export async function createRuntimeKey(ctx: { db: Db; actor: Actor }, raw: unkno
       subjectId: row.id,
       after: 'active',
       detail: { name: input.name, prefix, workflows: input.workflows },
+      request: ctx.request,
     });
     return { id: row.id, name: row.name, prefix, workflows: row.workflows, token };
   });
 }
 
-export async function revokeRuntimeKey(ctx: { db: Db; actor: Actor }, id: string, reason: string): Promise<void> {
+export async function revokeRuntimeKey(ctx: { db: Db; actor: Actor; request?: RequestMeta }, id: string, reason: string): Promise<void> {
   if (!mayAdminister(ctx.actor)) throw forbidden('only an admin revokes runtime keys');
   if (!reason.trim()) throw new LedgerError('validation', 'a reason is required', { field: 'reason' });
   await ctx.db.$transaction(async (tx) => {
@@ -82,6 +83,7 @@ export async function revokeRuntimeKey(ctx: { db: Db; actor: Actor }, id: string
       before: 'active',
       after: 'revoked',
       reason: reason.trim(),
+      request: ctx.request,
     });
   });
 }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, suffix } from '../helpers/factories.ts';
-import { createRuntimeKey } from '@/lib/auth/admin-commands.ts';
+import { createRuntimeKey, revokeRuntimeKey } from '@/lib/auth/admin-commands.ts';
 import { LedgerError } from '@/lib/ledger/errors.ts';
 
 let t: TestDatabase;
@@ -41,6 +41,21 @@ describe('runtime keys scoped to workflows', () => {
       [known],
       ['*'],
       [typo],
+    ]);
+  });
+
+  it('A1: creating and revoking a key is audited with where the request came from', async () => {
+    await makeRun(t.db, 'wf_origin');
+    const request = { ip: '198.51.100.23', userAgent: 'console-test', requestId: randomUUID() };
+    const key = await createRuntimeKey({ ...ctx(), request }, { name: `k-${suffix()}`, workflows: 'wf_origin' });
+    await revokeRuntimeKey({ ...ctx(), request }, { keyId: key.id, reason: 'rotated' });
+    const rows = await t.owner<{ action: string; ip: string | null; request_id: string | null }>(
+      `SELECT action, ip, request_id FROM audit_entry WHERE subject_id = $1 ORDER BY id`,
+      [key.id],
+    );
+    expect(rows.rows).toEqual([
+      { action: 'runtime_key.create', ip: request.ip, request_id: request.requestId },
+      { action: 'runtime_key.revoke', ip: request.ip, request_id: request.requestId },
     ]);
   });
 });
