@@ -35,9 +35,14 @@ export async function createUser(ctx: Ctx, raw: unknown) {
   return ctx.db.$transaction(async (tx) => {
     const existing = await tx.user.findUnique({ where: { email: input.email } });
     if (existing) throw conflict(`a user with email ${input.email} already exists`, { field: 'email' });
-    const user = await tx.user.create({
-      data: { email: input.email, name: input.name, role: input.role, passwordHash },
-    });
+    // Two admins adding the same person at once both pass the check above; the unique index decides.
+    const user = await tx.user
+      .create({ data: { email: input.email, name: input.name, role: input.role, passwordHash } })
+      .catch((error: unknown) => {
+        if ((error as { code?: string }).code === 'P2002')
+          throw conflict(`a user with email ${input.email} already exists`, { field: 'email' });
+        throw error;
+      });
     await appendAudit(tx, {
       chain: `user:${user.id}`,
       actor: ctx.actor,

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, suffix } from '../helpers/factories.ts';
 import { createRuntimeKey, revokeRuntimeKey } from '@/lib/auth/admin-commands.ts';
+import { createUser } from '@/lib/auth/users.ts';
 import { LedgerError } from '@/lib/ledger/errors.ts';
 
 let t: TestDatabase;
@@ -15,6 +16,21 @@ const ctx = () => ({
 
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 4 });
+});
+
+describe('people added by two admins at once', () => {
+  it('Z1: the same email added four times at the same moment: one person, three 409s naming the email', async () => {
+    const email = `same-${suffix()}@example.com`;
+    const results = await Promise.allSettled(
+      Array.from({ length: 4 }, () =>
+        createUser(ctx(), { email, name: 'Same', role: 'auditor', password: 'a-long-enough-password' }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results.filter((r) => r.status === 'rejected'))
+      expect(r.reason).toMatchObject({ code: 'conflict', details: { field: 'email' } });
+    expect(await t.db.user.count({ where: { email } })).toBe(1);
+  });
 });
 
 describe('runtime keys scoped to workflows', () => {
