@@ -34,7 +34,10 @@ export interface CreatedRuntimeKey {
   token: string;
 }
 
-export async function createRuntimeKey(ctx: { db: Db; actor: Actor; request?: RequestMeta }, raw: unknown): Promise<CreatedRuntimeKey> {
+export async function createRuntimeKey(
+  ctx: { db: Db; actor: Actor; request?: RequestMeta },
+  raw: unknown,
+): Promise<CreatedRuntimeKey> {
   const input = parseInput(createRuntimeKeyInput, raw);
   if (!mayAdminister(ctx.actor)) throw forbidden('only an admin creates runtime keys');
   const prefix = randomBytes(9)
@@ -68,7 +71,11 @@ export async function createRuntimeKey(ctx: { db: Db; actor: Actor; request?: Re
   });
 }
 
-export async function revokeRuntimeKey(ctx: { db: Db; actor: Actor; request?: RequestMeta }, id: string, reason: string): Promise<void> {
+export async function revokeRuntimeKey(
+  ctx: { db: Db; actor: Actor; request?: RequestMeta },
+  id: string,
+  reason: string,
+): Promise<void> {
   if (!mayAdminister(ctx.actor)) throw forbidden('only an admin revokes runtime keys');
   if (!reason.trim()) throw new LedgerError('validation', 'a reason is required', { field: 'reason' });
   await ctx.db.$transaction(async (tx) => {
