@@ -11,6 +11,7 @@ import { executeBumps, type BumpContext } from './execute-bumps.ts';
 import { BUMP_APPROVAL_TTL_HOURS } from './expiry.ts';
 import { effectKeyField, effectKeysField, reasonField } from '@/lib/ledger/fields.ts';
 import { notifyApprovalWaiting } from '@/lib/notifications/events.ts';
+import { workflowsOfSubject } from '@/lib/auth/subject-workflows.ts';
 
 export const APPROVAL_TTL_HOURS = BUMP_APPROVAL_TTL_HOURS;
 export const MAX_BULK = 10_000;
@@ -72,10 +73,22 @@ export async function requestBump(ctx: BumpContext, raw: unknown): Promise<Reque
     return { mode: 'executed', bumped, failed, blocked: preview.blocked.length };
   }
   const items = preview.eligible.map(({ key, epoch }) => ({ key, epoch }));
-  const runIds = await db.effectKey.findMany({
-    where: { key: { in: items.slice(0, 1).map((i) => i.key) } },
-    select: { runId: true },
-  });
+  // Every workflow the set touches, kept with it: who may see the request, decided or not, follows
+  // from them (Z1). A set within one workflow is filed under its first key's run; one spanning
+  // several is filed under no run, so its audit entries too are seen only by all-workflows people.
+  const touched = await workflowsOfSubject(
+    db,
+    'effect',
+    items.map((i) => i.key),
+  );
+  const workflows = touched?.workflows ?? [];
+  const runIds =
+    workflows.length === 1
+      ? await db.effectKey.findMany({
+          where: { key: { in: items.slice(0, 1).map((i) => i.key) } },
+          select: { runId: true },
+        })
+      : [];
   const expiresAt = new Date(Date.now() + APPROVAL_TTL_HOURS * 3_600_000);
   const created = await db.$transaction(async (tx) => {
     await checkSeen(tx, input.seen);
@@ -83,7 +96,7 @@ export async function requestBump(ctx: BumpContext, raw: unknown): Promise<Reque
       data: {
         kind: 'effect.bump',
         runId: runIds[0]?.runId ?? null,
-        payload: { items },
+        payload: { items, workflows },
         setHash: preview.setHash,
         reason: input.reason,
         requestedById: actor.id,

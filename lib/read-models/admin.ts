@@ -63,16 +63,17 @@ export async function toolsPage(db: Db) {
 }
 
 /** Requests about runs of workflows in scope, each with the workflows it touches (what a person may
- *  decide on it depends on their roles there): its run's, and for an open bump the runs of all its keys,
- *  which may span several. A request shows only when every workflow it touches is in scope. */
+ *  decide on it depends on their roles there): its run's, and for a bump those of all its keys, which
+ *  may span several. A request shows only when every workflow it touches is in scope, decided or not:
+ *  its key list, count and reason are about all of them. */
 async function visibleRequests<R extends { id: string; runId: string | null; payload: unknown; status: string }>(
   db: Db,
   requests: R[],
   scope: WorkflowScope,
 ): Promise<(R & { workflows: string[] })[]> {
-  // A request holds up to 10,000 keys: only open ones, which can still be decided, have their keys
-  // looked up; a decided or expired one is placed by its run, as its decision's audit entry is.
-  const keysOf = new Map(requests.map((r) => [r.id, r.status === 'open' ? keysOfPayload(r.payload) : []]));
+  // A bump request made today carries its workflows; an older one has its keys looked up.
+  const stored = new Map(requests.map((r) => [r.id, storedWorkflows(r.payload)]));
+  const keysOf = new Map(requests.map((r) => [r.id, stored.get(r.id) ? [] : keysOfPayload(r.payload)]));
   const allKeys = [...new Set([...keysOf.values()].flat())];
   const runOfKey = new Map(
     (await db.effectKey.findMany({ where: { key: { in: allKeys } }, select: { key: true, runId: true } })).map((k) => [
@@ -87,12 +88,18 @@ async function visibleRequests<R extends { id: string; runId: string | null; pay
   const workflowOf = new Map(runs.map((r) => [r.id, r.workflow]));
   const out: (R & { workflows: string[] })[] = [];
   for (const r of requests) {
-    const workflows = [...new Set(runsOf(r).map((id) => workflowOf.get(id)))]
+    const workflows = [...new Set([...(stored.get(r.id) ?? []), ...runsOf(r).map((id) => workflowOf.get(id))])]
       .filter((w): w is string => Boolean(w))
       .sort();
     if (scope.all || (workflows.length > 0 && workflows.every((w) => inScope(scope, w)))) out.push({ ...r, workflows });
   }
   return out;
+}
+
+/** The workflows a bump request's set touches, as stored with it (null for a request made before). */
+function storedWorkflows(payload: unknown): string[] | null {
+  const workflows = (payload as { workflows?: unknown } | null)?.workflows;
+  return Array.isArray(workflows) && workflows.every((w) => typeof w === 'string') ? workflows : null;
 }
 
 export async function approvalsPage(db: Db, scope: WorkflowScope) {

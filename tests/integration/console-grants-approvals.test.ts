@@ -101,4 +101,22 @@ describe('Z1/Z3: four-eyes requests are decided on every workflow they touch', (
     expect(narrow.map((r) => r.id)).not.toContain(mixed.requestId);
     expect(narrow.map((r) => r.id)).toContain(own.requestId);
   });
+
+  it('Z1: a decided request over two workflows stays hidden from someone who sees one, its audit entries too', async () => {
+    const { approvalsPage } = await import('@/lib/read-models/admin.ts');
+    const mixed = await requestOver([(await doneIn(wf.mine)).key, (await doneIn(wf.other)).key]);
+    const own = await requestOver([(await doneIn(wf.mine)).key]);
+    await t.owner(`UPDATE approval_request SET status = 'rejected', decided_at = now() WHERE id = ANY($1::uuid[])`, [
+      [mixed.requestId, own.requestId],
+    ]);
+    const narrow = (await approvalsPage(t.db, { all: false, workflows: [wf.mine] })).map((r) => r.id);
+    expect(narrow).not.toContain(mixed.requestId);
+    expect(narrow).toContain(own.requestId);
+    // Filed under no run: its entries are about no workflow, seen with an all-workflows grant only.
+    const entries = await t.owner<{ run_id: string | null }>(`SELECT run_id FROM audit_entry WHERE subject_id = $1`, [
+      mixed.requestId,
+    ]);
+    expect(entries.rows.length).toBeGreaterThan(0);
+    expect(entries.rows.every((e) => e.run_id === null)).toBe(true);
+  });
 });
