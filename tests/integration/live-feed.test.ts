@@ -276,6 +276,44 @@ describe('live pages: the server-sent event route', () => {
     expect(feed.subscribers).toBe(0);
   });
 
+  it('Z1: a grant removed while the stream is open narrows it from the next heartbeat: that workflow is not named again', async () => {
+    const { viewerLiveStream } = await import('@/lib/live/viewer-stream.ts');
+    const cookie = await signIn('support');
+    const token = await jwt.decode({ token: cookie.slice(cookie.indexOf('=') + 1), secret: options.secret! });
+    const userId = String(token!.uid);
+    const kept = `kept_${suffix()}`;
+    const dropped = `dropped_${suffix()}`;
+    // Test setup: support on two workflows instead of all of them.
+    await t.owner('DELETE FROM role_grant WHERE user_id = $1', [userId]);
+    for (const workflow of [kept, dropped])
+      await t.owner(
+        `INSERT INTO role_grant (id, user_id, role, workflow) VALUES (gen_random_uuid(), $1, 'support', $2)`,
+        [userId, workflow],
+      );
+    const abort = new AbortController();
+    const stream = await viewerLiveStream({
+      db: t.db,
+      cookie,
+      scope: { all: false, workflows: [dropped, kept].sort() },
+      signal: abort.signal,
+      heartbeatMs: 200,
+    });
+    const reader = stream.getReader();
+    await nextEvent(reader, 'ready');
+    await t.owner('DELETE FROM role_grant WHERE user_id = $1 AND workflow = $2', [userId, dropped]);
+    await nextEvent(reader, 'heartbeat');
+    const theirs = await makeEffect(t.db, 'pending', { runId: (await makeRun(t.db, dropped)).runId });
+    const mine = await makeEffect(t.db, 'pending', { runId: (await makeRun(t.db, kept)).runId });
+    const seen: Record<string, unknown>[] = [];
+    await nextEvent(reader, 'change', (d) => {
+      seen.push(d);
+      return (d.workflows as string[]).includes(kept) && (d.runs === null || (d.runs as string[]).includes(mine.runId));
+    });
+    expect(JSON.stringify(seen)).not.toContain(dropped);
+    expect(JSON.stringify(seen)).not.toContain(theirs.runId);
+    abort.abort();
+  });
+
   it('a signed-in stream gets ready, then the change of a run; closing it unsubscribes; a third stream is refused', async () => {
     const cookie = await signIn('support');
     const first = open(cookie);
