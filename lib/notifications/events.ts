@@ -1,7 +1,7 @@
 // The events people are told about, one function per hook. Each is called inside the transaction
 // that records the event (a request is created or decided, a replay completes), reads what it needs
 // through that transaction, and writes the notifications with it (tell.ts).
-import { canOn, canSomewhere } from '@/lib/auth/grants.ts';
+import { canOn, canSomewhere, inScope, scopeOf } from '@/lib/auth/grants.ts';
 import { ROLES, can } from '@/lib/auth/permissions.ts';
 import { workflowsOfSubject } from '@/lib/auth/subject-workflows.ts';
 import type { DbOrTx } from '@/lib/db/client.ts';
@@ -59,6 +59,26 @@ export async function eligibleApprovers(
     .map((p) => p.id);
 }
 
+/** Of these people, those who still see every workflow the subject touches (Z1): a requester whose
+ *  grant was removed since is not told how it ended, nor who decided it. */
+async function whoStillSee(
+  tx: DbOrTx,
+  userIds: string[],
+  subject: { type: 'approval' | 'replay'; id: string },
+): Promise<string[]> {
+  const workflows = (await workflowsOfSubject(tx, subject.type, [subject.id]))?.workflows ?? [];
+  const people = await tx.user.findMany({
+    where: { id: { in: userIds } },
+    select: { id: true, grants: { select: { role: true, workflow: true } } },
+  });
+  return people
+    .filter((p) => {
+      const scope = scopeOf(p.grants);
+      return scope.all || (workflows.length > 0 && workflows.every((w) => inScope(scope, w)));
+    })
+    .map((p) => p.id);
+}
+
 /** A four-eyes request was created: every eligible approver is told. */
 export async function notifyApprovalWaiting(tx: DbOrTx, approvalRequestId: string): Promise<number> {
   const r = await tx.approvalRequest.findUnique({ where: { id: approvalRequestId } });
@@ -94,7 +114,7 @@ export async function notifyApprovalOutcome(tx: DbOrTx, approvalRequestId: strin
   return tell(tx, {
     kind,
     subjectId: r.id,
-    recipients: [r.requestedById],
+    recipients: await whoStillSee(tx, [r.requestedById], { type: 'approval', id: r.id }),
     title: `${what}: ${expired ? 'expired' : r.status}`,
     body: `${body} You asked: ${r.reason}`,
     link: requestLink(r),
@@ -109,7 +129,7 @@ export async function notifyReplayEnded(tx: DbOrTx, replayId: string): Promise<n
   return tell(tx, {
     kind: failed ? 'replay.failed' : 'replay.finished',
     subjectId: r.id,
-    recipients: [r.requestedById],
+    recipients: await whoStillSee(tx, [r.requestedById], { type: 'replay', id: r.id }),
     title: failed
       ? `Your replay finished with ${r.failed} failed and ${r.unknown} unknown target(s)`
       : `Your replay of ${r.total} target(s) finished`,

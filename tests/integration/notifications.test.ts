@@ -107,6 +107,20 @@ describe('notifications', () => {
     expect(await toldAbout(t.db, approved.requestId, 'approval.expired')).toEqual([]);
   });
 
+  it("Z1: a requester who no longer sees the request's workflow is not told how it ended, nor by whom", async () => {
+    const alice = await makePerson(t.db, 'operator');
+    const bob = await makePerson(t.db, 'operator');
+    const r = await bumpRequest(alice);
+    // Alice moved to another team: operator on another workflow only.
+    await t.db.roleGrant.deleteMany({ where: { userId: alice.id } });
+    await t.db.roleGrant.create({ data: { userId: alice.id, role: 'operator', workflow: `elsewhere-${alice.id}` } });
+    await decideBump(
+      { db: t.db, actor: bob },
+      { requestId: r.requestId, setHash: r.setHash, decision: 'reject', reason: 'wrong set' },
+    );
+    expect(await toldAbout(t.db, r.requestId, 'approval.rejected')).toEqual([]);
+  });
+
   it('A1: a preference change is audited in the same transaction; bad input is refused naming the field and changes nothing', async () => {
     const alice = await makePerson(t.db, 'operator');
     const ctx = { db: t.db, actor: alice };
