@@ -154,6 +154,56 @@ describe('POST /api/v1/effects/outcome carrying the raw response', () => {
     expect((await attemptRow(theirs.attemptId)).response_status).toBeNull();
   });
 
+  it('S1 S3: a late report of an earlier claim (its first try committed, then the key was claimed again) does not move the claim that holds the key now', async () => {
+    const first = await claim('hal@example.com');
+    const failed = await post(
+      '/effects/outcome',
+      {
+        key: first.key,
+        epoch: first.epoch,
+        outcome: 'failed',
+        evidence: { error: 'mailbox unavailable' },
+        attemptId: first.attemptId,
+        response: raw(550, 'mailbox unavailable'),
+      },
+      { token },
+    );
+    expect(failed.status).toBe(200);
+    // The key is claimed again at the same epoch: a new attempt holds it.
+    const run = (await t.db.effectKey.findUniqueOrThrow({ where: { key: first.key } })).runId;
+    const again = await post(
+      '/effects/claim',
+      { runId: run, tool: toolName, action: 'campaign_welcome', recordId: 'r-1', target: 'hal@example.com' },
+      { token },
+    );
+    expect(again.status).toBe(201);
+    const second = (await again.json()) as { key: string; epoch: number; attemptId: string };
+    expect(second).toMatchObject({ key: first.key, epoch: first.epoch });
+    expect(second.attemptId).not.toBe(first.attemptId);
+
+    const before = await snapshot(t.db);
+    const late = await post(
+      '/effects/outcome',
+      {
+        key: first.key,
+        epoch: first.epoch,
+        outcome: 'failed',
+        evidence: { error: 'late' },
+        attemptId: first.attemptId,
+      },
+      { token },
+    );
+    expect(late.status).toBe(409);
+    expect((await late.json()).detail).toContain('newer claim');
+    expect(await snapshot(t.db)).toEqual(before);
+    const done = await post(
+      '/effects/outcome',
+      { key: second.key, epoch: second.epoch, outcome: 'done', receipt: 'm-3', attemptId: second.attemptId },
+      { token },
+    );
+    expect(await done.json()).toMatchObject({ state: 'done' });
+  });
+
   it('Z5: an epoch past the database integer, and a deletion time outside years 1 to 9999 once its offset applies, are 422 naming the field; nothing changes', async () => {
     const c = await claim('gus@example.com');
     await post('/effects/outcome', { key: c.key, outcome: 'done', receipt: 'm-2' }, { token });

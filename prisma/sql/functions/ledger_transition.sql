@@ -1,7 +1,8 @@
 -- Transition (S2-S7): lock the effect row, check its state is one the caller may move from (the
 -- caller passes the allowed sources from lib/ledger/transitions.ts), then write the change, the
 -- transition row and the audit entry together. A refusal changes nothing but is itself audited on
--- the subject's "refused:" chain (A4), so the subject's own chain head does not move.
+-- the subject's "refused:" chain (A4), so the subject's own chain head does not move. A report that
+-- names an attempt moves a pending effect only while that attempt is its newest claim.
 CREATE OR REPLACE FUNCTION ledger_transition(
   p_key text, p_epoch integer, p_to "EffectState", p_allowed_from "EffectState"[],
   p_actor_kind "ActorKind", p_actor_id text, p_actor_label text, p_actor_role text,
@@ -30,6 +31,12 @@ BEGIN
     v_problem := 'transition not allowed';
   ELSIF v_row.state = 'pending' AND v_row.awaiting_claim AND p_to <> 'revoked' THEN
     v_problem := 'the effect is awaiting its claim: nobody holds it';
+  ELSIF v_row.state = 'pending' AND p_attempt_id IS NOT NULL AND p_attempt_id IS DISTINCT FROM (
+      SELECT a.id FROM attempt a WHERE a.key = p_key AND a.epoch = v_epoch ORDER BY a.started_at DESC LIMIT 1) THEN
+    -- A claim holder's report names its attempt, and counts only while that attempt is the newest
+    -- claim of this (key, epoch): a late report of an earlier claim (a retry whose first try did
+    -- commit, then the key was claimed again) must not move the claim that holds the key now.
+    v_problem := 'a newer claim holds this key: this attempt''s report comes after it';
   END IF;
 
   IF v_problem IS NOT NULL THEN
