@@ -101,6 +101,7 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
     await markUnknown(ref, {
       key: row.key,
       epoch: row.epoch,
+      attemptId: row.attempt_id ?? undefined,
       evidence: {
         reconciler: 'lease expired',
         receipt,
@@ -126,6 +127,7 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
     await completeEffect(ref, {
       key: row.key,
       epoch: row.epoch,
+      attemptId: row.attempt_id ?? undefined,
       receipt: found.receipt,
       evidence: { reconciler: 'receipt found', state: found.state, lookupStatus: found.raw.status },
     });
@@ -140,6 +142,7 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
   await markUnknown(ref, {
     key: row.key,
     epoch: row.epoch,
+    attemptId: row.attempt_id ?? undefined,
     evidence: {
       reconciler: found.found ? 'provider reports the message failed' : 'lookup miss after the settle window',
       receipt,

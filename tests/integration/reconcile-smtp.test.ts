@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimEffect, recordResponse } from '@/lib/ledger/index.ts';
+import { claimEffect, failEffect, recordResponse } from '@/lib/ledger/index.ts';
 import { reconcileOnce } from '@/lib/replay/index.ts';
 import type { ProviderRegistry } from '@/lib/providers/registry.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -139,6 +139,32 @@ describe('reconciliation (C1-C3)', () => {
     }
     expect(await snapshot(t.db)).toEqual(before);
     expect(await reconcileOnce({ db: t.db, providers })).toMatchObject({ done: 1 });
+  });
+
+  it('C1: a key claimed again while the reconciler looked it up stays with its new claim: the pass acts only on the claim it examined', async () => {
+    const c = await makeCampaign(t.db, { not_sent: 1 });
+    const a = await claim(c, 0);
+    await expireLease(a.key);
+    await ageAttempt(a.key);
+    const provider = providers.get('smtp');
+    const lookup = provider.lookup!.bind(provider);
+    let again: string | null = null;
+    provider.lookup = async (receipt, signal) => {
+      // Meanwhile the first claim's runtime reports a refusal, and the key is claimed again.
+      await failEffect(
+        { db: t.db, actor: c.runtime },
+        { key: a.key, epoch: a.epoch, evidence: { error: 'late' }, attemptId: a.attemptId },
+      );
+      again = (await claim(c, 0)).attemptId;
+      return lookup(receipt, signal);
+    };
+    try {
+      expect(await reconcileOnce({ db: t.db, providers })).toMatchObject({ examined: 1, unknown: 0, done: 0 });
+    } finally {
+      provider.lookup = lookup;
+    }
+    expect(again).not.toBeNull();
+    expect(await stateOf(a.key)).toMatchObject({ state: 'pending' });
   });
 
   it('C2: without a receipt lookup the reconciler cannot confirm: after the settle window the key becomes unknown and says why', async () => {
