@@ -7,7 +7,8 @@ import { appendAudit, auditRefusal } from '../audit/append.ts';
 import { checkTransition, conflict, forbidden, invalid, notFound, partyOf } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { setHash, type BumpItem } from './bump-preview.ts';
-import { executeBumps, type BumpContext } from './execute-bumps.ts';
+import { runApprovedBumps } from './resume-bumps.ts';
+import type { BumpContext } from './execute-bumps.ts';
 import { fourEyesRefusal } from './four-eyes.ts';
 import { refuseUnlessSeenStatus, seenStatusField } from './seen-status.ts';
 import { optionalReasonField } from '@/lib/ledger/fields.ts';
@@ -95,6 +96,6 @@ export async function decideBump(ctx: BumpContext, raw: unknown) {
     await notifyApprovalOutcome(tx, request.id);
   });
   if (input.decision === 'reject') return { decision: 'reject' as const, bumped: 0, failed: [] };
-  const { bumped, failed } = await executeBumps(ctx, items, `${request.reason} (four-eyes approved)`, request.id);
+  const { bumped, failed } = await runApprovedBumps(ctx, { ...request, items });
   return { decision: 'approve' as const, bumped, failed };
 }

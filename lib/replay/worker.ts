@@ -18,6 +18,7 @@ import { enqueueRemaining, JOB_SCHEMA, openChunkJobs, REPLAY_QUEUE, startBoss, t
 import { backoffMs } from './persist-through-outage.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { reconcileOnce, type ReconcileResult } from './reconcile.ts';
+import { resumeApprovedBumps } from '../approvals/resume-bumps.ts';
 import { runChunk } from './run-chunk.ts';
 
 const LOCK_CLASS = 20583;
@@ -181,6 +182,9 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
     if (r.examined)
       log(`reconciled ${r.examined}: ${r.done} done, ${r.unknown} unknown, ${r.waiting} waiting, ${r.errors} errors`);
     options.onReconcile?.(r);
+    // Approved bump requests whose bumps a crash interrupted (lib/approvals/resume-bumps.ts).
+    const resumed = await resumeApprovedBumps(options.db);
+    if (resumed) log(`resumed the bumps of ${resumed} approved request(s)`);
   };
   const busy = new Set<string>();
   const guarded = (name: string, fn: () => Promise<void>) => async () => {
