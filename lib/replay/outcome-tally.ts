@@ -2,6 +2,7 @@
 // a crash loses at most that much of the count, and the completion recounts from the items).
 import { sqlRows, type Db } from '../db/client.ts';
 import { observeReplayItem } from '../ops/work-metrics.ts';
+import { RECOUNT_COMPLETED_SQL } from './complete-replay.ts';
 import { outcomeCounts, recordItemOutcome, type ItemOutcome } from './item-outcome.ts';
 
 export class Tally {
@@ -37,11 +38,15 @@ export class Tally {
       if (!d.sent && !d.skipped && !d.failed && !d.unknown) return;
       this.d = { sent: 0, skipped: 0, failed: 0, unknown: 0 };
       try {
-        await sqlRows(
+        const added = await sqlRows(
           this.db,
-          'UPDATE replay SET sent = sent + $2, skipped = skipped + $3, failed = failed + $4, unknown = unknown + $5 WHERE id = $1::uuid',
+          `UPDATE replay SET sent = sent + $2, skipped = skipped + $3, failed = failed + $4, unknown = unknown + $5
+            WHERE id = $1::uuid AND status <> 'completed' RETURNING id`,
           [this.replayId, d.sent, d.skipped, d.failed, d.unknown],
         );
+        // A completed replay's counters are a recount of its items, which may or may not hold these
+        // outcomes already (a batch queued behind another can land after the completion): count again.
+        if (added.length === 0) await sqlRows(this.db, RECOUNT_COMPLETED_SQL, [this.replayId]);
       } catch (error) {
         for (const k of ['sent', 'skipped', 'failed', 'unknown'] as const) this.d[k] += d[k]; // next time
         throw error;
