@@ -48,6 +48,7 @@ export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped'
       recordId: item.record_id,
       target: item.target,
       frozenKey: item.key,
+      expectedFingerprint: item.fp,
     },
   );
   span('claim', ts);
@@ -61,6 +62,12 @@ export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped'
         itemId,
         'skipped',
         `the key derived now (${answer.key}) differs from the frozen one: not sent (K2)`,
+      );
+    case 'moved':
+      return tally.record(
+        itemId,
+        'skipped',
+        `changed while waiting to send: now ${answer.now} by ${answer.changedBy ?? 'nobody'} (was ${item.fp}) (F4)`,
       );
     case 'answered':
       break;

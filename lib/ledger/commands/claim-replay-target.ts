@@ -5,9 +5,12 @@
 //    on the replay row, made only while the row says 'running'): a pause or cancel stops every
 //    handler before its next claim, with no extra query (F5);
 //  - the key derived now must be the key frozen in the replay's item when the operator confirmed it
-//    (K2, F4): otherwise nothing is claimed.
+//    (K2, F4): otherwise nothing is claimed;
+//  - the target must still be in the state the executor read it in (its fingerprint), compared under
+//    the claim's own locks (ledger_claim_frozen): a target moved by someone else while the handler
+//    waited for the provider's rate limit is not claimed (F4).
 import { sqlRows } from '@/lib/db/client.ts';
-import { CLAIM_CALL, claimParams, type ClaimCall, type ClaimRow } from '../claim-batcher.ts';
+import { claimParams, type ClaimCall, type ClaimRow } from '../claim-batcher.ts';
 import { LedgerError } from '../errors.ts';
 import { prepareClaim, type ClaimIntent } from '../prepare-claim.ts';
 import { claimResult, type ClaimEffectResult } from './claim-effect.ts';
@@ -20,6 +23,8 @@ export interface ClaimReplayTargetInput extends ClaimIntent {
   replayId: string;
   /** The key frozen in the replay's item. */
   frozenKey: string;
+  /** The target's fingerprint (lib/replay/set.ts) the executor decided to send on. */
+  expectedFingerprint: string;
 }
 
 export type ClaimReplayTargetResult =
@@ -29,13 +34,19 @@ export type ClaimReplayTargetResult =
   | { outcome: 'action_unregistered' }
   /** The key derived now differs from the frozen one: nothing claimed. */
   | { outcome: 'key_changed'; key: string }
+  /** The target is no longer in the state the executor read: nothing claimed. */
+  | { outcome: 'moved'; now: string; changedBy: string | null }
   | { outcome: 'answered'; claim: ClaimEffectResult };
 
+// ledger_claim's parameters (claimParams), then the expected fingerprint.
+const CLAIM_FROZEN_CALL =
+  'ledger_claim_frozen($1, $2, $3, $4, $5, $6::"TargetType", $7, $8::uuid, $9::"ActorKind", $10, $11, $12::int, $13::jsonb, $14)';
+
 const CLAIM_WHILE_RUNNING_SQL = `
-  SELECT c.claimed, c.epoch, c.state, c.attempt_id, c.idempotency_key, c.changed_by, c.changed_at
+  SELECT c.claimed, c.epoch, c.state, c.attempt_id, c.idempotency_key, c.changed_by, c.changed_at, c.moved_to
     FROM replay r
-   CROSS JOIN LATERAL ${CLAIM_CALL} c
-   WHERE r.id = $14::uuid AND r.status = 'running'`;
+   CROSS JOIN LATERAL ${CLAIM_FROZEN_CALL} c
+   WHERE r.id = $15::uuid AND r.status = 'running'`;
 
 export function claimReplayTarget(
   ctx: CommandContext,
@@ -70,12 +81,13 @@ async function claimReplayTargetUntraced(
   if (call.key !== input.frozenKey) return { outcome: 'key_changed', key: call.key };
   // One claim per statement and commit (docs/REPLAY.md, "Known limits", says why a replay's claims
   // are not grouped).
-  const [row] = await sqlRows<ClaimRow>(
+  const [row] = await sqlRows<ClaimRow & { moved_to: string | null }>(
     ctx.db,
     CLAIM_WHILE_RUNNING_SQL,
-    [...claimParams(call), input.replayId],
-    'ledger_claim_while_replay_running',
+    [...claimParams(call), input.expectedFingerprint, input.replayId],
+    'ledger_claim_frozen_while_replay_running',
   );
   if (!row) return { outcome: 'stopped' };
+  if (row.moved_to !== null) return { outcome: 'moved', now: row.moved_to, changedBy: row.changed_by };
   return { outcome: 'answered', claim: claimResult(call, row) };
 }
