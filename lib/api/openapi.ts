@@ -49,6 +49,7 @@ const ERRORS: Record<number, string> = {
   404: 'The run, effect or attempt does not exist.',
   409: 'State conflict: a concurrent request with the same Idempotency-Key is in progress, or the transition is not allowed.',
   413: `The body is over the size limit (${MAX_BODY_BYTES} bytes, also when sent chunked) or nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep; nothing was written.`,
+  415: 'The body was sent with a Content-Type other than `application/json`, another `+json` type or `text/plain`; nothing was written.',
   422: 'Invalid input, or an Idempotency-Key reused with a different body. `field` names the field.',
   429: 'Too many requests from this source; retry after the Retry-After seconds.',
   500: 'A bug: the request may or may not have taken effect; retry with the same Idempotency-Key.',
@@ -209,7 +210,7 @@ export function openApiDocument(): Json {
           [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: { schema: ref(r.schema) },
         },
       };
-    for (const status of [...op.errors, ...(op.body ? [413] : []), ...ALWAYS])
+    for (const status of [...op.errors, ...(op.body ? [413, 415] : []), ...ALWAYS])
       if (!responses[status])
         responses[status] = {
           description: ERRORS[status],

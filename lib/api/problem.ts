@@ -31,6 +31,11 @@ export const PROBLEM_TYPES: Record<ProblemCode, { status: number; title: string;
     when: 'The transition table does not allow this move.',
   },
   payload_too_large: { status: 413, title: 'Payload too large', when: 'The body is over the size or depth limit.' },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    when: 'The body was sent with a Content-Type other than JSON.',
+  },
   rate_limited: { status: 429, title: 'Too many requests', when: 'Slow down; retry after the Retry-After seconds.' },
   unavailable: {
     status: 503,

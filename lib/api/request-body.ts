@@ -12,6 +12,7 @@ export const MAX_BODY_DEPTH = 32;
 export async function readJson(request: Request, received?: Uint8Array): Promise<unknown> {
   const text = received ? decodeBody(received) : await readBodyText(request);
   if (text.trim() === '') return undefined;
+  checkMediaType(request.headers.get('content-type'));
   const depth = nestingDepth(text);
   if (depth > MAX_BODY_DEPTH) {
     throw new LedgerError('payload_too_large', `body: nested ${depth} levels deep; the limit is ${MAX_BODY_DEPTH}`, {
@@ -24,6 +25,22 @@ export async function readJson(request: Request, received?: Uint8Array): Promise
   } catch (error) {
     throw invalid('body', `body: not valid JSON (${(error as Error).message})`);
   }
+}
+
+/** A body must be sent as JSON: `application/json` or a `+json` type, any parameters. Without a
+ *  Content-Type, or as `text/plain` (what fetch sends for a string body when the caller sets no
+ *  type), it is read as JSON too; a form, multipart, XML or any other type is refused, so a body
+ *  meant as something else is never taken for an instruction. */
+function checkMediaType(header: string | null): void {
+  if (header === null) return;
+  const type = header.split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/json' || type === 'text/plain') return;
+  if (/^application\/[a-z0-9!#$&^_.+-]+\+json$/.test(type)) return;
+  throw new LedgerError(
+    'unsupported_media_type',
+    `content-type: the body must be sent as application/json, not ${JSON.stringify(type)}`,
+    { field: 'content-type' },
+  );
 }
 
 const tooLarge = () =>

@@ -8,6 +8,7 @@ export type LedgerErrorCode =
   | 'conflict' // 409: state conflict (in flight, stale epoch, duplicate)
   | 'invalid_transition' // 409: S7, the transition table refuses it
   | 'payload_too_large' // 413: a body over the size or nesting limit
+  | 'unsupported_media_type' // 415: a body sent as something other than JSON
   | 'rate_limited' // 429: too many attempts from this source
   | 'unavailable'; // 503: a dependency (the database) cannot be reached now
 

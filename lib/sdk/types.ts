@@ -13,6 +13,7 @@ export type ProblemCode =
   | 'conflict'
   | 'invalid_transition'
   | 'payload_too_large'
+  | 'unsupported_media_type'
   | 'rate_limited'
   | 'unavailable'
   | 'internal';

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
-import { makeKey, post, useApiDb } from './api-support.ts';
+import { BASE, makeKey, post, routeFetch, useApiDb } from './api-support.ts';
 import * as schemas from '@/lib/api/schemas.ts';
 import type { z } from 'zod';
 import { rng } from '@/scripts/proof/support/abuse-rng.ts'; // mulberry32: a failure reproduces from its seed
@@ -293,5 +293,55 @@ describe('malformed bodies', () => {
     expect(failures).toEqual([]);
     expect(await snapshot(t.db)).toEqual(before);
     expect((await t.owner(`SELECT count(*)::int AS n FROM idempotency_record`)).rows[0]!.n).toBe(idemBefore.rows[0]!.n);
+  });
+
+  it('Z5: a body sent as a form, multipart or XML gets 415 naming content-type and changes no row; JSON types with parameters, +json types, text/plain (what fetch sends for a string body) and no Content-Type are read', async () => {
+    const tool = await makeTool(t.db);
+    const run = await makeRun(t.db);
+    const claim = {
+      runId: run.runId,
+      tool: tool.name,
+      action: 'campaign_welcome',
+      recordId: 'r',
+      target: 'ct@example.com',
+    };
+    const before = await snapshot(t.db);
+    const idemBefore = await t.owner(`SELECT count(*)::int AS n FROM idempotency_record`);
+    for (const type of [
+      'application/x-www-form-urlencoded',
+      'application/xml',
+      'multipart/form-data; boundary=x',
+      'application/jsonx',
+    ]) {
+      for (const idempotencyKey of [undefined, `ct-${type}`]) {
+        const res = await post('/effects/claim', claim, { token, idempotencyKey, headers: { 'content-type': type } });
+        expect(res.status, type).toBe(415);
+        expect(await res.json()).toMatchObject({ code: 'unsupported_media_type', field: 'content-type' });
+      }
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+    expect((await t.owner(`SELECT count(*)::int AS n FROM idempotency_record`)).rows[0]!.n).toBe(idemBefore.rows[0]!.n);
+
+    const accepted = [
+      'application/json; charset=utf-8',
+      'Application/JSON',
+      'application/vnd.effect-ledger+json',
+      'text/plain;charset=UTF-8',
+    ];
+    for (const [i, type] of accepted.entries()) {
+      const res = await post(
+        '/effects/claim',
+        { ...claim, recordId: `r${i}` },
+        { token, headers: { 'content-type': type } },
+      );
+      expect(res.status, type).toBe(201);
+    }
+    const bare = await routeFetch(`${BASE}/api/v1/effects/claim`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: new Blob([JSON.stringify({ ...claim, recordId: 'bare' })]),
+    });
+    expect(bare.headers.get('content-type') ?? '').not.toMatch(/problem/);
+    expect(bare.status).toBe(201);
   });
 });
