@@ -94,3 +94,41 @@ class FlakyProxy:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+class Elsewhere:
+    """A server at another address: ``redirect_to`` set, it answers every request with a 302 there;
+    otherwise it answers 200 {} and records the Authorization header of each request."""
+
+    def __init__(self, redirect_to=None):
+        self.authorizations = []
+        recorder = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def answer(self):
+                if redirect_to:
+                    self.send_response(302)
+                    self.send_header("location", redirect_to + self.path)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
+                recorder.authorizations.append(self.headers.get("authorization"))
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            do_GET = answer
+            do_POST = answer
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

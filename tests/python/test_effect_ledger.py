@@ -8,7 +8,7 @@ import unittest
 import uuid
 
 from effect_ledger import Ledger, LedgerApiError
-from support import LEDGER_KEY, LEDGER_URL, TOOL, WORKFLOW, FlakyProxy, deliveries, send_email
+from support import LEDGER_KEY, LEDGER_URL, TOOL, WORKFLOW, Elsewhere, FlakyProxy, deliveries, send_email
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -103,6 +103,50 @@ class TransportTest(unittest.TestCase):
         with self.assertRaises(LedgerApiError) as down:
             Ledger("http://127.0.0.1:9", LEDGER_KEY, retries=1, backoff=0.01).create_run(WORKFLOW, "evt-z")
         self.assertEqual(down.exception.code, "network")
+
+    def test_502_and_504_from_a_proxy_are_retried_with_the_same_key(self):
+        proxy = FlakyProxy({"/api/v1/runs": [502, 504]})
+        try:
+            run = Ledger(proxy.url, LEDGER_KEY, backoff=0.01).create_run(WORKFLOW, "evt-%s" % uuid.uuid4().hex)
+        finally:
+            proxy.close()
+        self.assertIn("runId", run)
+        seen = [s for s in proxy.seen if s[0] == "/api/v1/runs"]
+        self.assertEqual(len(seen), 3)
+        self.assertEqual(len({s[1] for s in seen}), 1)
+
+    def test_Z6_a_redirect_is_an_error_and_the_runtime_key_never_goes_to_another_address(self):
+        elsewhere = Elsewhere()
+        redirector = Elsewhere(redirect_to=elsewhere.url)
+        try:
+            with self.assertRaises(LedgerApiError) as redirected:
+                Ledger(redirector.url, LEDGER_KEY, retries=0).read_run(str(uuid.uuid4()))
+            with self.assertRaises(LedgerApiError):
+                Ledger(redirector.url, LEDGER_KEY, retries=0).create_run(WORKFLOW, "evt-r")
+        finally:
+            redirector.close()
+            elsewhere.close()
+        self.assertEqual((redirected.exception.status, redirected.exception.code), (302, "http_error"))
+        self.assertIn(elsewhere.url, redirected.exception.detail)
+        self.assertEqual(elsewhere.authorizations, [], "nothing reached the other address")
+
+    def test_R1_a_report_the_ledger_did_not_take_still_leaves_the_raw_response_on_the_attempt(self):
+        proxy = FlakyProxy({"/api/v1/effects/outcome": [400]})
+        direct = Ledger(LEDGER_URL, LEDGER_KEY)
+        email = "unreported-%s@example.com" % uuid.uuid4().hex[:8]
+        try:
+            with self.assertRaises(LedgerApiError) as failed:
+                Ledger(proxy.url, LEDGER_KEY).effect(new_run(direct), TOOL, "campaign_welcome", "c", email,
+                                                     send_email(email, "Hi", "Hi"))
+        finally:
+            proxy.close()
+        unreported = failed.exception.unreported
+        self.assertEqual((unreported["outcome"], bool(unreported["receipt"])), ("done", True))
+        effect = direct.read_effect(unreported["key"])
+        self.assertEqual(effect["state"], "pending", "the outcome itself never reached the ledger")
+        self.assertIsNotNone(effect["response"], "the raw response was stored on the attempt")
+        self.assertEqual(effect["response"]["status"], unreported["response"].status)
+        self.assertEqual(len(to(email)), 1)
 
 
 if __name__ == "__main__":

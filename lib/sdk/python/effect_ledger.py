@@ -13,6 +13,7 @@ import random
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from base64 import b64encode
@@ -28,6 +29,9 @@ class LedgerApiError(Exception):
         super().__init__(detail)
         self.status, self.code, self.detail, self.field = status, code, detail, field
         self.details = details or {}
+        # Set by Ledger.effect when the outcome report itself failed: the report (raw response
+        # included) that the ledger did not hear, for the caller to keep or send again.
+        self.unreported = None
 
 
 class ProviderRejected(Exception):
@@ -71,7 +75,21 @@ def classify_http(raw):
     return ("unknown", evidence)
 
 
-RETRY_STATUSES = (429, 503)
+# Answers that say nothing happened yet (rate limited, unavailable, a proxy's bad gateway or gateway
+# timeout in front of the ledger): retried with the same Idempotency-Key, as the TypeScript SDK does.
+RETRY_STATUSES = (429, 502, 503, 504)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """urllib follows redirects to any host and copies the Authorization header along: the runtime
+    key would go to whatever address a proxy names. The ledger never redirects, so a redirect is an
+    error naming where it pointed."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 class Ledger:
@@ -96,18 +114,25 @@ class Ledger:
         body = {"runId": run_id, "tool": tool, "action": action, "recordId": record_id, "target": target}
         return self._request("POST", "/effects/claim", body)
 
-    def report(self, key, outcome, epoch=None, attempt_id=None, receipt=None, evidence=None, response=None):
-        body = {"key": key, "outcome": outcome}
-        for name, value in (("epoch", epoch), ("attemptId", attempt_id), ("receipt", receipt), ("evidence", evidence)):
+    def report(self, key, outcome, epoch, attempt_id, receipt=None, evidence=None, response=None):
+        """Reports the outcome of the claim ``attempt_id`` at ``epoch`` (both from the claim): the
+        ledger refuses a report whose attempt is no longer the newest claim of the key (409), so a
+        late report can never settle someone else's claim."""
+        body = {"key": key, "outcome": outcome, "epoch": epoch, "attemptId": attempt_id}
+        for name, value in (("receipt", receipt), ("evidence", evidence)):
             if value is not None:
                 body[name] = value
         if response is not None:
-            body["response"] = {
-                "status": response.status,
-                "headers": [[k, v] for k, v in response.headers],
-                "bodyBase64": b64encode(response.body).decode("ascii"),
-            }
+            body["response"] = _raw_json(response)
         return self._request("POST", "/effects/outcome", body)
+
+    def record_response(self, attempt_id, response):
+        """Stores a provider's raw response on its attempt (R1), without moving the effect."""
+        return self._request("POST", "/attempts/%s/response" % attempt_id, _raw_json(response))
+
+    def read_effect(self, key):
+        """One effect at its current epoch: state, receipt and the stored raw response."""
+        return self._request("GET", "/effects/%s" % urllib.parse.quote(key, safe=""))
 
     # -- one effect ----------------------------------------------------------------------------
     def effect(self, run_id, tool, action, record, target, call, classify=classify_http):
@@ -121,7 +146,21 @@ class Ledger:
 
         def settle(status, receipt=None, evidence=None, response=None):
             outcome = {"done": "done", "failed": "failed", "stuck": "stuck"}.get(status, "unknown")
-            self.report(key, outcome, epoch, attempt, receipt, evidence if outcome != "done" else None, response)
+            try:
+                self.report(key, outcome, epoch, attempt, receipt, evidence if outcome != "done" else None, response)
+            except LedgerApiError as error:
+                # The ledger did not hear the outcome: the effect stays pending until its lease runs
+                # out. The raw response alone may still get through (R1), so the reconciler can
+                # complete the effect from its receipt instead of marking it unknown; the report goes
+                # up with the error (``unreported``) for the caller to keep or send again.
+                if response is not None:
+                    try:
+                        self.record_response(attempt, response)
+                    except LedgerApiError:
+                        pass
+                error.unreported = dict(key=key, outcome=outcome, epoch=epoch, attempt_id=attempt,
+                                        receipt=receipt, evidence=evidence, response=response)
+                raise
             return dict(status=outcome, key=key, epoch=epoch, receipt=receipt, evidence=evidence)
 
         try:
@@ -152,9 +191,13 @@ class Ledger:
         for attempt in range(self.retries + 1):
             request = urllib.request.Request(self.base + path, data=data, headers=headers, method=method)
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with _OPENER.open(request, timeout=self.timeout) as response:
                     return json.loads(response.read().decode("utf-8") or "null")
             except urllib.error.HTTPError as error:
+                if 300 <= error.code < 400:
+                    raise LedgerApiError(error.code, "http_error", "the ledger answered a redirect to %s; set base_url "
+                                         "to that address (the runtime key is never sent to a redirect)"
+                                         % error.headers.get("location")) from None
                 problem = _problem(error)
                 retry = error.code in RETRY_STATUSES or (
                     error.code == 409 and problem.details.get("idempotency") == "in_progress")
@@ -183,6 +226,14 @@ class Ledger:
                 except (TypeError, ValueError):
                     pass
         time.sleep(min(wait, self.max_backoff * 4))
+
+
+def _raw_json(response):
+    return {
+        "status": response.status,
+        "headers": [[k, v] for k, v in response.headers],
+        "bodyBase64": b64encode(response.body).decode("ascii"),
+    }
 
 
 def _problem(error):
