@@ -181,6 +181,53 @@ describe('the guard every boundary shares', () => {
   });
 });
 
+describe('what a tool returned', () => {
+  it('R3 S6: a result that waits for a completion call, or says the object already existed, is never recorded done: held, unless the provider follows the reference to a delivered object', async () => {
+    const { run, ledger, definition } = await setUp();
+    const guard = { ledger, definition, run: run.runId };
+    const waiting = await guardCall(guard, customer(8, 'guard'), () => ({
+      id: 'msg-8',
+      status: 'awaiting_completion',
+      completionToken: 'tok-8',
+    }));
+    expect(waiting).toMatchObject({ kind: 'held', hold: { state: 'unknown' } });
+    const existed = await guardCall(guard, customer(9, 'guard'), () => ({ id: 'msg-prior-9', already_existed: true }));
+    expect(existed).toMatchObject({ kind: 'held', hold: { state: 'unknown' } });
+
+    const raw = { status: 200, headers: [], body: new Uint8Array() };
+    const priorFailed = {
+      followReference: async () => ({ found: true as const, receipt: 'msg-prior-10', state: 'failed' as const, raw }),
+    };
+    const stuck = await guardCall({ ...guard, provider: priorFailed }, customer(10, 'guard'), () => ({
+      id: 'msg-prior-10',
+      already_existed: true,
+    }));
+    expect(stuck).toMatchObject({ kind: 'held', hold: { state: 'stuck' } });
+    const priorDelivered = {
+      followReference: async (reference: string) => ({
+        found: true as const,
+        receipt: reference,
+        state: 'delivered' as const,
+        raw,
+      }),
+    };
+    const followed = await guardCall({ ...guard, provider: priorDelivered }, customer(11, 'guard'), () => ({
+      id: 'msg-prior-11',
+      alreadyExisted: true,
+    }));
+    expect(followed).toMatchObject({ kind: 'ran', receipt: 'msg-prior-11' });
+
+    // A tool's own reading of its result wins over the default.
+    const refusedBody = await guardCall(
+      { ...guard, classify: () => ({ outcome: 'failed', evidence: { status: 422 } }) },
+      customer(12, 'guard'),
+      () => ({ id: 'err-12', error: 'mailbox unavailable' }),
+    ).catch((e: unknown) => e);
+    expect(String(refusedBody)).toMatch(/the effect failed/);
+    expect(await guardCall(guard, customer(12, 'guard'), () => ({ id: 'msg-12' }))).toMatchObject({ kind: 'ran' });
+  });
+});
+
 describe('read-only tools', () => {
   it('pass through untouched: no claim, no key, the tool runs on every call', async () => {
     const { ledger, definition } = await setUp();

@@ -6,7 +6,7 @@
 // held by another caller, revoked) becomes a hold: the host must stop, never tell the model it worked.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { CallContext, EffectOptions, Ledger } from '../client.ts';
-import type { Classification, RawResponse } from '../provider.ts';
+import type { Classification, Provider, RawResponse } from '../provider.ts';
 import type { ToolDefinition } from '../tools.ts';
 import type { EffectState } from '../types.ts';
 
@@ -23,6 +23,12 @@ export interface GuardOptions<A extends object> {
   readOnly?: boolean;
   /** The receipt in the tool's return value; default: its `receipt`, `id` or `messageId` string. */
   receipt?: (result: unknown) => string | null | undefined;
+  /** What the tool's return value means, when a receipt alone does not say it (a provider's own
+   *  statuses); default: classifyToolResult with `receipt`. An `already_existed` answer is followed
+   *  through `provider` (R3). */
+  classify?: (result: unknown) => Classification;
+  /** The provider the tool sends through, for following an "already existed" reference (R3). */
+  provider?: Partial<Pick<Provider, 'followReference'>>;
   /** Called with every hold, for the host (alerting, stopping the run). */
   onHold?: (hold: EffectHold) => void;
   /** Passed to ledger.effect: the tool is abandoned (and the effect unknown) after this. Default 30 s. */
@@ -70,6 +76,36 @@ export function defaultReceipt(result: unknown): string | null {
   return null;
 }
 
+/** Values a provider uses for an object it accepted but that waits for something more. */
+const NOT_FINAL = new Set(['awaiting_completion', 'requires_action', 'requires_confirmation', 'draft']);
+
+/**
+ * The default meaning of a tool's return value. A receipt makes it done (S2), except where the value
+ * itself says the provider did not finish: it points at an object that already existed (R3: what
+ * that object became decides, so it is unknown unless a `provider` follows it), it waits for a
+ * completion call (a one-shot completion token, S6) or its status is not final. No receipt: unknown.
+ */
+export function classifyToolResult(
+  result: unknown,
+  receiptOf: (result: unknown) => string | null | undefined = defaultReceipt,
+): Classification {
+  const r = result !== null && typeof result === 'object' ? (result as Record<string, unknown>) : {};
+  const receipt = receiptOf(result);
+  if (r.already_existed === true || r.alreadyExisted === true) {
+    const reference = typeof receipt === 'string' && receipt ? receipt : null;
+    return reference
+      ? { outcome: 'already_existed', reference, evidence: { result } }
+      : { outcome: 'unknown', evidence: { result, why: 'already existed, with no reference to follow (R3)' } };
+  }
+  if (r.completionToken !== undefined || r.completion_token !== undefined)
+    return { outcome: 'unknown', evidence: { why: 'the provider waits for a completion call (S6)', result } };
+  if (typeof r.status === 'string' && NOT_FINAL.has(r.status))
+    return { outcome: 'unknown', evidence: { why: `the provider's status is ${r.status}, not final`, result } };
+  return receipt
+    ? { outcome: 'done', receipt }
+    : { outcome: 'unknown', evidence: { why: 'the tool returned no receipt (receipt, id or messageId)' } };
+}
+
 const HOLD_REASONS: Partial<Record<EffectState, string>> = {
   pending: 'another call holds this effect and has not reported yet (or died doing it); wait for the ledger',
   unknown: 'nobody can tell whether this effect happened; support must resolve it before anything is retried',
@@ -115,6 +151,7 @@ export async function guardCall<A extends object, R>(
   const run = typeof options.run === 'function' ? options.run() : options.run;
   const spec = { run, tool: definition.name, action: definition.action, record: id.record, target: id.target };
   const receiptOf = options.receipt ?? defaultReceipt;
+  const classify = options.classify ?? ((value: unknown) => classifyToolResult(value, receiptOf));
   let ran: { value: R } | null = null;
   let thrown: { error: unknown } | null = null;
   const result = await ledger.effect(
@@ -130,12 +167,8 @@ export async function guardCall<A extends object, R>(
     },
     {
       timeoutMs: options.timeoutMs,
-      classify: (): Classification => {
-        const receipt = ran ? receiptOf(ran.value) : null;
-        return receipt
-          ? { outcome: 'done', receipt }
-          : { outcome: 'unknown', evidence: { why: 'the tool returned no receipt (receipt, id or messageId)' } };
-      },
+      classify: () => classify(ran ? (ran as { value: R }).value : null),
+      provider: options.provider as Provider | undefined,
     },
   );
   const held = (state: EffectState, extra: { changedBy?: string; changedAt?: string } = {}) => {
