@@ -89,6 +89,8 @@ export function problemFrom(error: unknown): Problem {
 export function problemHeaders(p: Pick<Problem, 'code'>): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', 'cache-control': 'no-store' };
   if (p.code === 'unavailable') headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
+  // The same request's earlier attempt is still running: come back soon, with the same key.
+  if ((p as { idempotency?: unknown }).idempotency === 'in_progress') headers['retry-after'] = '1';
   return headers;
 }
 

@@ -8,7 +8,16 @@
 // Connections: Node's fetch keeps them alive and reuses them by default (its global dispatcher).
 import { randomUUID } from 'node:crypto';
 import { LedgerApiError, type LedgerApiErrorCode } from './errors.ts';
-import { backoffDelay, DEFAULT_RETRY, isRetryableAnswer, parseRetryAfter, sleep, type RetryPolicy } from './retry.ts';
+import {
+  backoffDelay,
+  DEFAULT_RETRY,
+  IN_PROGRESS_WAIT_MS,
+  isInProgress,
+  isRetryableAnswer,
+  parseRetryAfter,
+  sleep,
+  type RetryPolicy,
+} from './retry.ts';
 import { encodeRawResponse, type Transport } from './types.ts';
 
 export interface HttpTransportOptions {
@@ -26,6 +35,9 @@ export interface HttpTransportOptions {
   retryBaseDelayMs?: number;
   /** The longest single wait. A Retry-After beyond it ends the retries with the error. Default 30 000 ms. */
   retryMaxDelayMs?: number;
+  /** How long to keep asking while the server says this request's earlier attempt is still running
+   *  (409 in_progress), apart from `retries`. Default 130 000 ms (the server's take-over is at 120 s). */
+  inProgressWaitMs?: number;
   /** Another fetch implementation (tests, proxies). Default: globalThis.fetch. */
   fetch?: typeof fetch;
 }
@@ -74,6 +86,7 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     maxDelayMs: options.retryMaxDelayMs ?? DEFAULT_RETRY.maxDelayMs,
   };
   const caller = options.signal;
+  const inProgressWaitMs = options.inProgressWaitMs ?? IN_PROGRESS_WAIT_MS;
 
   async function attempt(url: string, init: RequestInit): Promise<Attempt> {
     // One controller per attempt, ended by its timer or by the caller's signal. (AbortSignal.timeout
@@ -136,6 +149,7 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     }
     const init: RequestInit = { method, headers, body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined };
     const url = `${base}${path}`;
+    let inProgressSince: number | null = null;
     for (let attempts = 1; ; attempts++) {
       if (caller?.aborted)
         throw new LedgerApiError(
@@ -161,11 +175,15 @@ export function httpTransport(options: HttpTransportOptions): Transport {
         error = new LedgerApiError(0, code, result.message, undefined, { attempts }, { cause: result.cause });
         if (code === 'aborted') throw error;
       }
-      if (attempts > policy.retries) throw error;
+      const waiting = result.kind === 'answer' && isInProgress(result.status, result.body);
+      if (waiting) inProgressSince ??= Date.now();
+      const keepWaiting = waiting && Date.now() - inProgressSince! < inProgressWaitMs;
+      if (attempts > policy.retries && !keepWaiting) throw error;
       // Never sooner than the server asked; a wait longer than allowed goes back to the caller instead.
       if (retryAfterMs !== null && retryAfterMs > policy.maxDelayMs) throw error;
       try {
-        await sleep(retryAfterMs ?? backoffDelay(attempts - 1, policy), caller);
+        const backoff = backoffDelay(Math.min(attempts - 1, policy.retries), policy);
+        await sleep(retryAfterMs ?? (keepWaiting ? Math.min(backoff, 2_000) : backoff), caller);
       } catch (reason) {
         throw new LedgerApiError(0, 'aborted', 'aborted by the caller', undefined, { attempts }, { cause: reason });
       }

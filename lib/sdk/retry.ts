@@ -18,10 +18,21 @@ export const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 250, maxDel
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
 export function isRetryableAnswer(status: number, body: unknown): boolean {
-  if (RETRY_STATUSES.has(status)) return true;
-  // Our own earlier attempt (whose answer was lost) is still running on the server: wait for it.
+  return RETRY_STATUSES.has(status) || isInProgress(status, body);
+}
+
+/** Our own earlier attempt (whose answer was lost) is still running on the server: wait for it. */
+export function isInProgress(status: number, body: unknown): boolean {
   return status === 409 && (body as { idempotency?: unknown } | null)?.idempotency === 'in_progress';
 }
+
+/**
+ * How long a request keeps asking while the server says its earlier attempt is still running. That
+ * attempt may still commit (a claim won, an outcome recorded), and only the same Idempotency-Key gets
+ * its answer; giving up after the usual few retries would leave a claim nobody knows it holds. The
+ * server takes over a record whose request died after 120 s, so the default waits a little longer.
+ */
+export const IN_PROGRESS_WAIT_MS = 130_000;
 
 export function backoffDelay(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retry);

@@ -129,6 +129,8 @@ describe('replayed claims answered from one read (Z5)', () => {
     const dup = await post('/effects/claim', b, { token: key.token, idempotencyKey: k });
     expect(dup.status).toBe(409);
     expect(await dup.json()).toMatchObject({ idempotency: 'in_progress' });
+    // Come back soon with the same key (the SDKs keep asking while it says so).
+    expect(dup.headers.get('retry-after')).toBe('1');
     await t.owner(`UPDATE idempotency_record SET created_at = now() - make_interval(secs => $1) WHERE key = $2`, [
       STALE_SECONDS + 1,
       k,

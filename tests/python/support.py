@@ -45,7 +45,8 @@ def deliveries(to=None):
 
 class FlakyProxy:
     """Forwards to the ledger; ``script`` says what to do with the n-th request of a path: 'pass',
-    'drop' (forward, then close without answering) or an int status (answer it, with Retry-After: 1)."""
+    'drop' (forward, then close without answering), 'in_progress' (409: the same request is still
+    running) or an int status (answer it, with Retry-After: 1)."""
 
     def __init__(self, script):
         self.script = script
@@ -62,6 +63,13 @@ class FlakyProxy:
                 n = sum(1 for p, _, _ in proxy.seen if p == self.path)
                 plan = proxy.script.get(self.path, [])
                 action = plan[n - 1] if n <= len(plan) else "pass"
+                if action == "in_progress":
+                    self.send_response(409)
+                    self.send_header("retry-after", "0")
+                    self.send_header("content-type", "application/problem+json")
+                    self.end_headers()
+                    self.wfile.write(b'{"code":"conflict","status":409,"idempotency":"in_progress"}')
+                    return
                 if isinstance(action, int):
                     self.send_response(action)
                     self.send_header("retry-after", "1")

@@ -115,6 +115,17 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(len(seen), 3)
         self.assertEqual(len({s[1] for s in seen}), 1)
 
+    def test_Z5_in_progress_is_asked_again_with_the_same_key_past_the_usual_retries(self):
+        proxy = FlakyProxy({"/api/v1/runs": ["in_progress"] * 6})
+        try:
+            run = Ledger(proxy.url, LEDGER_KEY, retries=2, backoff=0.01).create_run(WORKFLOW, "evt-%s" % uuid.uuid4().hex)
+        finally:
+            proxy.close()
+        self.assertIn("runId", run)
+        seen = [s for s in proxy.seen if s[0] == "/api/v1/runs"]
+        self.assertEqual(len(seen), 7)
+        self.assertEqual(len({s[1] for s in seen}), 1)
+
     def test_Z6_a_redirect_is_an_error_and_the_runtime_key_never_goes_to_another_address(self):
         elsewhere = Elsewhere()
         redirector = Elsewhere(redirect_to=elsewhere.url)

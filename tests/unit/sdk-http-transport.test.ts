@@ -94,6 +94,32 @@ describe('HTTP transport retries', () => {
   });
 });
 
+describe('HTTP transport: an earlier attempt still running', () => {
+  it('Z5: 409 in_progress keeps being asked, with the same key, past the usual retries until the first attempt answers; for at most inProgressWaitMs', async () => {
+    const inProgress = problemReply(409, 'conflict', { idempotency: 'in_progress' }, { 'retry-after': '0' });
+    const slow = await serve((i) => (i < 8 ? inProgress : created));
+    await expect(transport(slow, { retries: 2 }).createRun({ workflow: 'wf', triggerId: 't' })).resolves.toMatchObject({
+      runId: RUN.runId,
+    });
+    expect(slow.received).toHaveLength(9);
+    expect(new Set(keys(slow)).size).toBe(1);
+
+    const stuck = await serve(() => inProgress);
+    const started = Date.now();
+    const error = await failure(
+      transport(stuck, { retries: 2, inProgressWaitMs: 300 }).createRun({ workflow: 'wf', triggerId: 't' }),
+    );
+    expect(error).toMatchObject({
+      status: 409,
+      code: 'conflict',
+      details: expect.objectContaining({ idempotency: 'in_progress' }),
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(stuck.received.length).toBeGreaterThan(3);
+    expect(new Set(keys(stuck)).size).toBe(1);
+  });
+});
+
 describe('HTTP transport errors', () => {
   it('422, 409, 500 and other 4xx are never retried: one request, a LedgerApiError with the problem document', async () => {
     const cases: [Reply, number, string][] = [

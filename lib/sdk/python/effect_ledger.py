@@ -95,10 +95,15 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 class Ledger:
     """A runtime's door into the ledger over HTTP."""
 
-    def __init__(self, base_url, runtime_key, timeout=30.0, retries=4, backoff=0.25, max_backoff=8.0):
+    def __init__(self, base_url, runtime_key, timeout=30.0, retries=4, backoff=0.25, max_backoff=8.0,
+                 in_progress_wait=130.0):
         self.base = base_url.rstrip("/") + "/api/v1"
         self.runtime_key = runtime_key
         self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
+        # While the server says this request's earlier attempt is still running (409 in_progress),
+        # keep asking with the same key, apart from ``retries``: that attempt may still commit (a
+        # claim won), and only the same key gets its answer. The server takes over a dead one at 120 s.
+        self.in_progress_wait = in_progress_wait
 
     # -- the API -------------------------------------------------------------------------------
     def create_run(self, workflow, trigger_id):
@@ -188,7 +193,9 @@ class Ledger:
         if method == "POST":
             headers["content-type"] = "application/json"
             headers["idempotency-key"] = str(uuid.uuid4())  # the same key for every retry of this call
-        for attempt in range(self.retries + 1):
+        attempt, in_progress_since = -1, None
+        while True:
+            attempt += 1
             request = urllib.request.Request(self.base + path, data=data, headers=headers, method=method)
             try:
                 with _OPENER.open(request, timeout=self.timeout) as response:
@@ -199,20 +206,24 @@ class Ledger:
                                          "to that address (the runtime key is never sent to a redirect)"
                                          % error.headers.get("location")) from None
                 problem = _problem(error)
-                retry = error.code in RETRY_STATUSES or (
-                    error.code == 409 and problem.details.get("idempotency") == "in_progress")
-                if not retry or attempt == self.retries:
+                in_progress = error.code == 409 and problem.details.get("idempotency") == "in_progress"
+                if in_progress:
+                    in_progress_since = in_progress_since or time.monotonic()
+                    if time.monotonic() - in_progress_since < self.in_progress_wait:
+                        self._pause(min(attempt, self.retries), error.headers.get("retry-after"))
+                        continue
+                retry = error.code in RETRY_STATUSES or in_progress
+                if not retry or attempt >= self.retries:
                     raise problem from None
                 self._pause(attempt, error.headers.get("retry-after"))
             except (socket.timeout, TimeoutError) as error:
-                if attempt == self.retries:
+                if attempt >= self.retries:
                     raise LedgerApiError(0, "timeout", "no answer within %ss: %s" % (self.timeout, error)) from None
                 self._pause(attempt, None)
             except (urllib.error.URLError, ConnectionError, OSError) as error:
-                if attempt == self.retries:
+                if attempt >= self.retries:
                     raise LedgerApiError(0, "network", "cannot reach %s: %s" % (self.base, error)) from None
                 self._pause(attempt, None)
-        raise AssertionError("unreachable")
 
     def _pause(self, attempt, retry_after):
         """Exponential backoff with full jitter, or the server's Retry-After when it names one."""
