@@ -13,11 +13,13 @@ const raw = (status: number, body: unknown) => ({
 });
 
 describe('SDK classification', () => {
-  it('S2, S3, S4: 2xx with an id is done; a definitive 4xx is failed; 408, 429, 5xx and 2xx without a receipt are unknown', () => {
+  it('S2, S3, S4: 2xx with an id is done; a definitive 4xx is failed; 408, 409, 429, 5xx and 2xx without a receipt are unknown', () => {
     expect(classifyHttp(raw(201, { id: 'm1' }))).toEqual({ outcome: 'done', receipt: 'm1' });
     expect(classifyHttp(raw(200, { messageId: 'm2' }))).toEqual({ outcome: 'done', receipt: 'm2' });
     expect(classifyHttp(raw(422, { error: 'bad' })).outcome).toBe('failed');
-    for (const s of [408, 429, 500, 502, 503]) expect(classifyHttp(raw(s, {})).outcome).toBe('unknown');
+    // 409: providers answer it while a request with the same idempotency key is still running, which
+    // may yet succeed.
+    for (const s of [408, 409, 429, 500, 502, 503]) expect(classifyHttp(raw(s, {})).outcome).toBe('unknown');
     expect(classifyHttp(raw(200, 'OK')).outcome).toBe('unknown');
     expect(classifyHttp(raw(202, {})).outcome).toBe('unknown');
   });

@@ -70,7 +70,8 @@ def classify_http(raw):
         if isinstance(receipt, str) and receipt:
             return ("done", receipt)
         return ("unknown", dict(evidence, why="success without a receipt (S2)"))
-    if 400 <= raw.status < 500 and raw.status not in (408, 429):
+    # 409: providers answer it while a request with the same idempotency key is still running.
+    if 400 <= raw.status < 500 and raw.status not in (408, 409, 429):
         return ("failed", evidence)
     return ("unknown", evidence)
 
