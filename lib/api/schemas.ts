@@ -179,12 +179,16 @@ export const attemptResponseBody = named(
 const reportedResponse = attemptResponseBody
   .optional()
   .meta({ description: "The attempt's raw provider response (R1), stored with the outcome in one transaction." });
+// A runtime reports the outcome of its own claim, named by the claim's attempt: the ledger moves the
+// key only while that attempt is the newest claim of its key and epoch (S3), so a late report from a
+// process whose claim was freed and taken again can never settle the new holder's claim.
+const reportedAttempt = z.uuid().meta({ description: 'The attemptId the claim returned (S3).' });
 export const outcomeBody = named(
   z.discriminatedUnion('outcome', [
-    completeEffectInput.extend({ outcome: z.literal('done'), response: reportedResponse }),
-    failEffectInput.extend({ outcome: z.literal('failed'), response: reportedResponse }),
-    markUnknownInput.extend({ outcome: z.literal('unknown'), response: reportedResponse }),
-    markStuckInput.extend({ outcome: z.literal('stuck'), response: reportedResponse }),
+    completeEffectInput.extend({ outcome: z.literal('done'), attemptId: reportedAttempt, response: reportedResponse }),
+    failEffectInput.extend({ outcome: z.literal('failed'), attemptId: reportedAttempt, response: reportedResponse }),
+    markUnknownInput.extend({ outcome: z.literal('unknown'), attemptId: reportedAttempt, response: reportedResponse }),
+    markStuckInput.extend({ outcome: z.literal('stuck'), attemptId: reportedAttempt, response: reportedResponse }),
   ]),
   'OutcomeRequest',
 );

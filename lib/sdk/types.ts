@@ -166,7 +166,8 @@ interface OutcomeBase {
   key: string;
   /** The epoch acted on; omitted: the key's current epoch. */
   epoch?: number;
-  attemptId?: string;
+  /** The claim's attemptId: the report moves the key only while that claim is its newest (S3). */
+  attemptId: string;
   /** The attempt's raw response (R1), stored with the outcome in one transaction. */
   response?: EncodedRawResponse;
 }

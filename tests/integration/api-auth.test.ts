@@ -102,7 +102,11 @@ describe('runtime-key authentication (Z6, A4)', () => {
       ),
       replay: await post(`/runs/${otherRun.runId}/replay`, {}, { token }),
       read: await get(`/runs/${otherRun.runId}`, token),
-      outcome: await post('/effects/outcome', { key: w.key, outcome: 'done', receipt: 'stolen' }, { token }),
+      outcome: await post(
+        '/effects/outcome',
+        { key: w.key, attemptId: w.attemptId, outcome: 'done', receipt: 'stolen' },
+        { token },
+      ),
       deletion: await post('/effects/deletion', { key: w.key, objectId: 'obj' }, { token }),
       response: await post(
         `/attempts/${w.attemptId}/response`,

@@ -124,7 +124,7 @@ describe('POST /api/v1/effects/claim', () => {
     expect(await done.json()).toMatchObject({ key: w.key, from: 'pending', state: 'done', receipt: 'msg_1' });
     const again = await post(
       '/effects/outcome',
-      { key: w.key, epoch: w.epoch, outcome: 'failed', evidence: { status: 422 } },
+      { key: w.key, epoch: w.epoch, attemptId: w.attemptId, outcome: 'failed', evidence: { status: 422 } },
       { token },
     );
     expect(again.status).toBe(409);
@@ -139,7 +139,11 @@ describe('POST /api/v1/effects/claim', () => {
   it('V1, V2: a deletion revokes the key and returns a deterministic successor id; repeating it returns the same one', async () => {
     const run = await makeRun(t.db);
     const w = await (await post('/effects/claim', claimBody(run.runId, 'dora@example.com', 'rec-d'), { token })).json();
-    await post('/effects/outcome', { key: w.key, epoch: w.epoch, outcome: 'done', receipt: 'msg_d' }, { token });
+    await post(
+      '/effects/outcome',
+      { key: w.key, epoch: w.epoch, attemptId: w.attemptId, outcome: 'done', receipt: 'msg_d' },
+      { token },
+    );
     const deletedAt = '2026-11-30T10:00:00.000Z';
     const first = await post('/effects/deletion', { key: w.key, objectId: 'post_123', deletedAt }, { token });
     expect(first.status).toBe(200);

@@ -88,7 +88,7 @@ describe('malformed bodies', () => {
       },
       {
         path: '/effects/outcome',
-        valid: { key: w.key, epoch: 1, outcome: 'done', receipt: 'msg' },
+        valid: { key: w.key, epoch: 1, attemptId: w.attemptId, outcome: 'done', receipt: 'msg' },
         schema: schemas.outcomeBody,
       },
       { path: '/effects/deletion', valid: { key: w.key, objectId: 'obj-1' }, schema: schemas.deletionBody },

@@ -40,15 +40,19 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
       'e@example.com',
     ]);
     const [a, b, c, d] = await Promise.all(items.slice(0, 4).map((i) => claim(run.runId, i)));
-    await post('/effects/outcome', { key: a.key, epoch: 1, outcome: 'done', receipt: 'msg_a' }, { token });
     await post(
       '/effects/outcome',
-      { key: c.key, epoch: 1, outcome: 'unknown', evidence: { timeout: true } },
+      { key: a.key, epoch: 1, attemptId: a.attemptId, outcome: 'done', receipt: 'msg_a' },
       { token },
     );
     await post(
       '/effects/outcome',
-      { key: d.key, epoch: 1, outcome: 'stuck', evidence: { completionToken: 'lost' } },
+      { key: c.key, epoch: 1, attemptId: c.attemptId, outcome: 'unknown', evidence: { timeout: true } },
+      { token },
+    );
+    await post(
+      '/effects/outcome',
+      { key: d.key, epoch: 1, attemptId: d.attemptId, outcome: 'stuck', evidence: { completionToken: 'lost' } },
       { token },
     );
     await t.owner(`UPDATE effect SET lease_expires_at = now() - interval '1 minute' WHERE key = $1`, [b.key]);
@@ -88,8 +92,16 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
   it('F6: a pending target still inside its lease does not block; without blockers the answer is 202 with what may proceed (never claimed, failed) and what is skipped', async () => {
     const { run, items } = await runWithPlan(['f@example.com', 'g@example.com', 'h@example.com', 'i@example.com']);
     const [f, g] = await Promise.all(items.slice(0, 3).map((i) => claim(run.runId, i)));
-    await post('/effects/outcome', { key: f.key, epoch: 1, outcome: 'done', receipt: 'msg_f' }, { token });
-    await post('/effects/outcome', { key: g.key, epoch: 1, outcome: 'failed', evidence: { status: 422 } }, { token });
+    await post(
+      '/effects/outcome',
+      { key: f.key, epoch: 1, attemptId: f.attemptId, outcome: 'done', receipt: 'msg_f' },
+      { token },
+    );
+    await post(
+      '/effects/outcome',
+      { key: g.key, epoch: 1, attemptId: g.attemptId, outcome: 'failed', evidence: { status: 422 } },
+      { token },
+    );
     const res = await post(`/runs/${run.runId}/replay`, {}, { token });
     expect(res.status).toBe(202);
     const body = await res.json();
@@ -158,7 +170,11 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
       recordId: 'rec-0',
       target: 'k@example.com',
     });
-    await post('/effects/outcome', { key: first.key, epoch: 1, outcome: 'done', receipt: 'msg_k' }, { token });
+    await post(
+      '/effects/outcome',
+      { key: first.key, epoch: 1, attemptId: first.attemptId, outcome: 'done', receipt: 'msg_k' },
+      { token },
+    );
     const retried = await createRun(
       { db: t.db, actor: { kind: 'system', id: 'test', label: 'test' } },
       { workflow: run.workflow, triggerId: run.triggerId },

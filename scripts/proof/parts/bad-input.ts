@@ -136,7 +136,7 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
     api(
       'POST /effects/outcome',
       '/effects/outcome',
-      { key: claimed.key, epoch: 1, outcome: 'done', receipt: 'msg' },
+      { key: claimed.key, epoch: 1, attemptId: claimed.attemptId, outcome: 'done', receipt: 'msg' },
       schemas.outcomeBody,
     ),
     api('POST /effects/deletion', '/effects/deletion', { key: claimed.key, objectId: 'obj-1' }, schemas.deletionBody),
@@ -174,7 +174,7 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
       semantic: true,
     });
     targets[3]!.cases.push({
-      value: { key: `no-such-key-${i}`, epoch: 1, outcome: 'done', receipt: 'm' },
+      value: { key: `no-such-key-${i}`, epoch: 1, attemptId: claimed.attemptId, outcome: 'done', receipt: 'm' },
       label: 'unknown key',
       field: 'key',
       kind: 'type',

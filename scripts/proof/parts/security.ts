@@ -300,7 +300,7 @@ async function objectLevel(env: AbuseEnv, n: number) {
         'POST /effects/outcome (other key)',
         'POST',
         '/effects/outcome',
-        { key: won.key, epoch: won.epoch, outcome: 'done', receipt: 'forged' },
+        { key: won.key, epoch: won.epoch, attemptId: won.attemptId, outcome: 'done', receipt: 'forged' },
         403,
       ],
       ['POST /effects/deletion (other key)', 'POST', '/effects/deletion', { key: won.key, objectId: 'obj' }, 403],
