@@ -1,5 +1,6 @@
 // Granting and taking away roles per workflow (Z1: admins only). Each command changes the grants and
-// writes its audit entry in one transaction; the person's next request reads the new grants (Z4).
+// writes its audit entry in one transaction; the person's next request reads the new grants (Z4), in
+// this process at once: its memory of sessions is cleared after the commit.
 // At least one enabled person keeps an all-workflows admin grant, or nobody could manage users again.
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
@@ -11,6 +12,7 @@ import { parseInput } from '../ledger/validate.ts';
 import { workflowsWithoutRuns } from './admin-commands.ts';
 import { grantsLabel, type Grant } from './grants.ts';
 import { ROLES } from './permissions.ts';
+import { forgetCachedSessions } from './session-cache.ts';
 
 interface Ctx {
   db: Db;
@@ -44,21 +46,31 @@ async function grantsOf(tx: DbOrTx, userId: string): Promise<Grant[]> {
   });
 }
 
-/**
- * Refuses when `userId` holds the last all-workflows admin grant of an enabled person and is about to
- * lose it. Locks those grants first, so two admins taking each other's grant at once are serialized
- * and the second sees the first's removal.
- */
-export async function assertAnotherAllWorkflowsAdmin(tx: DbOrTx, userId: string): Promise<void> {
+/** How many enabled people other than `userId` hold an all-workflows admin grant. Locks those grants
+ *  first, so two admins taking each other's grant at once are serialized and the second sees the
+ *  first's removal. */
+async function otherAllWorkflowsAdmins(tx: DbOrTx, userId: string): Promise<number> {
   await tx.$queryRaw`SELECT id FROM role_grant WHERE role = 'admin' AND workflow IS NULL FOR UPDATE`;
-  const others = await tx.roleGrant.count({
+  return tx.roleGrant.count({
     where: { role: 'admin', workflow: null, userId: { not: userId }, user: { disabled: false } },
   });
-  if (others === 0) {
+}
+
+/** Refuses when `userId` holds the last all-workflows admin grant of an enabled person and is about to
+ *  lose it. */
+export async function assertAnotherAllWorkflowsAdmin(tx: DbOrTx, userId: string): Promise<void> {
+  if ((await otherAllWorkflowsAdmins(tx, userId)) === 0) {
     throw conflict('this is the last all-workflows admin: grant admin on all workflows to someone else first', {
       field: 'grantId',
     });
   }
+}
+
+/** Whether `userId` holds an all-workflows admin grant and no other enabled person does (locked as
+ *  above), for changes that must then keep it instead of refusing (a single sign-on's role sync). */
+export async function isLastAllWorkflowsAdmin(tx: DbOrTx, userId: string): Promise<boolean> {
+  if ((await otherAllWorkflowsAdmins(tx, userId)) > 0) return false;
+  return (await tx.roleGrant.count({ where: { userId, role: 'admin', workflow: null } })) > 0;
 }
 
 export async function addGrant(ctx: Ctx, raw: unknown) {
@@ -72,7 +84,7 @@ export async function addGrant(ctx: Ctx, raw: unknown) {
       );
     }
   }
-  return ctx.db.$transaction(async (tx) => {
+  const done = await ctx.db.$transaction(async (tx) => {
     // One grant change per person at a time (the unique index cannot see two all-workflows grants).
     const locked = await tx.$queryRaw<
       { id: string }[]
@@ -99,11 +111,13 @@ export async function addGrant(ctx: Ctx, raw: unknown) {
     });
     return { id: grant.id, userId: grant.userId, role: grant.role, workflow: grant.workflow };
   });
+  forgetCachedSessions(); // Z4: sessions this process remembers hold the grants as they were
+  return done;
 }
 
 export async function removeGrant(ctx: Ctx, raw: unknown) {
   const input = parseInput(removeGrantInput, raw);
-  return ctx.db.$transaction(async (tx) => {
+  const done = await ctx.db.$transaction(async (tx) => {
     const grant = await tx.roleGrant.findUnique({ where: { id: input.grantId } });
     if (!grant) throw notFound(`grant ${input.grantId} does not exist`, { field: 'grantId' });
     if (grant.role === 'admin' && grant.workflow === null) {
@@ -115,7 +129,10 @@ export async function removeGrant(ctx: Ctx, raw: unknown) {
     // Admin grants first, then the person: the same order as updateUser, so the two never deadlock.
     await tx.$queryRaw`SELECT id FROM app_user WHERE id = ${grant.userId}::uuid FOR UPDATE`;
     const before = await grantsOf(tx, grant.userId);
-    await tx.roleGrant.delete({ where: { id: grant.id } });
+    // A second removal of the same grant, which found it before the first one committed, finds it
+    // gone here: not found, and its transaction writes nothing.
+    const deleted = await tx.roleGrant.deleteMany({ where: { id: grant.id } });
+    if (deleted.count === 0) throw notFound(`grant ${input.grantId} does not exist`, { field: 'grantId' });
     await appendAudit(tx, {
       chain: `user:${grant.userId}`,
       actor: ctx.actor,
@@ -130,4 +147,6 @@ export async function removeGrant(ctx: Ctx, raw: unknown) {
     });
     return { id: grant.id, userId: grant.userId, role: grant.role, workflow: grant.workflow };
   });
+  forgetCachedSessions(); // Z4: as above
+  return done;
 }

@@ -3,7 +3,8 @@
 // - the email must be verified by the provider (email_verified true), else the sign-in is refused;
 // - an existing person with that email keeps their account; a disabled one is refused;
 // - with OIDC_SYNC_ROLES on, a person whose groups map to a role gets that role at each sign-in (a role
-//   change bumps the session version, ending their other sessions as any role change does);
+//   change bumps the session version, ending their other sessions as any role change does), except
+//   that the last all-workflows admin keeps admin (the skipped change is audited as refused);
 // - a person with no account is created just in time when their groups map to a role, else refused;
 // - a one-time password still waiting to be changed (Z7) is voided: the provider has just proved who
 //   the person is, so the change-password page is not demanded, and the handed-over password, which
@@ -13,22 +14,18 @@ import { appendAudit, auditRefusal } from '../audit/append.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
 import { env } from '../env.ts';
 import type { Actor, RequestMeta, Role } from '../ledger/actor.ts';
+import { isLastAllWorkflowsAdmin } from './grant-commands.ts';
 import { groupsOf, roleFromGroups } from './oidc-roles.ts';
 import { forgetCachedSessions } from './session-cache.ts';
+import type { OidcRefusal } from './sign-in-errors.ts';
 import type { OidcSettings } from './sign-in-methods.ts';
 
-export type OidcRefusal = 'sso_unverified' | 'sso_unknown' | 'sso_disabled';
+export type { OidcRefusal } from './sign-in-errors.ts';
+export { OIDC_REFUSAL_MESSAGES } from './sign-in-errors.ts';
 
 export type OidcAdmission =
   | { ok: true; user: { id: string; email: string; name: string; role: Role; sessionVersion: number } }
   | { ok: false; refusal: OidcRefusal };
-
-/** What the sign-in page tells a refused person (the refusal code travels in the redirect). */
-export const OIDC_REFUSAL_MESSAGES: Record<OidcRefusal, string> = {
-  sso_unverified: 'Your identity provider did not confirm your email address, so single sign-on cannot match you.',
-  sso_unknown: 'There is no console account for you and none of your groups gives one. Ask an admin for access.',
-  sso_disabled: 'This account is disabled. Ask an admin.',
-};
 
 type Settings = Pick<OidcSettings, 'issuer' | 'groupsClaim' | 'roleMap' | 'syncRoles'>;
 
@@ -117,7 +114,28 @@ export async function admitOidcSignIn(
           if (await voidOneTimePassword(tx, user.id, identityProvider(settings), seen, request)) sessionsEnded = true;
           user = await tx.user.findUniqueOrThrow({ where: { id: user.id } });
         }
-        if (settings.syncRoles && mapped && mapped !== user.role) {
+        if (
+          settings.syncRoles &&
+          mapped &&
+          mapped !== user.role &&
+          user.role === 'admin' &&
+          (await isLastAllWorkflowsAdmin(tx, user.id))
+        ) {
+          // The change would leave nobody able to manage users (Z1). The person is who the provider
+          // says, so they still sign in, as admin; the skipped change waits on the trail for an admin.
+          await auditRefusal(tx, {
+            chain: `user:${user.id}`,
+            actor: identityProvider(settings),
+            action: 'user.sso_role',
+            subjectType: 'user',
+            subjectId: user.id,
+            before: user.role,
+            after: mapped,
+            detail: seen,
+            request,
+            why: 'kept admin: this is the last all-workflows admin; grant admin on all workflows to someone else first',
+          });
+        } else if (settings.syncRoles && mapped && mapped !== user.role) {
           const before = user.role;
           user = await tx.user.update({
             where: { id: user.id },

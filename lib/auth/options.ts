@@ -8,9 +8,10 @@ import { db } from '../db/client.ts';
 import { admitOidcSignIn } from './oidc-sign-in.ts';
 import { oidcProvider } from './oidc-client.ts';
 import { dummyHash, verifyPassword } from './password.ts';
-import { clearFailures, recordFailure, signInBlocked } from './rate-limit.ts';
+import { beginAttempt, clearFailures } from './rate-limit.ts';
 import { currentRequest } from './request.ts';
 import { authSecret } from './secret.ts';
+import { CREDENTIALS_MESSAGES, publicSignInError } from './sign-in-errors.ts';
 import { credentialsEnabled, oidcSettings } from './sign-in-methods.ts';
 import { newSessionClaims, SESSION_MAX_AGE } from './session.ts';
 import { endSession } from './sign-out.ts';
@@ -25,64 +26,81 @@ function headerOf(req: { headers?: Record<string, unknown> } | undefined, name: 
   return typeof value === 'string' ? value : null;
 }
 
+/** RFC 5321 caps an address at 254 characters: a longer one names no account. */
+const EMAIL_MAX_LENGTH = 254;
+
+async function checkCredentials(
+  input: Record<string, unknown> | undefined,
+  req: { headers?: Record<string, unknown> } | undefined,
+) {
+  // NUL cannot reach PostgreSQL text: without it the address is looked up (and a failure recorded) as usual.
+  const email = String(input?.email ?? '')
+    .replace(/\u0000/g, '')
+    .trim()
+    .toLowerCase();
+  const password = String(input?.password ?? '');
+  const ip = headerOf(req, 'x-forwarded-for')?.split(',')[0]?.trim() || headerOf(req, 'x-real-ip') || 'unknown';
+  const userAgent = headerOf(req, 'user-agent');
+  if (!email || !password) throw new Error(CREDENTIALS_MESSAGES.missing);
+  // Answered like any wrong address, and written nowhere: neither the limit's rows nor the trail grow
+  // by whatever length a client sends.
+  if (email.length > EMAIL_MAX_LENGTH) throw new Error(CREDENTIALS_MESSAGES.wrong);
+  const database = db();
+  // Counted as a failure before the password is checked (Z4, ./rate-limit.ts), cleared on success.
+  const blocked = await beginAttempt(database, email, ip);
+  if (blocked) {
+    await appendAudit(database, {
+      chain: `auth:${email}`,
+      actor: { kind: 'system', id: 'sign-in', label: email },
+      action: 'auth.sign_in',
+      subjectType: 'user',
+      subjectId: email,
+      outcome: 'refused',
+      detail: { why: 'rate limited' },
+      request: { ip, userAgent },
+    });
+    throw new Error(blocked);
+  }
+  const user = await database.user.findUnique({ where: { email }, omit: { passwordHash: false } });
+  const ok = user?.passwordHash
+    ? await verifyPassword(user.passwordHash, password)
+    : (await verifyPassword(await dummyHash(), password), false);
+  if (!user || !ok || user.disabled) {
+    await appendAudit(database, {
+      chain: `auth:${email}`,
+      actor: { kind: 'system', id: 'sign-in', label: email },
+      action: 'auth.sign_in',
+      subjectType: 'user',
+      subjectId: user?.id ?? email,
+      outcome: 'refused',
+      detail: { why: user?.disabled ? 'disabled' : 'bad credentials' },
+      request: { ip, userAgent },
+    });
+    throw new Error(CREDENTIALS_MESSAGES.wrong);
+  }
+  await clearFailures(database, email);
+  await appendAudit(database, {
+    chain: `user:${user.id}`,
+    actor: { kind: 'user', id: user.id, label: user.email, role: user.role },
+    action: 'auth.sign_in',
+    subjectType: 'user',
+    subjectId: user.id,
+    request: { ip, userAgent },
+  });
+  return { id: user.id, email: user.email, name: user.name, sv: user.sessionVersion };
+}
+
 const credentials = CredentialsProvider({
   id: 'credentials',
   name: 'Email and password',
   credentials: { email: { label: 'Email', type: 'email' }, password: { label: 'Password', type: 'password' } },
   async authorize(input, req) {
-    // NUL cannot reach PostgreSQL text: without it the address is looked up (and a failure recorded) as usual,
-    // instead of a database error whose text next-auth would hand back to the sign-in page.
-    const email = String(input?.email ?? '')
-      .replace(/\u0000/g, '')
-      .trim()
-      .toLowerCase();
-    const password = String(input?.password ?? '');
-    const ip = headerOf(req, 'x-forwarded-for')?.split(',')[0]?.trim() || headerOf(req, 'x-real-ip') || 'unknown';
-    const userAgent = headerOf(req, 'user-agent');
-    if (!email || !password) throw new Error('Enter your email and password.');
-    const database = db();
-    const blocked = await signInBlocked(database, email, ip);
-    if (blocked) {
-      await appendAudit(database, {
-        chain: `auth:${email}`,
-        actor: { kind: 'system', id: 'sign-in', label: email },
-        action: 'auth.sign_in',
-        subjectType: 'user',
-        subjectId: email,
-        outcome: 'refused',
-        detail: { why: 'rate limited' },
-        request: { ip, userAgent },
-      });
-      throw new Error(blocked);
+    try {
+      return await checkCredentials(input, req);
+    } catch (error) {
+      // next-auth hands the message to the sign-in page: only the check's own sentences go there.
+      throw publicSignInError(error);
     }
-    const user = await database.user.findUnique({ where: { email }, omit: { passwordHash: false } });
-    const ok = user?.passwordHash
-      ? await verifyPassword(user.passwordHash, password)
-      : (await verifyPassword(await dummyHash(), password), false);
-    if (!user || !ok || user.disabled) {
-      await recordFailure(database, email, ip);
-      await appendAudit(database, {
-        chain: `auth:${email}`,
-        actor: { kind: 'system', id: 'sign-in', label: email },
-        action: 'auth.sign_in',
-        subjectType: 'user',
-        subjectId: user?.id ?? email,
-        outcome: 'refused',
-        detail: { why: user?.disabled ? 'disabled' : 'bad credentials' },
-        request: { ip, userAgent },
-      });
-      throw new Error('Email or password is not right.');
-    }
-    await clearFailures(database, email);
-    await appendAudit(database, {
-      chain: `user:${user.id}`,
-      actor: { kind: 'user', id: user.id, label: user.email, role: user.role },
-      action: 'auth.sign_in',
-      subjectType: 'user',
-      subjectId: user.id,
-      request: { ip, userAgent },
-    });
-    return { id: user.id, email: user.email, name: user.name, sv: user.sessionVersion };
   },
 });
 

@@ -1,6 +1,7 @@
 // User administration (Z1: admin). Each command changes the row and writes its audit entry in one
-// transaction. Disabling a user or changing a role bumps session_version, so their very next
-// request is refused and they must sign in again (Z4).
+// transaction. A person an admin adds must replace the password the admin chose (Z7). Disabling a
+// user or changing a role bumps session_version, so their very next request is refused and they must
+// sign in again (Z4).
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import type { DbOrTx, Db } from '../db/client.ts';
@@ -36,8 +37,11 @@ export async function createUser(ctx: Ctx, raw: unknown) {
     const existing = await tx.user.findUnique({ where: { email: input.email } });
     if (existing) throw conflict(`a user with email ${input.email} already exists`, { field: 'email' });
     // Two admins adding the same person at once both pass the check above; the unique index decides.
+    // The admin chose this password and hands it over: the person replaces it before anything else (Z7).
     const user = await tx.user
-      .create({ data: { email: input.email, name: input.name, role: input.role, passwordHash } })
+      .create({
+        data: { email: input.email, name: input.name, role: input.role, passwordHash, mustChangePassword: true },
+      })
       .catch((error: unknown) => {
         if ((error as { code?: string }).code === 'P2002')
           throw conflict(`a user with email ${input.email} already exists`, { field: 'email' });
@@ -50,7 +54,7 @@ export async function createUser(ctx: Ctx, raw: unknown) {
       subjectType: 'user',
       subjectId: user.id,
       after: input.role,
-      detail: { email: input.email },
+      detail: { email: input.email, mustChangePassword: user.mustChangePassword },
       request: ctx.request,
     });
     return { id: user.id, email: user.email, role: user.role };

@@ -160,6 +160,16 @@ test('Z4 admin: adds a user, who signs in; once disabled, their very next reques
   await theirs.getByLabel('Email').fill('temp.support@example.com');
   await theirs.getByLabel('Password').fill('a-temporary-password');
   await theirs.getByRole('button', { name: 'Sign in' }).click();
+  // A password the admin chose is replaced by the person's own before anything else (Z7).
+  await expect(theirs).toHaveURL(/\/account\/password/);
+  await theirs.getByLabel('Current password').fill('a-temporary-password');
+  await theirs.getByLabel('New password (at least 12 characters)').fill('temp-support-own-password');
+  await theirs.getByLabel('New password again').fill('temp-support-own-password');
+  await theirs.getByRole('button', { name: 'Save the new password' }).click();
+  await expect(theirs).toHaveURL(/\/sign-in\?reason=password_changed/);
+  await theirs.getByLabel('Email').fill('temp.support@example.com');
+  await theirs.getByLabel('Password').fill('temp-support-own-password');
+  await theirs.getByRole('button', { name: 'Sign in' }).click();
   await expect(theirs.getByTestId('current-role')).toHaveText('support');
 
   await page.reload();

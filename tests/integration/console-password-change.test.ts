@@ -1,7 +1,7 @@
-// Z7: the first admin (one-time password printed at first start) and anyone added with
-// `npm run user:create` must choose their own password before anything else. Until then every
-// server action and console route is refused (and audited); the change itself is audited, ends the
-// old sessions and retires the old password.
+// Z7: the first admin (one-time password printed at first start), anyone added with
+// `npm run user:create` and anyone an admin adds in the console must choose their own password before
+// anything else. Until then every server action and console route is refused (and audited); the
+// change itself is audited, ends the old sessions and retires the old password.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuthOptions } from 'next-auth';
 import type { JWT } from 'next-auth/jwt';
@@ -110,10 +110,18 @@ describe('Z7: a password someone else chose must be changed first', () => {
     });
     expect(await t.db.user.findUniqueOrThrow({ where: { id: row.id } })).toMatchObject({ mustChangePassword: false });
     const audited = await t.owner<{ chain: string; actor_id: string; detail: { required: boolean } }>(
-      `SELECT chain, actor_id, detail FROM audit_entry WHERE action = 'user.password_change' AND subject_id = $1`,
+      `SELECT chain, actor_id, detail FROM audit_entry WHERE action = 'user.password_change' AND subject_id = $1 ORDER BY id`,
       [row.id],
     );
-    expect(audited.rows).toEqual([{ chain: `user:${row.id}`, actor_id: row.id, detail: { required: true } }]);
+    expect(audited.rows).toEqual([
+      // The wrong current password above was refused, and that is on the trail too (A4).
+      {
+        chain: `refused:user:${row.id}`,
+        actor_id: row.id,
+        detail: { why: 'the current password is not right' },
+      },
+      { chain: `user:${row.id}`, actor_id: row.id, detail: { required: true } },
+    ]);
 
     // The old session and the old password are done with; the new password opens the console.
     expect((await session.sessionFromCookie(cookie, t.db)).problem).toBe('session_revoked');
@@ -133,5 +141,27 @@ describe('Z7: a password someone else chose must be changed first', () => {
     const plain = await insertUser(t.db, { ...base, email: `p-${suffix()}@example.com` }, system);
     expect(script.mustChangePassword).toBe(true);
     expect(plain.mustChangePassword).toBe(false);
+  });
+
+  it('Z7: a person an admin adds in the console must replace the password the admin chose, and the entry says so', async () => {
+    const { createUser } = await import('@/lib/auth/users.ts');
+    const email = `added-${suffix()}@example.com`;
+    const password = 'an-admin-chose-this-one';
+    const actor = {
+      kind: 'user' as const,
+      id: crypto.randomUUID(),
+      label: 'admin@example.com',
+      role: 'admin' as const,
+    };
+    const created = await createUser({ db: t.db, actor }, { email, name: 'Added', role: 'operator', password });
+    expect(await t.db.user.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({
+      mustChangePassword: true,
+    });
+    const entry = await t.db.auditEntry.findFirstOrThrow({ where: { action: 'user.create', subjectId: created.id } });
+    expect(entry.detail).toEqual({ email, mustChangePassword: true });
+    const cookie = await signIn(email, password);
+    const refused = await asCookie(cookie, newKey);
+    expect(refused).toMatchObject({ ok: false, code: 'forbidden' });
+    expect(refused.ok ? '' : refused.error).toContain('choose a new password first');
   });
 });

@@ -20,7 +20,7 @@ export function CreateUser() {
       triggerSize="md"
       testId="add-user"
       title="Add a user"
-      description="They sign in with this email and password; share the password through a safe channel."
+      description="They sign in with this email and password, then choose their own; share it through a safe channel."
       fields={[
         { name: 'email', label: 'Email', type: 'email', required: true },
         { name: 'name', label: 'Name', required: true },

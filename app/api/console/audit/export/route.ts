@@ -2,9 +2,12 @@
 // lib/read-models/audit-export.ts), oldest first, fetched from
 // the database a thousand rows at a time so any size streams in constant memory. The filter is checked
 // before anything streams (a bad one is a 422 naming the parameter, not a 200 that breaks mid-stream or
-// silently exports more than asked), and every export is itself written to the audit trail.
-import { appendAudit } from '@/lib/audit/append.ts';
+// silently exports more than asked), and every export is itself written to the audit trail (so a
+// cross-site request is refused before that entry is written).
+import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
 import { consoleRoute } from '@/lib/auth/guard.ts';
+import { crossSiteProblem, requestInfoFromHeaders } from '@/lib/auth/request.ts';
+import { forbidden } from '@/lib/ledger/errors.ts';
 import { exportRequestFrom } from '@/lib/read-models/audit.ts';
 import {
   auditExportStream,
@@ -18,6 +21,21 @@ import {
 export const dynamic = 'force-dynamic';
 
 export const GET = consoleRoute('audit.export', { mutating: false }, async (g, req) => {
+  // A read, but one that writes its audit.export entry: another site must not make a signed-in
+  // browser write it (Z2). Refused and audited as refused, as a mutating action's cross-site call is.
+  const cross = crossSiteProblem(requestInfoFromHeaders(req.headers));
+  if (cross) {
+    await auditRefusal(g.db, {
+      chain: 'audit:export',
+      actor: g.actor,
+      action: 'audit.export',
+      subjectType: 'audit',
+      subjectId: 'export',
+      why: cross,
+      request: g.request,
+    });
+    throw forbidden(cross);
+  }
   const url = new URL(req.url);
   const { format, filter } = exportRequestFrom(url.searchParams);
   await appendAudit(g.db, {

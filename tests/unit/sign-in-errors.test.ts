@@ -1,0 +1,45 @@
+// The sign-in page shows only texts the console knows, whatever a link puts in ?error= or ?reason=,
+// and the credentials check leaves with one of its own sentences or a plain one.
+import { describe, expect, it, vi } from 'vitest';
+import { CREDENTIALS_MESSAGES, publicSignInError, signInNotice } from '@/lib/auth/sign-in-errors.ts';
+
+describe('the sign-in page notice', () => {
+  it('shows nothing for an ?error= text the console did not write', () => {
+    const forged = 'Your account is locked. Call +1 555 0100 to unlock it.';
+    expect(signInNotice({ error: forged })).toBe('');
+    expect(signInNotice({ reason: forged })).toBe('');
+    expect(signInNotice({ error: '<b>hello</b>' })).toBe('');
+    expect(signInNotice({ error: 'toString' })).toBe('');
+    expect(signInNotice({ error: ['sso_unknown', 'x'] })).toBe('');
+    expect(signInNotice({})).toBe('');
+  });
+
+  it('shows the text of a known code or sentence', () => {
+    expect(signInNotice({ reason: 'disabled' })).toBe('This account is disabled. Ask an admin.');
+    expect(signInNotice({ error: 'sso_unknown' })).toContain('Ask an admin for access');
+    expect(signInNotice({ error: 'OAuthCallback' })).toContain('Single sign-on did not complete');
+    expect(signInNotice({ error: CREDENTIALS_MESSAGES.account })).toBe(CREDENTIALS_MESSAGES.account);
+    // next-auth's bare refusal: the form already says the credentials were not right.
+    expect(signInNotice({ error: 'CredentialsSignin' })).toBe('');
+    // The reason the console chose comes first.
+    expect(signInNotice({ reason: 'signed_out', error: 'sso_unknown' })).toBe('You are signed out.');
+  });
+});
+
+describe('what the credentials check leaves with', () => {
+  it("passes the check's own sentences and turns anything else into the plain one", () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const own = new Error(CREDENTIALS_MESSAGES.wrong);
+      expect(publicSignInError(own)).toBe(own);
+      expect(publicSignInError(new Error(CREDENTIALS_MESSAGES.address)).message).toBe(CREDENTIALS_MESSAGES.address);
+      expect(logged).not.toHaveBeenCalled();
+      const internal = new Error('Invalid `prisma.user.findUnique()` invocation: connection refused');
+      expect(publicSignInError(internal).message).toBe(CREDENTIALS_MESSAGES.unavailable);
+      expect(publicSignInError('a string').message).toBe(CREDENTIALS_MESSAGES.unavailable);
+      expect(logged).toHaveBeenCalledTimes(2);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+});
