@@ -1,10 +1,11 @@
 // The HTTP transport: base URL + runtime key, over the platform's fetch and nothing else. Each
-// attempt has a timeout; the caller's signal stops everything. A request that got no answer
-// (connection refused or dropped, timeout) or an answer that asks to come back (429, 502, 503, 504,
-// 409 in_progress) is retried with exponential backoff and full jitter, never sooner than the
-// server's Retry-After, and a POST keeps its Idempotency-Key across attempts (Z5). Any other error
-// answer is thrown at once as a LedgerApiError with the problem document's code; no answer at all
-// is a LedgerApiError too (`network`, `timeout`, `aborted`), never a bare "fetch failed".
+// attempt has a timeout; the caller's signal stops everything but the outcome of a provider call that
+// already went out. A request that got no answer (connection refused or dropped, timeout) or an
+// answer that asks to come back (429, 502, 503, 504, 409 in_progress) is retried with exponential
+// backoff and full jitter, never sooner than the server's Retry-After, and a POST keeps its
+// Idempotency-Key across attempts (Z5). Any other error answer is thrown at once as a LedgerApiError
+// with the problem document's code; no answer at all is a LedgerApiError too (`network`, `timeout`,
+// `aborted`), never a bare "fetch failed".
 // Connections: Node's fetch keeps them alive and reuses them by default (its global dispatcher).
 import { randomUUID } from 'node:crypto';
 import { LedgerApiError, type LedgerApiErrorCode } from './errors.ts';
@@ -85,10 +86,9 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     baseDelayMs: options.retryBaseDelayMs ?? DEFAULT_RETRY.baseDelayMs,
     maxDelayMs: options.retryMaxDelayMs ?? DEFAULT_RETRY.maxDelayMs,
   };
-  const caller = options.signal;
   const inProgressWaitMs = options.inProgressWaitMs ?? IN_PROGRESS_WAIT_MS;
 
-  async function attempt(url: string, init: RequestInit): Promise<Attempt> {
+  async function attempt(url: string, init: RequestInit, caller: AbortSignal | undefined): Promise<Attempt> {
     // One controller per attempt, ended by its timer or by the caller's signal. (AbortSignal.timeout
     // and AbortSignal.any cost more per request in Node 20, and any() keeps every composed signal
     // until the caller's is collected.) The timer does not keep the process alive, like timeout()'s.
@@ -130,12 +130,17 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     }
   }
 
+  /** `finish`: the outcome of a provider call that already went out. The transport's signal does not
+   *  stop it (a shutdown would otherwise turn a sent effect into an unknown one for support); each
+   *  attempt's timeout and the retry count still bound it. */
   async function request<T>(
     method: 'GET' | 'POST',
     path: string,
     body?: unknown,
     accept: number[] = [],
+    finish = false,
   ): Promise<{ status: number; body: T }> {
+    const caller = finish ? undefined : options.signal;
     const headers: Record<string, string> = {
       authorization: `Bearer ${options.runtimeKey}`,
       accept: 'application/json, application/problem+json',
@@ -160,7 +165,7 @@ export function httpTransport(options: HttpTransportOptions): Transport {
           { attempts },
           { cause: caller.reason },
         );
-      const result = await attempt(url, init);
+      const result = await attempt(url, init, caller);
       let error: LedgerApiError;
       let retryAfterMs: number | null = null;
       if (result.kind === 'answer') {
@@ -201,9 +206,16 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     },
     claim: async (body) => (await request<never>('POST', '/effects/claim', body)).body,
     recordResponse: async (attemptId, raw) =>
-      (await request<never>('POST', `/attempts/${encodeURIComponent(attemptId)}/response`, encodeRawResponse(raw)))
-        .body,
-    reportOutcome: async (body) => (await request<never>('POST', '/effects/outcome', body)).body,
+      (
+        await request<never>(
+          'POST',
+          `/attempts/${encodeURIComponent(attemptId)}/response`,
+          encodeRawResponse(raw),
+          [],
+          true,
+        )
+      ).body,
+    reportOutcome: async (body) => (await request<never>('POST', '/effects/outcome', body, [], true)).body,
     reportDeletion: async (body) => (await request<never>('POST', '/effects/deletion', body)).body,
     readEffect: async (key) => (await request<never>('GET', `/effects/${encodeURIComponent(key)}`)).body,
   };

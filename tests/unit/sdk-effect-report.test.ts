@@ -41,6 +41,25 @@ describe('Ledger over the HTTP transport', () => {
     });
   });
 
+  it("R1: a shutdown (the transport's signal) during the provider call still reports the call's outcome; the next effect is refused", async () => {
+    const server = await serve((_, request) =>
+      request.path.endsWith('/effects/claim') ? { status: 201, body: claimWon } : { status: 200, body: {} },
+    );
+    const shutdown = new AbortController();
+    const ledger = createLedger(transport(server, { signal: shutdown.signal }));
+    const spec = { run: RUN_ID, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' };
+    const result = await ledger.effect(spec, async () => {
+      shutdown.abort(new Error('SIGTERM'));
+      return { status: 201, headers: [], body: providerBytes };
+    });
+    expect(result).toMatchObject({ status: 'done', receipt: 'm1' });
+    expect(server.received.map((r) => r.path)).toEqual(['/api/v1/effects/claim', '/api/v1/effects/outcome']);
+    expect(
+      await failure(ledger.effect(spec, async () => ({ status: 201, headers: [], body: providerBytes }))),
+    ).toMatchObject({ code: 'aborted' });
+    expect(server.received).toHaveLength(2);
+  });
+
   it('R1: when the outcome cannot be reported, the raw response is stored on its own and the error hands back the unsent report', async () => {
     const server = await serve((_, request) =>
       request.path.endsWith('/effects/claim')
