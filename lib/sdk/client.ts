@@ -128,7 +128,12 @@ export class Ledger {
       case 'stuck':
         return { status: verdict.outcome, key, epoch, evidence: verdict.evidence, response: raw };
       case 'already_existed':
-        return { ...(await followReference(verdict, options.provider)), key, epoch, response: raw };
+        return {
+          ...(await followReference(verdict, options.provider, options.timeoutMs ?? 30_000)),
+          key,
+          epoch,
+          response: raw,
+        };
       default:
         return verdict satisfies never;
     }

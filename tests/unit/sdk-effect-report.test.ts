@@ -60,6 +60,25 @@ describe('Ledger over the HTTP transport', () => {
     expect(server.received).toHaveLength(2);
   });
 
+  it('R3: an "already existed" reference whose lookup hangs is given up at timeoutMs: the effect is reported unknown', async () => {
+    const server = await serve((_, request) =>
+      request.path.endsWith('/effects/claim') ? { status: 201, body: claimWon } : { status: 200, body: {} },
+    );
+    const provider = {
+      classify: () => ({ outcome: 'already_existed' as const, reference: 'msg-prior', evidence: {} }),
+      followReference: () => new Promise<never>(() => undefined),
+    };
+    const started = Date.now();
+    const result = await createLedger(transport(server)).effect(
+      { run: RUN_ID, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' },
+      async () => ({ status: 200, headers: [], body: providerBytes }),
+      { provider, timeoutMs: 200 },
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(result).toMatchObject({ status: 'unknown', evidence: { why: 'following the prior object failed' } });
+    expect(JSON.parse(server.received[1]!.body)).toMatchObject({ outcome: 'unknown' });
+  });
+
   it('R1: when the outcome cannot be reported, the raw response is stored on its own and the error hands back the unsent report', async () => {
     const server = await serve((_, request) =>
       request.path.endsWith('/effects/claim')
