@@ -1,15 +1,16 @@
 // npm run audit:verify [-- <export.jsonl> [--checkpoints <file> --public-key <key.pem> ...]]: checks
 // the audit trail (A2, A5) and exits 1 naming the first broken entry.
 // - With a file: a JSON Lines export is checked with no database at all; every entry's hash and every
-//   link is recomputed (exit 2 when the file cannot be read). This is what an external auditor runs.
+//   link is recomputed (exit 2 when the file cannot be read). The file is read line by line and only
+//   each entry's place and hashes are kept, so its size is not bounded by the longest string Node holds. This is what an external auditor runs.
 //   With a checkpoints file (`npm run audit:checkpoint -- --export`) and the public keys (one per key
 //   id, from the console), every signature is checked and the export against every checkpoint: a
 //   rewritten or rewound chain is named with its seq.
 // - Without one: every chain of the database at DATABASE_URL (or the embedded one) is checked in
 //   place; run it after every restore.
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import type { CheckpointInput } from '@/lib/sdk/audit/checkpoint-verify.ts';
-import { verifyExport } from '@/lib/sdk/audit/verify-export.ts';
+import { ExportVerifier, exportLines } from '@/lib/sdk/audit/verify-export.ts';
 
 function readText(file: string): string | null {
   try {
@@ -21,8 +22,6 @@ function readText(file: string): string | null {
 }
 
 async function verifyFile(file: string, checkpointsFile?: string, keyFiles: string[] = []): Promise<number> {
-  const text = readText(file);
-  if (text === null) return 2;
   let checkpoints: CheckpointInput | undefined;
   if (checkpointsFile) {
     const raw = readText(checkpointsFile);
@@ -35,11 +34,25 @@ async function verifyFile(file: string, checkpointsFile?: string, keyFiles: stri
       return 2;
     }
   }
-  let result: ReturnType<typeof verifyExport>;
+  let verifier: ExportVerifier;
   try {
-    result = verifyExport(text, checkpoints);
+    verifier = new ExportVerifier(checkpoints);
   } catch (error) {
     console.error(`cannot use a public key: ${(error as Error).message}`);
+    return 2;
+  }
+  // Line by line: the export is never one string (a string cannot exceed about 512 MB, an export can).
+  try {
+    for await (const line of exportLines(createReadStream(file, { encoding: 'utf8' }))) verifier.add(line);
+  } catch (error) {
+    console.error(`cannot read ${file}: ${(error as Error).message}`);
+    return 2;
+  }
+  let result: ReturnType<ExportVerifier['finish']>;
+  try {
+    result = verifier.finish();
+  } catch (error) {
+    console.error(`cannot use the checkpoints: ${(error as Error).message}`);
     return 2;
   }
   if (!result.ok) {

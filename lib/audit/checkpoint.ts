@@ -2,8 +2,9 @@
 // configured Ed25519 key and stores the signed checkpoints (docs/AUDIT.md). audit_checkpoint is
 // append-only for everyone (a trigger, as for audit_entry), and the signing is audited in the same
 // transaction. The private key comes from configuration only (AUDIT_SIGNING_KEY); it is never stored.
-// A head below (or different from) what was already signed is not signed again: it is reported as a
-// rewound chain, so the job never lends its signature to a rewritten history.
+// A head below (or different from) what was already signed, by this key or any earlier one, is not
+// signed: it is reported as a rewound chain, so the job never lends its signature to a rewritten
+// history, not even right after a key rotation.
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Db } from '../db/client.ts';
@@ -46,28 +47,33 @@ interface HeadRow {
   chain: string;
   seq: number;
   hash: string;
-  signed_seq: number | null;
-  signed_hash: string | null;
+  /** The highest seq any key signed above this head, or at it with another hash: the chain rewound. */
+  rewound_from: number | null;
 }
 
 export async function signChainHeads(db: Db, key: CheckpointKey): Promise<CheckpointRound> {
   return db.$transaction(
     async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${CHECKPOINT_LOCK[0]}::int, ${CHECKPOINT_LOCK[1]}::int)`;
-      // Heads with no checkpoint by this key at their seq: new chains, moved chains, and rewound ones.
+      // Heads this key has not signed as they are (new chains, moved chains, every head after a key
+      // rotation), and heads below what any key signed. The rewind check looks at the checkpoints of
+      // every key: after a rotation the new key must not sign a head below one the old key signed.
       const heads = await tx.$queryRaw<HeadRow[]>`
-        SELECT h.chain, h.seq, h.hash, last.seq AS signed_seq, last.hash AS signed_hash
+        SELECT h.chain, h.seq, h.hash, above.seq AS rewound_from
           FROM audit_chain_head h
           LEFT JOIN LATERAL (
-            SELECT c.seq, c.hash FROM audit_checkpoint c
-             WHERE c.chain = h.chain AND c.key_id = ${key.keyId}
-             ORDER BY c.seq DESC LIMIT 1) last ON true
-         WHERE last.seq IS NULL OR last.seq <> h.seq OR last.hash <> h.hash
+            SELECT c.seq FROM audit_checkpoint c
+             WHERE c.chain = h.chain AND (c.seq > h.seq OR (c.seq = h.seq AND c.hash <> h.hash))
+             ORDER BY c.seq DESC LIMIT 1) above ON true
+         WHERE above.seq IS NOT NULL
+            OR NOT EXISTS (
+              SELECT 1 FROM audit_checkpoint c
+               WHERE c.chain = h.chain AND c.seq = h.seq AND c.key_id = ${key.keyId} AND c.hash = h.hash)
          ORDER BY h.chain`;
       const rewound = heads
-        .filter((h) => h.signed_seq !== null && h.signed_seq >= h.seq)
-        .map((h) => ({ chain: h.chain, seq: h.seq, signedSeq: h.signed_seq! }));
-      const moved = heads.filter((h) => h.signed_seq === null || h.signed_seq < h.seq);
+        .filter((h) => h.rewound_from !== null)
+        .map((h) => ({ chain: h.chain, seq: h.seq, signedSeq: h.rewound_from! }));
+      const moved = heads.filter((h) => h.rewound_from === null);
       if (!moved.some((h) => h.chain !== CHECKPOINT_CHAIN)) return { signed: 0, rewound };
       const [{ now }] = await tx.$queryRawUnsafe<[{ now: string }]>(
         // Milliseconds (written with six digits): the stored timestamp must give back the signed text.

@@ -8,8 +8,9 @@
 // inserted, not when it commits, so an entry with a lower id can become visible after a pass that
 // already saw a higher one. A full pass (audit_verify(), every entry from the first) runs on the first
 // pass and then every fullEveryMs, for what an incremental pass cannot see: an entry changed after it
-// was verified. A broken result keeps the verified id where it was, so every later pass finds the
-// same break until the trail is repaired.
+// was verified. While the stored result is broken every pass is a full one: an incremental pass looks
+// only above the verified id and in its re-check window, so it would not see a break below them (one
+// a full pass found) and would store ok over it. Only a clean full pass clears a break.
 import type { Db, DbOrTx } from '../db/client.ts';
 import { verifyAuditTrail } from './verify.ts';
 
@@ -71,8 +72,9 @@ interface Found {
   broken: { entryId: bigint | null; chain: string; seq: number; problem: string } | null;
 }
 
-/** One pass: full when nothing is stored yet or the last full pass is older than fullEveryMs, else
- *  incremental. Everything it reads is one snapshot (a repeatable-read transaction). */
+/** One pass: full when nothing is stored yet, the stored result is broken, or the last full pass is
+ *  older than fullEveryMs, else incremental. Everything it reads is one snapshot (a repeatable-read
+ *  transaction). */
 export async function runAuditVerification(
   db: Db,
   options: { fullEveryMs?: number; full?: boolean; recheckMarginMs?: number } = {},
@@ -82,7 +84,7 @@ export async function runAuditVerification(
     async (tx) => {
       const now = (await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`)[0]!.now;
       const last = await tx.auditVerification.findUnique({ where: { id: 1 } });
-      const full = options.full || !last || now.getTime() - last.fullAt.getTime() >= fullEveryMs;
+      const full = options.full || !last || !last.ok || now.getTime() - last.fullAt.getTime() >= fullEveryMs;
       let found: Found;
       if (full) {
         const max = (await tx.$queryRaw<{ max: bigint | null }[]>`SELECT max(id) AS max FROM audit_entry`)[0]!.max;
@@ -122,7 +124,7 @@ export async function runAuditVerification(
         };
       }
       // A clean pass moves the verified id forward (never back: a re-checked window may end lower);
-      // a broken one leaves it, so the next pass looks at the same entries again.
+      // a broken one leaves it, and the next pass, a full one, checks everything again.
       const previous = last?.upToId ?? 0n;
       const upToId =
         found.broken === null && found.upToId !== null && found.upToId > previous ? found.upToId : previous;

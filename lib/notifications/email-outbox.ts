@@ -1,9 +1,14 @@
-// Sends the email outbox, off the request path. A pass leases a batch of due rows with FOR UPDATE
-// SKIP LOCKED (two workers never lease the same row), sends each with no transaction open, and marks
-// it sent only if its lease is still the one it took (the attempt number fences a late writer). A
-// refusal or a lost connection is retried with exponential backoff; a permanent refusal (5xx) or
-// the last allowed attempt gives up. The Message-ID comes from the notification id, so a relay that
-// deduplicates sees one message even if a worker died between the send and the mark.
+// Sends the email outbox, off the request path. Each of a pass's lanes leases one due row at a time
+// with FOR UPDATE SKIP LOCKED (two workers never lease the same row), right before it sends it, with
+// no transaction open, and marks it sent only if its lease is still the one it took (the attempt
+// number fences a late writer). Leasing a row only when a lane is free to send it keeps the lease
+// for the send itself: a row leased in a larger batch could wait in the queue until its lease lapsed,
+// be leased and sent by another worker, and then be sent again by the first. A refusal or a lost
+// connection is retried with exponential backoff; a permanent refusal (5xx) or the last allowed
+// attempt gives up, and so does a pass that finds a row whose attempts are used up (its last worker
+// died mid-send). A row whose recipient has been disabled since is not sent. The Message-ID comes from
+// the notification id, so a relay that deduplicates sees one message even if a worker died between
+// the send and the mark.
 import { env } from '@/lib/env.ts';
 import { sqlRows, type Db } from '@/lib/db/client.ts';
 import type { RegisteredProvider } from '@/lib/providers/registry.ts';
@@ -13,8 +18,9 @@ export interface DeliveryOptions {
   provider: RegisteredProvider;
   /** The console's public URL: links in emails are absolute. */
   baseUrl: string;
+  /** The most rows one pass sends. */
   batch?: number;
-  /** Sends in flight at once within a pass. */
+  /** Sends in flight at once within a pass (each lane leases its next row when it is free). */
   concurrency?: number;
   maxAttempts?: number;
   /** How long a leased row stays with its worker before another may retry it. */
@@ -27,6 +33,8 @@ export interface DeliveryResult {
   sent: number;
   retrying: number;
   gaveUp: number;
+  /** Rows not sent because their recipient's account is disabled (marked failed with that reason). */
+  skipped: number;
 }
 
 /** The console's public URL (NEXTAUTH_URL), or the local one. */
@@ -60,22 +68,55 @@ export function emailText(n: Pick<Leased, 'id' | 'body'>, baseUrl: string): stri
   ].join('\n');
 }
 
-export async function deliverPendingEmails(db: Db, options: DeliveryOptions): Promise<DeliveryResult> {
-  const maxAttempts = options.maxAttempts ?? env().NOTIFY_EMAIL_MAX_ATTEMPTS;
-  const leased = await sqlRows<Leased>(
+/** Marks failed, with the reason, due rows that must not be sent: those whose recipient is disabled
+ *  (or gone), and those whose attempts are used up, which a lease never takes again (a worker that
+ *  died during the last attempt left its row 'sending'). */
+async function settleUnsendable(db: Db, maxAttempts: number): Promise<{ skipped: number; gaveUp: number }> {
+  const rows = await sqlRows<{ disabled: boolean }>(
     db,
     `UPDATE notification_email e
-        SET status = 'sending', attempts = e.attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
+        SET status = 'failed',
+            last_error = CASE WHEN r.disabled THEN 'not sent: the recipient''s account is disabled'
+                              ELSE 'gave up after ' || e.attempts || ' attempts' || coalesce('; last error: ' || e.last_error, '') END
+       FROM (SELECT x.notification_id,
+                    NOT EXISTS (SELECT 1 FROM notification n JOIN app_user u ON u.id = n.user_id
+                                 WHERE n.id = x.notification_id AND NOT u.disabled) AS disabled
+               FROM notification_email x
+              WHERE x.status IN ('pending', 'sending') AND x.next_attempt_at <= now()) r
+      WHERE e.notification_id = r.notification_id AND e.status IN ('pending', 'sending')
+        AND e.next_attempt_at <= now() AND (r.disabled OR e.attempts >= $1)
+    RETURNING r.disabled`,
+    [maxAttempts],
+  );
+  const skipped = rows.filter((r) => r.disabled).length;
+  return { skipped, gaveUp: rows.length - skipped };
+}
+
+/** Leases the most overdue sendable row for one send: a recipient who is still enabled, attempts left. */
+async function leaseOne(db: Db, leaseSeconds: number, maxAttempts: number): Promise<Leased | undefined> {
+  const [row] = await sqlRows<Leased>(
+    db,
+    `UPDATE notification_email e
+        SET status = 'sending', attempts = e.attempts + 1, next_attempt_at = now() + make_interval(secs => $1)
        FROM notification n
       WHERE e.notification_id = n.id
         AND e.notification_id IN (
-          SELECT notification_id FROM notification_email
-           WHERE status IN ('pending', 'sending') AND next_attempt_at <= now()
-           ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+          SELECT x.notification_id FROM notification_email x
+            JOIN notification xn ON xn.id = x.notification_id
+            JOIN app_user u ON u.id = xn.user_id AND NOT u.disabled
+           WHERE x.status IN ('pending', 'sending') AND x.next_attempt_at <= now() AND x.attempts < $2
+           ORDER BY x.next_attempt_at LIMIT 1 FOR UPDATE OF x SKIP LOCKED)
     RETURNING e.notification_id AS id, e.to_address AS "to", e.attempts, n.title, n.body, n.link`,
-    [options.batch ?? 20, options.leaseSeconds ?? 120],
+    [leaseSeconds, maxAttempts],
   );
-  const result: DeliveryResult = { sent: 0, retrying: 0, gaveUp: 0 };
+  return row;
+}
+
+export async function deliverPendingEmails(db: Db, options: DeliveryOptions): Promise<DeliveryResult> {
+  const maxAttempts = options.maxAttempts ?? env().NOTIFY_EMAIL_MAX_ATTEMPTS;
+  const batch = options.batch ?? 20;
+  const settled = await settleUnsendable(db, maxAttempts);
+  const result: DeliveryResult = { sent: 0, retrying: 0, ...settled };
   const deliverOne = async (n: Leased) => {
     let outcome: { ok: true; receipt: string } | { ok: false; error: string; permanent: boolean };
     try {
@@ -118,11 +159,18 @@ export async function deliverPendingEmails(db: Db, options: DeliveryOptions): Pr
   };
   // A few sends at once: each SMTP send opens its own connection (lib/providers/smtp), so the wait
   // for the server, not the database, sets the pace of a serial loop.
-  const queue = [...leased];
-  const lanes = Math.min(options.concurrency ?? 4, queue.length);
+  let leased = 0;
+  const next = async () => {
+    if (leased >= batch) return undefined;
+    leased++;
+    const row = await leaseOne(db, options.leaseSeconds ?? 120, maxAttempts);
+    if (!row) leased = batch; // nothing due: every lane stops
+    return row;
+  };
+  const lanes = Math.max(1, Math.min(options.concurrency ?? 4, batch));
   await Promise.all(
     Array.from({ length: lanes }, async () => {
-      for (let n = queue.shift(); n; n = queue.shift()) await deliverOne(n);
+      for (let n = await next(); n; n = await next()) await deliverOne(n);
     }),
   );
   return result;

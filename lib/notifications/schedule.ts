@@ -57,8 +57,10 @@ export function startNotificationSchedule(options: {
       provider: options.provider,
       baseUrl: options.baseUrl,
     });
-    if (r.sent + r.retrying + r.gaveUp > 0)
-      options.log(`notifications: emails sent ${r.sent}, retrying ${r.retrying}, given up ${r.gaveUp}`);
+    if (r.sent + r.retrying + r.gaveUp + r.skipped > 0)
+      options.log(
+        `notifications: emails sent ${r.sent}, retrying ${r.retrying}, given up ${r.gaveUp}, not sent to disabled people ${r.skipped}`,
+      );
   };
   const tick = () => {
     if (running) return pass;

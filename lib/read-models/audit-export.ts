@@ -6,27 +6,67 @@
 // says which part it is; `npm run audit:verify` checks a file with no database (lib/sdk/audit/verify-export.ts).
 import type { ExportedEntry } from '../sdk/audit/canonical.ts';
 import type { ExportSummary } from '../sdk/audit/verify-export.ts';
-import type { Db } from '../db/client.ts';
+import { Prisma, sqlPool, type Db } from '../db/client.ts';
 import { whereOf, type AuditFilter } from './audit.ts';
 import type { WorkflowScope } from '@/lib/auth/grants.ts';
 
 const BATCH = 1000;
 
-/** Every matching entry the viewer may see (Z1), oldest first (by id), in constant memory for the rows. */
-export async function* auditExportStream(db: Db, f: AuditFilter, scope: WorkflowScope): AsyncGenerator<ExportedEntry> {
-  let after = 0n;
-  for (;;) {
-    const rows = await db.$queryRaw<(Omit<ExportedEntry, 'id'> & { id: bigint })[]>`
-      SELECT a.id, a.canon_version::int AS version, a.chain, a.seq, a.prev_hash, a.hash,
-             to_char(a.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at,
-             a.actor_kind::text AS actor_kind, a.actor_id, a.actor_label, a.actor_role, a.action,
-             a.subject_type, a.subject_id, a.run_id::text AS run_id, a.before_state, a.after_state,
-             a.reason, a.outcome, a.detail, a.ip, a.user_agent, a.request_id
-      FROM audit_entry a WHERE ${whereOf(f, scope)} AND a.id > ${after}
-      ORDER BY a.id LIMIT ${BATCH}`;
-    for (const r of rows) yield { ...r, id: String(r.id) };
-    if (rows.length < BATCH) return;
-    after = rows.at(-1)!.id;
+/**
+ * Every matching entry the viewer may see (Z1), oldest first (by id), in constant memory for the rows.
+ *
+ * Every batch is read in one REPEATABLE READ READ ONLY transaction, so the whole export is one
+ * snapshot. Ids are drawn when an entry is inserted, not when it commits: batches read in separate
+ * snapshots could miss an entry that committed late below the id already passed, while a later seq of
+ * its chain (appended after that commit) lands in a later batch, and a genuine export would then show
+ * a sequence gap. In one snapshot an entry that commits during the export is absent together with
+ * everything appended after it to its chain.
+ *
+ * The transaction holds one connection of the root client's pool (node-postgres directly: Prisma's
+ * interactive transactions end after a fixed time, and a download may take longer) until the last
+ * row is read or the consumer stops early (return() releases it).
+ */
+export async function* auditExportStream(
+  db: Db,
+  f: AuditFilter,
+  scope: WorkflowScope,
+  options: { batch?: number } = {},
+): AsyncGenerator<ExportedEntry> {
+  const batch = options.batch ?? BATCH;
+  const pool = sqlPool(db);
+  if (!pool) throw new Error('auditExportStream needs the root database client');
+  const client = await pool.connect();
+  // A connection lost between two batches is an error event on the checked-out client; unheard, it
+  // would end the process. The next query fails instead, and the client is discarded below.
+  let lost: Error | undefined;
+  const onError = (error: Error) => (lost = error);
+  client.on('error', onError);
+  let committed = false;
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const where = whereOf(f, scope);
+    let after = '0';
+    for (;;) {
+      const q = Prisma.sql`
+        SELECT a.id::text AS id, a.canon_version::int AS version, a.chain, a.seq, a.prev_hash, a.hash,
+               to_char(a.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at,
+               a.actor_kind::text AS actor_kind, a.actor_id, a.actor_label, a.actor_role, a.action,
+               a.subject_type, a.subject_id, a.run_id::text AS run_id, a.before_state, a.after_state,
+               a.reason, a.outcome, a.detail, a.ip, a.user_agent, a.request_id
+        FROM audit_entry a WHERE ${where} AND a.id > ${after}::bigint
+        ORDER BY a.id LIMIT ${batch}::int`;
+      const { rows } = await client.query<ExportedEntry>(q.text, q.values);
+      yield* rows;
+      if (rows.length < batch) break;
+      after = rows.at(-1)!.id;
+    }
+    await client.query('COMMIT');
+    committed = true;
+  } finally {
+    if (!committed) await client.query('ROLLBACK').catch((error: Error) => (lost ??= error));
+    client.off('error', onError);
+    // An Error discards the connection instead of returning it to the pool.
+    client.release(lost);
   }
 }
 
@@ -53,7 +93,16 @@ export function exportSummary(filtered: boolean, scope: WorkflowScope) {
     line(): string {
       const holes = !scope.all && Object.values(chains).some((c) => c.entries !== c.last_seq - c.first_seq + 1);
       const summary: ExportSummary = {
-        export: { format: 'effect-ledger-audit', version: 2, filtered: filtered || holes, entries, chains },
+        export: {
+          format: 'effect-ledger-audit',
+          version: 2,
+          filtered: filtered || holes,
+          // Scoped: chains shared with other workflows may start after seq 1. Neither scoped nor
+          // filtered, the export holds every chain from seq 1, and the verifier requires it.
+          scoped: !scope.all,
+          entries,
+          chains,
+        },
       };
       return JSON.stringify(summary) + '\n';
     },

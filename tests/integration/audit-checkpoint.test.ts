@@ -200,6 +200,36 @@ describe('signed checkpoints (A2)', () => {
   });
 });
 
+describe('key rotation (A2)', () => {
+  it('A2: after a key rotation the new key signs the heads again, but not a head below one the old key signed: it reports the chain rewound', async () => {
+    const rotated = `user:rotated-${suffix()}`;
+    for (let i = 0; i < 3; i++) await newChain(rotated);
+    await signChainHeads(t.db, key);
+    expect(await checkpointsOf(rotated)).toMatchObject([{ seq: 3, key_id: key.keyId }]);
+    await t.owner(`
+      ALTER TABLE audit_entry DISABLE TRIGGER audit_entry_no_update;
+      DELETE FROM audit_entry WHERE chain = '${rotated}' AND seq = 3;
+      UPDATE audit_chain_head h SET seq = 2, hash = e.hash FROM audit_entry e
+       WHERE h.chain = '${rotated}' AND e.chain = h.chain AND e.seq = 2;
+      ALTER TABLE audit_entry ENABLE TRIGGER audit_entry_no_update;`);
+
+    const next = loadCheckpointKey(pair().privatePem);
+    const round = await signChainHeads(t.db, next);
+    expect(round.rewound).toContainEqual({ chain: rotated, seq: 2, signedSeq: 3 });
+    expect(round.signed).toBeGreaterThan(0);
+    expect(await checkpointsOf(rotated)).toMatchObject([{ seq: 3, key_id: key.keyId }]);
+    // A head that did not move is signed again under the new key.
+    const other = `user:steady-${suffix()}`;
+    await newChain(other);
+    await signChainHeads(t.db, key);
+    await signChainHeads(t.db, next);
+    expect((await checkpointsOf(other)).map((c) => [c.seq, c.key_id])).toEqual([
+      [1, key.keyId],
+      [1, next.keyId],
+    ]);
+  });
+});
+
 describe('who signs (A2)', () => {
   it('the worker schedule signs only while its process leads', async () => {
     const follower = `user:follower-${suffix()}`;

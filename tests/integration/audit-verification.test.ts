@@ -120,6 +120,40 @@ describe('A2: background verification of the audit trail', () => {
     });
   });
 
+  it('A2: a break a full pass found stays reported by the passes after it, until a full pass finds the trail repaired', async () => {
+    const t = await createTestDatabase({ poolSize: 4 });
+    const a = await makeEffect(t.db, 'done');
+    await makeEffect(t.db, 'done');
+    expect((await runAuditVerification(t.db)).stored.state).toBe('ok');
+    const old = await t.db.auditEntry.findFirstOrThrow({
+      where: { chain: `effect:${a.key}` },
+      orderBy: { seq: 'asc' },
+    });
+    await tamper(t, `UPDATE audit_entry SET reason = 'rewritten' WHERE id = $1`, [old.id]);
+    const broken = { state: 'broken', entryId: String(old.id), problem: 'content does not match its hash' };
+    expect((await runAuditVerification(t.db, { full: true })).stored).toMatchObject(broken);
+
+    // New entries arrive above the verified id; the passes after the break must still report it,
+    // although the broken entry lies below everything an incremental pass looks at.
+    await makeEffect(t.db, 'revoked');
+    const next = await runAuditVerification(t.db, { recheckMarginMs: 0 });
+    expect(next).toMatchObject({ kind: 'full', stored: broken });
+    expect((await runAuditVerification(t.db, { recheckMarginMs: 0 })).stored).toMatchObject(broken);
+    expect(await chainVerification(t.db, EVERY_WORKFLOW)).toMatchObject({
+      state: 'broken',
+      at: { entryId: String(old.id) },
+    });
+
+    // Repaired: the next (full) pass clears it and moves the verified id to the newest entry; then
+    // passes are incremental again.
+    await tamper(t, `UPDATE audit_entry SET reason = $2 WHERE id = $1`, [old.id, old.reason]);
+    expect(await runAuditVerification(t.db, { recheckMarginMs: 0 })).toMatchObject({
+      kind: 'full',
+      stored: { state: 'ok', upToId: await maxEntryId(t) },
+    });
+    expect((await runAuditVerification(t.db, { recheckMarginMs: 0 })).kind).toBe('incremental');
+  });
+
   it('Z1: a viewer scoped to some workflows sees the status and age, not the verified entry id (a count of the whole trail), and where a break is only when the broken entry is theirs', async () => {
     const t = await createTestDatabase({ poolSize: 4 });
     const mine = `mine_${suffix()}`;

@@ -59,8 +59,11 @@ export function checkpointSignatureValid(c: SignedCheckpoint, publicKey: KeyObje
   }
 }
 
+/** Public keys by key id. */
+export type PublicKeys = Map<string, KeyObject>;
+
 /** Parses public keys (PEM, several allowed, one per rotation) into a map by key id. */
-export function publicKeysById(pems: string[]): Map<string, KeyObject> {
+export function publicKeysById(pems: string[]): PublicKeys {
   const keys = new Map<string, KeyObject>();
   for (const pem of pems) {
     const key = createPublicKey(pem);

@@ -4,7 +4,12 @@
 // rewritten); and a complete export must reach every checkpointed seq (else the chain was rewound).
 // Imports only Node built-ins and its siblings, like the rest of the offline verifier.
 import type { ExportedEntry } from './canonical.ts';
-import { checkpointSignatureValid, publicKeysById, type CheckpointsFile } from './checkpoint-signature.ts';
+import {
+  checkpointSignatureValid,
+  publicKeysById,
+  type CheckpointsFile,
+  type PublicKeys,
+} from './checkpoint-signature.ts';
 
 export interface CheckpointInput {
   file: CheckpointsFile;
@@ -20,17 +25,20 @@ export interface CheckpointProblem {
   problem: string;
 }
 
+/** What the checks keep of an exported entry: its place in its chain and its hashes. */
+export type ChainLink = Pick<ExportedEntry, 'id' | 'chain' | 'seq' | 'prev_hash' | 'hash'>;
+
 /** A chain's entries in the export, sorted by seq, each with its line. */
-export type ExportedChains = Map<string, { line: number; entry: ExportedEntry }[]>;
+export type ExportedChains = Map<string, { line: number; entry: ChainLink }[]>;
 
 export function checkCheckpoints(
   chains: ExportedChains,
   filtered: boolean,
   endLine: number,
   input: CheckpointInput,
+  keys: PublicKeys = publicKeysById(input.publicKeys),
 ): { problems: CheckpointProblem[]; checked: number } {
   const problems: CheckpointProblem[] = [];
-  const keys = publicKeysById(input.publicKeys);
   if (input.file?.format !== 'effect-ledger-checkpoints' || !Array.isArray(input.file.checkpoints)) {
     const problem = 'the checkpoints file is not an effect-ledger-checkpoints file';
     return { problems: [{ line: endLine, id: null, chain: null, seq: null, problem }], checked: 0 };

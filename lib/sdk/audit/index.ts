@@ -2,7 +2,14 @@
 // in their own program rather than with `npm run audit:verify`. Node's `crypto` only, no database: it
 // recomputes every entry's hash and link and, given signed checkpoints and their public keys, catches a
 // rewound or rewritten chain (docs/AUDIT.md describes the algorithm).
-export { verifyExport, type BrokenEntry, type ExportSummary, type ExportVerification } from './verify-export.ts';
+export {
+  ExportVerifier,
+  verifyExport,
+  verifyExportStream,
+  type BrokenEntry,
+  type ExportSummary,
+  type ExportVerification,
+} from './verify-export.ts';
 export { canonicalV1, canonicalV2, entryHash, GENESIS_HASH, type ExportedEntry } from './canonical.ts';
 export type { CheckpointInput } from './checkpoint-verify.ts';
 export type { CheckpointsFile } from './checkpoint-signature.ts';

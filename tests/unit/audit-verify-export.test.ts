@@ -1,0 +1,136 @@
+// A2: the offline verifier of an audit export. An export neither filtered nor scoped must hold every
+// chain from seq 1 (one whose start was cut off is named), while older exports, which do not say
+// whether they were scoped, verify as before. `npm run audit:verify` reads the file line by line:
+// the same result as verifyExport on the whole text, for a file larger than its heap.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { entryHash, GENESIS_HASH, type ExportedEntry } from '@/lib/sdk/audit/canonical.ts';
+import { verifyExport, verifyExportStream, type ExportSummary } from '@/lib/sdk/audit/verify-export.ts';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'audit-verify-export-'));
+
+/** Entries of a few chains, in the order an export writes them, each hashed as the database does. */
+function trail(n: number, chains = 3, detail: Record<string, unknown> = {}): ExportedEntry[] {
+  const heads = new Map<string, { seq: number; hash: string }>();
+  const out: ExportedEntry[] = [];
+  for (let i = 1; i <= n; i++) {
+    const chain = `user:${i % chains}`;
+    const head = heads.get(chain) ?? { seq: 0, hash: GENESIS_HASH };
+    const e: ExportedEntry = {
+      id: String(i), version: 2, chain, seq: head.seq + 1, prev_hash: head.hash, hash: '',
+      at: '2026-12-02T10:00:00.123456Z', actor_kind: 'user', actor_id: 'u1', actor_label: 'Ada',
+      actor_role: 'admin', action: 'user.create', subject_type: 'user', subject_id: chain, run_id: null,
+      before_state: null, after_state: null, reason: null, outcome: 'ok', detail: { i, note: 'ü', ...detail },
+      ip: null, user_agent: null, request_id: null,
+    }; // prettier-ignore
+    e.hash = entryHash(e);
+    heads.set(chain, { seq: e.seq, hash: e.hash });
+    out.push(e);
+  }
+  return out;
+}
+
+/** The export's text with a summary that agrees with its entries; `flags` are the summary's own. */
+function exportText(entries: ExportedEntry[], flags: { filtered: boolean; scoped?: boolean }): string {
+  const chains: ExportSummary['export']['chains'] = {};
+  for (const e of entries) {
+    const c = (chains[e.chain] ??= { first_seq: e.seq, last_seq: e.seq, entries: 0 });
+    c.first_seq = Math.min(c.first_seq, e.seq);
+    c.last_seq = Math.max(c.last_seq, e.seq);
+    c.entries++;
+  }
+  const summary = { export: { format: 'effect-ledger-audit', version: 2, ...flags, entries: entries.length, chains } };
+  return [...entries, summary].map((x) => JSON.stringify(x)).join('\n') + '\n';
+}
+
+/** Drops the first two entries of chain user:1: its start is cut off. */
+const withoutStart = (entries: ExportedEntry[]) => entries.filter((e) => !(e.chain === 'user:1' && e.seq <= 2));
+
+function cli(file: string, heapMb?: number): Promise<{ code: number | null; output: string }> {
+  const heap = heapMb ? [`--max-old-space-size=${heapMb}`] : [];
+  return new Promise((resolve) => {
+    const child = spawn('node', [...heap, '--import', 'tsx', 'scripts/audit-verify.ts', file], { cwd: process.cwd() });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+const save = (name: string, text: string) => {
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return file;
+};
+
+describe('A2: an export must hold its chains from seq 1 unless it says it was cut', () => {
+  const entries = trail(12);
+
+  it('A2: an export neither filtered nor scoped whose chain lost its first entries fails, naming the chain', () => {
+    expect(verifyExport(exportText(entries, { filtered: false, scoped: false }))).toMatchObject({
+      ok: true,
+      partial: [],
+    });
+    const cut = withoutStart(entries);
+    const firstLeft = cut.find((e) => e.chain === 'user:1')!;
+    expect(verifyExport(exportText(cut, { filtered: false, scoped: false }))).toMatchObject({
+      ok: false,
+      line: cut.indexOf(firstLeft) + 1,
+      id: firstLeft.id,
+      chain: 'user:1',
+      seq: 3,
+      problem: expect.stringMatching(/starts at seq 3/),
+    });
+  });
+
+  it('A2: a scoped export, a filtered one and an older one without the scoped flag report such a chain as partial and verify', () => {
+    const cut = withoutStart(entries);
+    const partial = [{ chain: 'user:1', first_seq: 3, last_seq: 4 }];
+    for (const flags of [{ filtered: false, scoped: true }, { filtered: true, scoped: false }, { filtered: false }])
+      expect(verifyExport(exportText(cut, flags)), JSON.stringify(flags)).toMatchObject({ ok: true, partial });
+  });
+});
+
+describe('A2: npm run audit:verify reads the export line by line', () => {
+  it('A2: the streamed verification gives what verifyExport gives, line numbers included, whatever the pieces', async () => {
+    const good = exportText(trail(40), { filtered: false, scoped: false });
+    const lines = good.split('\n');
+    const truncated = lines.slice(0, 30).join('\n');
+    lines[17] = lines[17]!.replace('"reason":null', '"reason":"changed"');
+    const cases = [good, lines.join('\n'), good.trimEnd(), truncated, good + '\n\n'];
+    for (const text of cases) {
+      const whole = verifyExport(text);
+      for (const size of [1, 7, 4096]) {
+        const pieces = async function* () {
+          for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+        };
+        expect(await verifyExportStream(pieces())).toEqual(whole);
+      }
+    }
+    expect(verifyExport(lines.join('\n'))).toMatchObject({ ok: false, line: 18 });
+    expect(verifyExport(truncated)).toMatchObject({ ok: false, line: 30, problem: expect.stringMatching(/truncated/) });
+  });
+
+  it('A2: verifies an export larger than its heap, and names the same broken line as verifyExport', async () => {
+    // About 40 MB; a heap of 32 MB cannot hold the file as one string, only line by line.
+    const entries = trail(5000, 7, { filler: 'x'.repeat(8000) });
+    const good = exportText(entries, { filtered: false, scoped: false });
+    const ok = await cli(save('big.jsonl', good), 32);
+    expect(ok.output).toContain('OK: 5000 entries in 7 chains verify');
+    expect(ok.code).toBe(0);
+
+    const lines = good.split('\n');
+    const victim = JSON.parse(lines[4321]!) as ExportedEntry;
+    lines[4321] = JSON.stringify({ ...victim, reason: 'rewritten' });
+    const tampered = lines.join('\n');
+    expect(verifyExport(tampered)).toMatchObject({ ok: false, line: 4322, id: victim.id });
+    const broken = await cli(save('big-tampered.jsonl', tampered), 32);
+    expect(broken.output).toContain(
+      `BROKEN at line 4322: entry ${victim.id} (chain ${victim.chain}, seq ${victim.seq}): content does not match its hash`,
+    );
+    expect(broken.code).toBe(1);
+  }, 120_000);
+});
