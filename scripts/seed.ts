@@ -1,6 +1,9 @@
-// Demo data for an empty database: the first admin (one-time password), one demo person per role
-// (two operators, so four-eyes approvals can be tried), and the crashed 100-recipient welcome
-// campaign run by the demo agent through the SDK against the sandbox provider.
+// What `npm start` writes into an empty database: the first admin (one-time password) and, for the
+// demo, one demo person per role (two operators, so four-eyes approvals can be tried) and the crashed
+// 100-recipient welcome campaign run by the demo agent through the SDK against the sandbox provider.
+// The demo data goes into the embedded database `npm start` runs itself; into a database named by
+// DATABASE_URL only when asked (`npm start -- --seed-demo`), since that one may be anybody's; and
+// never under NODE_ENV=production.
 import type { Actor } from '../lib/ledger/actor.ts';
 import { appendAudit } from '../lib/audit/append.ts';
 import { createDb } from '../lib/db/client.ts';
@@ -14,6 +17,13 @@ export interface SeedOptions {
   /** The running sandbox provider the demo agent sends through (receipts stay look-up-able). */
   sandboxUrl?: string;
   log: (line: string) => void;
+  /** Also the demo people and campaign (demoSeedWanted); false: the first admin only. */
+  demo: boolean;
+}
+
+/** Whether `npm start` writes the demo people and campaign into an empty database. */
+export function demoSeedWanted(o: { embedded: boolean; asked: boolean; production: boolean }): boolean {
+  return !o.production && (o.embedded || o.asked);
 }
 
 export interface SeedResult {
@@ -35,7 +45,8 @@ export async function seedIfEmpty(options: SeedOptions): Promise<SeedResult> {
   const db = createDb(options.appUrl, 4);
   try {
     const admin = await ensureFirstAdmin(db);
-    if ((await db.run.count()) > 0 || (await db.user.count()) > 1) return { admin, demoPassword: null, demoUsers: [] };
+    if (!options.demo || (await db.run.count()) > 0 || (await db.user.count()) > 1)
+      return { admin, demoPassword: null, demoUsers: [] };
     options.log('empty database: seeding demo people and the crashed welcome campaign');
     const demoPassword = generatePassword();
     const users = [];

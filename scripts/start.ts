@@ -1,5 +1,6 @@
 // `npm start`: the demo. PostgreSQL (embedded unless DATABASE_URL is set), migrations, demo data on
-// an empty database, a production build when sources changed, then the console on
+// an empty embedded database (on DATABASE_URL's only with `-- --seed-demo`, and never under
+// NODE_ENV=production: scripts/seed.ts), a production build when sources changed, then the console on
 // http://localhost:3000 (served by the production web server, scripts/support/web-server.ts) plus the
 // background worker (forced replays and reconciliation). Production runs `npm run start:prod` and
 // `npm run worker` instead (docs/DEPLOYMENT.md): they never seed.
@@ -12,7 +13,7 @@ import path from 'node:path';
 import { env } from '../lib/env.ts';
 import { provisionDatabase } from '../lib/db/provision.ts';
 import { startSandbox } from '../lib/providers/sandbox/server.ts';
-import { seedIfEmpty } from './seed.ts';
+import { demoSeedWanted, seedIfEmpty } from './seed.ts';
 import { nextBuildIsFresh } from './support/next-build.ts';
 import { nextCli, ownStopSignals, spawnGroup, stopGroups, type GroupChild } from './support/processes.ts';
 import { WORKER_NODE_ARGS } from './support/worker-args.ts';
@@ -66,7 +67,21 @@ async function main() {
       sandbox: { type: 'sandbox', url: sandbox.url },
     });
     sandboxStop = () => sandbox.stop();
-    const seeded = await seedIfEmpty({ appUrl: database.appUrl, sandboxUrl: sandbox.url, log: say });
+    const production = env().NODE_ENV === 'production';
+    const demo = demoSeedWanted({
+      embedded: database.embedded !== null,
+      asked: process.argv.includes('--seed-demo'),
+      production,
+    });
+    if (!demo)
+      say(
+        production
+          ? 'NODE_ENV=production: nothing is seeded (npm run user:create adds people)'
+          : 'DATABASE_URL names a database of its own: no demo data is written (npm start -- --seed-demo writes it into an empty one)',
+      );
+    const seeded = production
+      ? { admin: null, demoPassword: null, demoUsers: [] }
+      : await seedIfEmpty({ appUrl: database.appUrl, sandboxUrl: sandbox.url, log: say, demo });
 
     if (!dev && !nextBuildIsFresh()) {
       say('building the console (first start, or sources changed)...');

@@ -2,14 +2,15 @@
 // workers' chunks, the sweep of stalled replays and the reconciler (C1-C3, on start-up and every
 // RECONCILE_INTERVAL_SECONDS) only in the leader, one worker across all of them (lib/ops/leader.ts).
 // Run several for more throughput: `npm run worker`. With MIGRATION_DATABASE_URL set, installs the
-// job schema first. Refuses to start on migrations of this build not applied (`npm run migrate`).
+// job schema first. Refuses to start on migrations of this build not applied (`npm run migrate`), and
+// on a DATABASE_URL marked pgbouncer=true (its locks need a real session).
 // SIGTERM/SIGINT: no new chunks; running ones get SHUTDOWN_GRACE_SECONDS to finish (an unfinished one
 // goes back to the queue for another worker); leadership is handed back; exit 0.
 import { loadCheckpointKey } from '../lib/audit/checkpoint.ts';
 import { startCheckpointSchedule } from '../lib/audit/checkpoint-schedule.ts';
 import { startAuditVerificationSchedule } from '../lib/audit/verification-schedule.ts';
 import { auditVerificationFigures } from '../lib/audit/verification.ts';
-import { createDb, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
+import { createDb, marksTransactionPooler, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
 import { consoleBaseUrl } from '../lib/notifications/email-outbox.ts';
 import { notificationEmailProvider, startNotificationSchedule } from '../lib/notifications/schedule.ts';
@@ -33,6 +34,13 @@ async function main() {
   const e = env();
   const tracing = startTracingFromEnv('effect-ledger-worker'); // OTEL_EXPORTER_OTLP_ENDPOINT set: spans of chunks
   if (!e.DATABASE_URL) throw new Error('DATABASE_URL is not set (the app role connection)');
+  // The leader lock and the chunk locks are session advisory locks: through a transaction-mode pooler
+  // each statement may run on another server session, so two workers would both lead and a chunk's
+  // lock would be held by nobody. Refused before anything connects.
+  if (marksTransactionPooler(e.DATABASE_URL))
+    throw new Error(
+      "DATABASE_URL carries pgbouncer=true (a transaction-mode pooler), which cannot hold a worker's session advisory locks (its leadership and its replay chunks): give the worker a DATABASE_URL that reaches PostgreSQL directly or through a session-mode pool",
+    );
   const pending = await pendingMigrations(preparedStatementsFor(e.DATABASE_URL).url);
   if (pending.length) throw new Error(pendingMigrationsMessage(pending));
   if (e.MIGRATION_DATABASE_URL) await installJobEngine(e.MIGRATION_DATABASE_URL);
@@ -69,7 +77,7 @@ async function main() {
   watchPool(sqlPool(db));
   watchReplays(db, () => leader.isLeader());
   const http = e.WORKER_HTTP_PORT
-    ? await startWorkerHttp(e.WORKER_HTTP_PORT, { heartbeat: leader.lastContact, token: e.METRICS_TOKEN })
+    ? await startWorkerHttp(e.WORKER_HTTP_PORT, { heartbeat: leader.lastContact, token: e.METRICS_TOKEN, log })
     : undefined;
   // T1: the leader prunes retired runs, then old notifications, every RETENTION_INTERVAL_MINUTES
   // (lib/retention).

@@ -15,6 +15,17 @@ export type { PrismaClient };
 const poolHolder = globalThis as unknown as { __ledgerPools?: WeakMap<object, pg.Pool> };
 const pools = (poolHolder.__ledgerPools ??= new WeakMap<object, pg.Pool>());
 
+/** Whether a connection string says it goes through a transaction-mode pooler (`pgbouncer=true`, the
+ *  convention Prisma uses too). Session state does not survive a transaction there: no prepared
+ *  statement names, and no session advisory locks (which is why a worker refuses such a URL). */
+export function marksTransactionPooler(connectionString: string): boolean {
+  try {
+    return new URL(connectionString).searchParams.get('pgbouncer') === 'true';
+  } catch {
+    return false; // not a URL (a key=value string): no mark
+  }
+}
+
 /**
  * Whether the hot paths may use named prepared statements (parsed and planned once per connection).
  * Not through a transaction-mode pooler that does not track them (PgBouncer before 1.21): there a
@@ -23,10 +34,9 @@ const pools = (poolHolder.__ledgerPools ??= new WeakMap<object, pg.Pool>());
  */
 export function preparedStatementsFor(connectionString: string): { url: string; prepared: boolean } {
   let url = connectionString;
-  let pooler = false;
+  const pooler = marksTransactionPooler(connectionString);
   try {
     const parsed = new URL(connectionString);
-    pooler = parsed.searchParams.get('pgbouncer') === 'true';
     parsed.searchParams.delete('pgbouncer');
     url = parsed.toString();
   } catch {

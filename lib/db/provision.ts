@@ -1,6 +1,9 @@
-// Brings a database to the point the app can use it: the embedded server when no DATABASE_URL is
-// given (data kept in LEDGER_DATA_DIR, default ./.data), migrations applied as the owner, and the
-// application login role (A3). Used by `npm start`, the worker, the bench and the browser tests.
+// Brings a database to the point the app can use it: migrations applied as the owner and, on the
+// embedded server, the application login role (A3). A server named by MIGRATION_DATABASE_URL or
+// DATABASE_URL is used when either is set (the owner is MIGRATION_DATABASE_URL, else DATABASE_URL);
+// the embedded server only when neither is (data kept in LEDGER_DATA_DIR, default ./.data), and never
+// under NODE_ENV=production, where migrating a throwaway local database and exiting 0 would hide a
+// missing variable. Used by `npm start`, `npm run migrate` and the other CLI scripts.
 import path from 'node:path';
 import pg from 'pg';
 import { env } from '../env.ts';
@@ -43,11 +46,18 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
 export async function provisionDatabase(options: ProvisionOptions = {}): Promise<ProvisionedDatabase> {
   const log = options.log ?? (() => {});
   const e = env();
-  if (e.DATABASE_URL) {
-    const ownerUrl = e.MIGRATION_DATABASE_URL ?? e.DATABASE_URL;
-    log('using the PostgreSQL server named by DATABASE_URL');
+  const ownerUrl = e.MIGRATION_DATABASE_URL ?? e.DATABASE_URL;
+  if (ownerUrl) {
+    log(`using the PostgreSQL server named by ${e.MIGRATION_DATABASE_URL ? 'MIGRATION_DATABASE_URL' : 'DATABASE_URL'}`);
     const appliedMigrations = await applyMigrations(ownerUrl);
-    return { appUrl: e.DATABASE_URL, ownerUrl, embedded: null, appliedMigrations, stop: async () => {} };
+    // With the owner's URL alone (`npm run migrate`), the owner is also what the app connects as.
+    const appUrl = e.DATABASE_URL ?? ownerUrl;
+    return { appUrl, ownerUrl, embedded: null, appliedMigrations, stop: async () => {} };
+  }
+  if (e.NODE_ENV === 'production') {
+    throw new Error(
+      'MIGRATION_DATABASE_URL (or DATABASE_URL) is not set: under NODE_ENV=production no embedded database is started',
+    );
   }
   const dataDir = path.resolve(options.dataDir ?? e.LEDGER_DATA_DIR);
   const port = options.port ?? e.EMBEDDED_POSTGRES_PORT;

@@ -3,8 +3,10 @@
 // session advisory lock on a dedicated connection leads. PostgreSQL drops the lock with the session,
 // so a leader that dies (kill -9, a lost network) frees it and another worker takes it at its next
 // try. The connection needs a real session: direct to PostgreSQL or through a session-mode pooler,
-// never a transaction-mode one (docs/DEPLOYMENT.md).
-import pg from 'pg';
+// never a transaction-mode one (docs/DEPLOYMENT.md). The connection asks the server to notice a lost
+// worker within seconds (lib/db/lock-session.ts), so its lock does not outlive the machine for hours.
+import type pg from 'pg';
+import { openLockSession } from '../db/lock-session.ts';
 
 /** Advisory lock (class, key) pairs; the class is distinct from the replay chunk locks (20583). */
 export const LEADER_LOCK_CLASS = 20584;
@@ -44,17 +46,16 @@ export async function startLeaderElection(options: LeaderOptions): Promise<Leade
   const tick = async () => {
     try {
       if (!client) {
-        const c = new pg.Client({
-          connectionString: options.connectionString,
-          application_name: 'ledger-leader',
-          keepAlive: true,
-          // A silent network partition must not leave a leader that believes it still holds the lock.
-          query_timeout: 5_000,
-          connectionTimeoutMillis: 5_000,
-        });
-        c.on('error', (e) => drop(`connection: ${e.message}`));
-        await c.connect();
-        client = c;
+        client = await openLockSession(
+          {
+            connectionString: options.connectionString,
+            application_name: 'ledger-leader',
+            // A silent network partition must not leave a leader that believes it still holds the lock.
+            query_timeout: 5_000,
+            connectionTimeoutMillis: 5_000,
+          },
+          (e) => drop(`connection: ${e.message}`),
+        );
       }
       if (leader) {
         await client.query('SELECT 1'); // the lock lives as long as this session does

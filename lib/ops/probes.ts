@@ -4,6 +4,7 @@
 import { apiDb } from '../api/db.ts';
 import { sqlPool, sqlRows } from '../db/client.ts';
 import { auditVerificationFigures } from '../audit/verification.ts';
+import { componentLogger } from './log.ts';
 import { exposition, watchAuditVerification, watchPool } from './metrics.ts';
 import { migrationNames, pendingMigrationsWith } from './preflight.ts';
 
@@ -13,6 +14,8 @@ export interface Readiness {
 }
 
 let shippedMigrations: string[] | undefined;
+let logger: ReturnType<typeof componentLogger> | undefined;
+const probeLog = () => (logger ??= componentLogger('web', true));
 
 export async function readiness(): Promise<Readiness> {
   // Read once: the migrations folder ships with the build and does not change while it runs.
@@ -28,10 +31,10 @@ export async function readiness(): Promise<Readiness> {
     const db = apiDb();
     pending = await pendingMigrationsWith((sql) => sqlRows<Record<string, unknown>>(db, sql, []), shippedMigrations);
   } catch (error) {
-    return {
-      ready: false,
-      checks: { database: `unreachable: ${(error as Error).message}`, migrations: 'not checked' },
-    };
+    // The probe answers anyone who can reach it: the driver's text (host names, ports, role names)
+    // goes to the log only.
+    probeLog().warn({ err: (error as Error).message }, 'readiness: database unreachable');
+    return { ready: false, checks: { database: 'unreachable', migrations: 'not checked' } };
   }
   if (pending.length) {
     return {

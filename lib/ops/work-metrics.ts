@@ -45,14 +45,21 @@ function build() {
         this.reset();
         const source = progressSource;
         if (!source?.reports()) return;
-        const [row] = await sqlRows<Record<string, number>>(
-          source.db,
-          `SELECT count(*)::int AS replays, coalesce(sum(sent), 0)::int AS sent, coalesce(sum(skipped), 0)::int AS skipped,
-                  coalesce(sum(failed), 0)::int AS failed, coalesce(sum(unknown), 0)::int AS unknown,
-                  coalesce(sum(greatest(total - sent - skipped - failed - unknown, 0)), 0)::int AS remaining
-             FROM replay WHERE status = 'running'`,
-          [],
-        );
+        let row: Record<string, number> | undefined;
+        try {
+          [row] = await sqlRows<Record<string, number>>(
+            source.db,
+            `SELECT count(*)::int AS replays, coalesce(sum(sent), 0)::int AS sent, coalesce(sum(skipped), 0)::int AS skipped,
+                    coalesce(sum(failed), 0)::int AS failed, coalesce(sum(unknown), 0)::int AS unknown,
+                    coalesce(sum(greatest(total - sent - skipped - failed - unknown, 0)), 0)::int AS remaining
+               FROM replay WHERE status = 'running'`,
+            [],
+          );
+        } catch {
+          // The database cannot be reached: the scrape goes on without this gauge (its absence, and the
+          // worker's /readyz, tell the story) rather than failing every metric with it.
+          return;
+        }
         for (const state of ['sent', 'skipped', 'failed', 'unknown', 'remaining'])
           this.set({ state }, Number(row?.[state] ?? 0));
       },

@@ -89,9 +89,13 @@ export interface JobSender {
 }
 
 let shared: Promise<PgBoss> | undefined;
-/** One sender per process, on DATABASE_URL (the console's process). */
+/** One sender per process, on DATABASE_URL (the console's process). A start that fails (the database
+ *  down for a moment) is forgotten, so the next replay tries again instead of getting that error forever. */
 export function sharedJobSender(appUrl: string): Promise<JobSender> {
-  shared ??= startBoss(appUrl);
+  shared ??= startBoss(appUrl).catch((error: unknown) => {
+    shared = undefined;
+    throw error;
+  });
   return shared;
 }
 

@@ -8,9 +8,10 @@
 //  - reconciliation (C1-C3) on start-up and every interval.
 // Rescue, sweep and reconciliation run only in the leader when one is given (lib/ops/leader.ts: one
 // at a time across every worker process); chunk handlers run in every worker.
-import pg from 'pg';
+import type pg from 'pg';
 import type PgBoss from 'pg-boss';
 import { sqlPool, type Db } from '../db/client.ts';
+import { openLockSession } from '../db/lock-session.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { completeIfDone } from './complete-replay.ts';
 import { executorActor, type ExecutorDeps } from './executor.ts';
@@ -61,15 +62,14 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
       return next;
     },
     async run(sql: string, params: unknown[]) {
-      lockClient ??= (async () => {
-        const c = new pg.Client({ connectionString: options.appUrl, application_name: 'replay-worker-locks' });
-        c.on('error', (e) => {
+      // Kept alive server-side (lib/db/lock-session.ts): a lost machine's chunk locks free within seconds.
+      lockClient ??= openLockSession(
+        { connectionString: options.appUrl, application_name: 'replay-worker-locks' },
+        (e) => {
           log(`lock connection: ${e.message}`);
           lockClient = undefined;
-        });
-        await c.connect();
-        return c;
-      })().catch((e: unknown) => {
+        },
+      ).catch((e: unknown) => {
         lockClient = undefined;
         throw e;
       });
@@ -105,13 +105,32 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
       const timer = setTimeout(done, ms);
       wakeUps.add(done);
     });
+  // A live handler (here or in another worker) still runs this chunk: pg-boss handed it out again,
+  // after its expiry for instance. Returning would let pg-boss mark the job completed though its
+  // holder may yet fail it, and its items would wait for the sweep; failed, it comes back after the
+  // queue's retry delay and runs once its holder is done (or has died: the lock is then free).
+  const refuseHeld = async (job: PgBoss.Job<ReplayChunk>) => {
+    log(`chunk job ${job.id} is still held by a live handler; not running it twice, retried later`);
+    await boss.fail(REPLAY_QUEUE, job.id, { reason: 'held by a live handler' });
+  };
+  // Chunk jobs a handler of this process runs now. pg_try_advisory_lock is re-entrant within a
+  // session, and every handler here shares the lock connection, so the lock alone would let a job
+  // handed out again to a second handler of this process run beside the first.
+  const running = new Set<string>();
   const handle = async ([job]: PgBoss.Job<ReplayChunk>[]) => {
     if (!job) return;
-    const got = await locks.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [LOCK_CLASS, job.id]);
+    if (running.has(job.id)) return refuseHeld(job);
+    running.add(job.id);
+    let got;
+    try {
+      got = await locks.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [LOCK_CLASS, job.id]);
+    } catch (error) {
+      running.delete(job.id);
+      throw error;
+    }
     if (!got.rows[0]?.ok) {
-      // A live worker still runs this chunk (pg-boss handed it out again after its expiry): leave it to it.
-      log(`chunk job ${job.id} is still held by a live worker; not running it twice`);
-      return;
+      running.delete(job.id);
+      return refuseHeld(job);
     }
     // The job is completed (or failed for a retry) while the lock is still held: released first, a
     // chunk that had finished looked like a dead worker's to the rescue (active, lock free) until
@@ -139,6 +158,7 @@ export async function startReplayWorker(options: WorkerOptions): Promise<ReplayW
       if (!failed) throw error;
     } finally {
       await locks.query('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, job.id]).catch(() => undefined);
+      running.delete(job.id);
     }
   };
   // The lock connection is opened now: opened on a first chunk under load it could take longer than

@@ -89,11 +89,16 @@ export function isApiPath(url: string | undefined): boolean {
   return url !== undefined && (url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?'));
 }
 
+// A bearer credential, as lib/api/auth.ts reads the Authorization header.
+const BEARER = /^Bearer\s+\S+\s*$/i;
+
 /**
  * Serves one agent API request from node:http: the body is read up to one byte past the handler's
  * limit (lib/api/request-body.ts refuses it with 413 and a problem document; reading further would
  * only buffer what is refused anyway), handed to the route handler with a web Request for the rest,
  * and the answer written back with `headers` (the console's security headers) under the handler's.
+ * A request that carries no bearer credential is not read at all: anyone could otherwise make the
+ * server buffer up to the limit per request before being told 401.
  */
 export function serveApi(
   req: IncomingMessage,
@@ -114,15 +119,21 @@ export function serveApi(
         answer().then(resolve, reject);
       }
     };
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    // A body sent without a credential is left unread: the route handler answers as it would (401
+    // audited and counted, the failure limit, or 404/405 for no such route), from an empty body and
+    // without the Authorization header, so the answer cannot depend on bytes that were never read.
+    const sendsBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    const unread = sendsBody && !BEARER.test(req.headers.authorization ?? '');
     const answer = async () => {
       const head = new Headers();
       for (const [k, v] of Object.entries(req.headers)) {
         if (typeof v === 'string') head.set(k, v);
         else if (Array.isArray(v)) for (const item of v) head.append(k, item);
       }
+      if (unread) head.delete('authorization');
       // The bytes go to the handler beside the Request rather than through a body stream on it: the
       // handler checks them the same way (lib/api/request-body.ts), with less work per request.
-      const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
       // Routed by the path alone: the client's Host header (still among the headers) is no part of
       // the URL, since a Host such as "h/api/v1/other#" would move the path the handler sees.
       const request = new Request(`http://api.invalid${req.url ?? '/'}`, {
@@ -133,17 +144,21 @@ export function serveApi(
       if (loggedAnswers.has(response)) loggedResponses.add(res);
       const payload = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
       const out: Record<string, string> = { ...headers, ...Object.fromEntries(response.headers.entries()) };
-      // The rest of an oversized body is not read: the connection cannot be reused after this answer.
-      if (overflow) out.connection = 'close';
+      // The rest of an oversized or unread body is not read: the connection cannot be reused after this answer.
+      if (overflow || unread) out.connection = 'close';
       res.writeHead(response.status, out);
       res.end(payload);
     };
+    res.once('finish', resolve);
+    res.once('close', resolve);
+    if (unread) {
+      answer().then(resolve, reject);
+      return;
+    }
     req.on('data', onData);
     req.once('error', reject);
     req.once('end', () => {
       if (!overflow) answer().then(resolve, reject);
     });
-    res.once('finish', resolve);
-    res.once('close', resolve);
   });
 }

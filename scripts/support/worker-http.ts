@@ -3,7 +3,8 @@
 //  GET /readyz   200 while its heartbeat is fresh: its leader connection (lib/ops/leader.ts) reached
 //                PostgreSQL within the last staleMs (default STALE_MS), whether it leads or follows;
 //                else 503,
-//  GET /metrics  Prometheus text of this process (its database pool, process metrics, replays).
+//  GET /metrics  Prometheus text of this process (its database pool, process metrics, replays); 500
+//                when the scrape fails.
 // The clock and the threshold are options so a test can age the heartbeat without waiting for it.
 import { createServer, type Server } from 'node:http';
 import { exposition } from '@/lib/ops/metrics.ts';
@@ -16,10 +17,12 @@ export interface WorkerHttpOptions {
   token?: string;
   staleMs?: number;
   now?: () => number;
+  /** Where a failed scrape is reported (the worker's log). */
+  log?: (line: string) => void;
 }
 
 export function startWorkerHttp(port: number, options: WorkerHttpOptions): Promise<Server> {
-  const { heartbeat, token, staleMs = STALE_MS, now = Date.now } = options;
+  const { heartbeat, token, staleMs = STALE_MS, now = Date.now, log = () => undefined } = options;
   const server = createServer((req, res) => {
     const send = (status: number, type: string, body: string) => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
@@ -47,7 +50,18 @@ export function startWorkerHttp(port: number, options: WorkerHttpOptions): Promi
           'application/problem+json',
           JSON.stringify({ status: 401, code: 'unauthenticated', title: 'Not authenticated' }),
         );
-      void exposition().then(({ body, contentType }) => send(200, contentType, body));
+      // A failed scrape is answered 500 and logged: unanswered, its rejection would end the worker.
+      exposition().then(
+        ({ body, contentType }) => send(200, contentType, body),
+        (error: unknown) => {
+          log(`metrics scrape failed: ${error instanceof Error ? error.message : String(error)}`);
+          send(
+            500,
+            'application/problem+json',
+            JSON.stringify({ status: 500, code: 'internal', title: 'Internal error', detail: 'metrics unavailable' }),
+          );
+        },
+      );
       return;
     }
     send(404, 'application/problem+json', JSON.stringify({ status: 404, code: 'not_found', title: 'Not found' }));

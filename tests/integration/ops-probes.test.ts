@@ -65,15 +65,17 @@ describe('operations endpoints', () => {
     expect((await readyz()).status).toBe(200);
   });
 
-  it('GET /readyz: 503 naming the database when it cannot be reached', async () => {
+  it('GET /readyz: 503 naming the database when it cannot be reached, without the driver text (it goes to the log)', async () => {
     const unreachable = createDb('postgres://nobody:x@127.0.0.1:1/none', 1);
     setDb(unreachable);
     try {
       const res = await readyz();
       expect(res.status).toBe(503);
-      const body = await res.json();
-      expect(body.checks.database).toMatch(/^unreachable: /);
-      expect(body.checks.migrations).toBe('not checked');
+      const text = await res.text();
+      const body = JSON.parse(text);
+      expect(body.checks).toEqual({ database: 'unreachable', migrations: 'not checked' });
+      // The probe answers anyone: no address, port or error code of the database leaks from it.
+      expect(text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|nobody/);
     } finally {
       useApiDb(t.db);
       await unreachable.$disconnect();
