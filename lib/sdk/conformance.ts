@@ -80,7 +80,7 @@ export async function checkConformance<A extends object>(
     }
   };
   const base = keyOf(options.sample, '(sample)', 'original');
-  let baseLive: { key: string; epoch: number } | null = null;
+  let baseLive: { key: string; epoch: number; attemptId: string | null } | null = null;
   const claimLive = async (args: A) => {
     const id = tool.identity(args);
     const r = await options.live!.transport.claim({
@@ -90,26 +90,23 @@ export async function checkConformance<A extends object>(
       recordId: id.record,
       target: id.target,
     });
-    return { key: r.key, epoch: r.epoch };
+    return { key: r.key, epoch: r.epoch, attemptId: r.claimed ? r.attemptId : null };
   };
   if (options.live && base) baseLive = await claimLive(options.sample);
   let variations = 0;
-  for (const input of tool.generated) {
-    for (const v of variantsOf(options.sample[input])) {
-      variations += 1;
-      const args = { ...options.sample, [input]: v.value } as A;
-      if (v.value === undefined) delete (args as Record<string, unknown>)[input];
-      const key = keyOf(args, input, v.label);
-      if (base && key && key !== base)
-        problems.push({ input, variant: v.label, problem: `the key moved: ${base} -> ${key}` });
-      if (baseLive && key) {
-        const live = await claimLive(args);
-        if (live.key !== baseLive.key)
-          problems.push({ input, variant: v.label, problem: `the server key moved: ${baseLive.key} -> ${live.key}` });
-        if (live.epoch !== baseLive.epoch)
-          problems.push({ input, variant: v.label, problem: `the epoch moved: ${baseLive.epoch} -> ${live.epoch}` });
-      }
-    }
+  try {
+    await varyInputs();
+  } finally {
+    // The live check's own claim sends nothing: it is given back as failed (S3 frees the key), so the
+    // sample's record and target are not held pending, then unknown, for support.
+    if (options.live && baseLive?.attemptId)
+      await options.live.transport.reportOutcome({
+        key: baseLive.key,
+        epoch: baseLive.epoch,
+        attemptId: baseLive.attemptId,
+        outcome: 'failed',
+        evidence: { conformance: 'claimed by the conformance check (K4); nothing was sent' },
+      });
   }
   return {
     tool: tool.name,
@@ -119,4 +116,24 @@ export async function checkConformance<A extends object>(
     variations,
     problems,
   };
+
+  async function varyInputs() {
+    for (const input of tool.generated) {
+      for (const v of variantsOf(options.sample[input])) {
+        variations += 1;
+        const args = { ...options.sample, [input]: v.value } as A;
+        if (v.value === undefined) delete (args as Record<string, unknown>)[input];
+        const key = keyOf(args, input, v.label);
+        if (base && key && key !== base)
+          problems.push({ input, variant: v.label, problem: `the key moved: ${base} -> ${key}` });
+        if (baseLive && key) {
+          const live = await claimLive(args);
+          if (live.key !== baseLive.key)
+            problems.push({ input, variant: v.label, problem: `the server key moved: ${baseLive.key} -> ${live.key}` });
+          if (live.epoch !== baseLive.epoch)
+            problems.push({ input, variant: v.label, problem: `the epoch moved: ${baseLive.epoch} -> ${live.epoch}` });
+        }
+      }
+    }
+  }
 }

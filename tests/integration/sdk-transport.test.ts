@@ -44,7 +44,7 @@ describe('HTTP transport', () => {
     expect(await t.db.attempt.count({ where: { key: result.key } })).toBe(1);
   });
 
-  it('K4: the live conformance check claims every variant against the ledger: key and epoch do not move', async () => {
+  it('K4: the live conformance check claims every variant against the ledger: key and epoch do not move; its claim is given back', async () => {
     const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: routeFetch }));
     const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
     const tool = defineTool<{ customerId: string; email: string; subject: string; body: string }>({
@@ -60,7 +60,17 @@ describe('HTTP transport', () => {
     });
     expect(report.problems).toEqual([]);
     expect(report.ok).toBe(true);
-    expect(await t.db.effect.count({ where: { runId: run.runId } })).toBe(1);
+    // Its one claim is given back (failed frees the key, S3): the real send can claim it.
+    const effects = await t.db.effect.findMany({ where: { runId: run.runId } });
+    expect(effects.map((e) => e.state)).toEqual(['failed']);
+    const real = await ledger.transport.claim({
+      runId: run.runId,
+      tool: toolName,
+      action: 'campaign_welcome',
+      recordId: 'c-9',
+      target: 'live@example.com',
+    });
+    expect(real.claimed).toBe(true);
   });
 
   it('R1: a parser that throws never loses the raw response: the bytes go with the unknown report and are stored untouched', async () => {
