@@ -122,6 +122,23 @@ describe('POST /api/v1/effects/outcome carrying the raw response', () => {
     expect(await snapshot(t.db)).toEqual(before);
   });
 
+  it('S3: every outcome names its claim: a report of done, failed, unknown or stuck without attemptId is 422 naming it, and nothing moves', async () => {
+    const c = await claim('stale@example.com');
+    const before = await snapshot(t.db);
+    const reports = [
+      { outcome: 'done', receipt: 'm' },
+      { outcome: 'failed', evidence: { status: 550 } },
+      { outcome: 'unknown', evidence: { why: 'timeout' } },
+      { outcome: 'stuck', evidence: { why: 'token lost' } },
+    ];
+    for (const r of reports) {
+      const res = await post('/effects/outcome', { key: c.key, epoch: c.epoch, ...r }, { token });
+      expect(res.status, r.outcome).toBe(422);
+      expect(await res.json()).toMatchObject({ code: 'validation', field: 'attemptId' });
+    }
+    expect(await snapshot(t.db)).toEqual(before);
+  });
+
   it('Z6 R1: an attemptId of another key (even of a workflow the runtime key cannot reach) is refused, 422 naming it; neither attempt nor effect changes', async () => {
     // The other workflow's claim, made with a key of its own.
     const theirs = await claim('eve@example.com');
