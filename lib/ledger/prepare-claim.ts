@@ -66,6 +66,11 @@ export async function requireClaimScope(
 /** K1-K3: the tool's registered action, then the key derived from the registered tool and the run's
  *  trigger. Needs no actor, so it may run before the caller is known (it reads only the catalog). */
 export function deriveClaimKey(input: ClaimIntent, tool: ToolInfo, run: RunInfo): { key: string; target: string } {
+  // Runs are created with their trigger in normal form C (create-run.ts). An event stored before
+  // that, in another form, would derive the keys of its normal-form twin, which may belong to
+  // another workflow: its runs claim nothing.
+  if (run.triggerId !== run.triggerId.normalize('NFC'))
+    throw invalid('runId', `run ${run.id}: its trigger id is not in Unicode normal form C; create a new run`);
   if (!tool.actions.includes(input.action)) {
     throw invalid(
       'action',

@@ -166,6 +166,51 @@ describe('runtime-key authentication (Z6, A4)', () => {
     );
   });
 
+  it("K1 Z6: a trigger id spelled in another Unicode form is the same event, so another workflow's runtime key is refused it and cannot reach its keys; control characters are refused", async () => {
+    const composed = 'caf\u00e9-42';
+    const decomposed = 'cafe\u0301-42';
+    const owner = await makeKey(t.db, ['wf_nfc_a']);
+    const first = await post('/runs', { workflow: 'wf_nfc_a', triggerId: composed }, { token: owner.token });
+    expect(first.status).toBe(201);
+    const { token } = await makeKey(t.db, ['wf_nfc_b']);
+    const before = await snapshot(t.db);
+    const other = await post('/runs', { workflow: 'wf_nfc_b', triggerId: decomposed }, { token });
+    expect(other.status).toBe(403);
+    expect(await other.json()).toMatchObject({ code: 'forbidden', field: 'triggerId' });
+    const events = await t.owner<{ n: number }>('SELECT count(*)::int AS n FROM event WHERE trigger_id IN ($1, $2)', [
+      composed,
+      decomposed,
+    ]);
+    expect(events.rows[0]!.n).toBe(1);
+    expect(await snapshot(t.db)).toEqual(before);
+    const same = await post('/runs', { workflow: 'wf_nfc_a', triggerId: decomposed }, { token: owner.token });
+    expect(same.status).toBe(201);
+    // A run whose event was stored before trigger ids were normalized claims nothing: its keys are
+    // its normal-form twin's.
+    const legacy = await t.owner<{ id: string }>(
+      `WITH e AS (INSERT INTO event (id, trigger_id, workflow) VALUES (gen_random_uuid(), $1, 'wf_nfc_b') RETURNING id)
+       INSERT INTO run (id, workflow, event_id, created_by_kind, created_by) SELECT gen_random_uuid(), 'wf_nfc_b', e.id, 'system', 'old' FROM e RETURNING id`,
+      ['legacy-cafe\u0301'],
+    );
+    const tool = await makeTool(t.db);
+    const claimed = await post(
+      '/effects/claim',
+      {
+        runId: legacy.rows[0]!.id,
+        tool: tool.name,
+        action: 'campaign_welcome',
+        recordId: 'r',
+        target: 'n@example.com',
+      },
+      { token },
+    );
+    expect(claimed.status).toBe(422);
+    expect(await claimed.json()).toMatchObject({ field: 'runId' });
+    const control = await post('/runs', { workflow: 'wf_nfc_a', triggerId: 'evt\u0007bell' }, { token: owner.token });
+    expect(control.status).toBe(422);
+    expect(await control.json()).toMatchObject({ field: 'triggerId' });
+  });
+
   it('Z6: creating and revoking a runtime key is audited, only the hash is stored, and the key stops working at once', async () => {
     const created = await makeKey(t.db, ['wf_a'], 'billing-agent');
     expect(created.token).toMatch(/^elk_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);

@@ -8,8 +8,18 @@ import type { CommandContext } from './common.ts';
 
 export const createRunInput = z.strictObject({
   workflow: z.string().trim().min(1).max(128),
-  /** Event id or scheduled occurrence id: never the wall clock of the run (K1). */
-  triggerId: z.string().trim().min(1).max(256),
+  /** Event id or scheduled occurrence id: never the wall clock of the run (K1). Stored in Unicode
+   *  normal form C, as keys use it (lib/sdk/keys.ts): two spellings of one id (an accent precomposed
+   *  or combining) are one event, so they can never be two events of different workflows that derive
+   *  the same keys. Control characters and lone surrogates, which no key can carry, are refused. */
+  triggerId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(256)
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters')
+    .refine((s) => !/\p{Cs}/u.test(s), 'is not well-formed Unicode (lone surrogate)')
+    .transform((s) => s.normalize('NFC')),
 });
 
 export async function createRun(ctx: CommandContext, raw: unknown) {
