@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, userActor } from '../helpers/factories.ts';
-import { approvePlan, createRun } from '@/lib/ledger/index.ts';
+import { approvePlan, checkReplay, createRun } from '@/lib/ledger/index.ts';
 import { makeKey, post, useApiDb } from './api-support.ts';
 
 let t: TestDatabase;
@@ -89,7 +89,7 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
     expect(audit.rows[0]!.n).toBe(1);
   });
 
-  it('F6: a pending target still inside its lease does not block; without blockers the answer is 202 with what may proceed (never claimed, failed) and what is skipped', async () => {
+  it('F6 P1: a pending target still inside its lease does not block; without blockers the answer is 202 with what may proceed (never claimed in the approved plan, failed) and what is skipped', async () => {
     const { run, items } = await runWithPlan(['f@example.com', 'g@example.com', 'h@example.com', 'i@example.com']);
     const [f, g] = await Promise.all(items.slice(0, 3).map((i) => claim(run.runId, i)));
     await post(
@@ -102,6 +102,14 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
       { key: g.key, epoch: 1, attemptId: g.attemptId, outcome: 'failed', evidence: { status: 422 } },
       { token },
     );
+    // P1: while the plan waits for its approval, a target never claimed is not sent.
+    const unapproved = await (await post(`/runs/${run.runId}/replay`, {}, { token })).json();
+    expect(unapproved.proceed.map((x: { target: string }) => x.target)).toEqual(['g@example.com']);
+    expect(unapproved.skip.map((x: { target: string; state: string }) => `${x.target}:${x.state}`)).toContain(
+      'i@example.com:not_started',
+    );
+    const plan = await t.db.plan.findFirstOrThrow({ where: { runId: run.runId } });
+    await approvePlan({ db: t.db, actor: userActor('operator') }, { planId: plan.id, itemsHash: plan.itemsHash });
     const res = await post(`/runs/${run.runId}/replay`, {}, { token });
     expect(res.status).toBe(202);
     const body = await res.json();
@@ -111,6 +119,15 @@ describe('POST /api/v1/runs/{runId}/replay (F6)', () => {
       'f@example.com:done',
       'h@example.com:pending',
     ]);
+  });
+
+  it('F6: a run with more targets than one answer lists is refused (409, replay from the console), not judged on its first targets', async () => {
+    const { run } = await runWithPlan(['m1@example.com', 'm2@example.com', 'm3@example.com']);
+    const ctx = { db: t.db, actor: { kind: 'runtime' as const, id: 'rt', label: 'rt', workflows: ['*'] } };
+    const check = await checkReplay(ctx, { runId: run.runId }, { limit: 2 });
+    expect(check).toMatchObject({ blocked: true, blocking: 0 });
+    expect(check.blocked && check.reason).toMatch(/more than 2 targets: replay it from the console/);
+    expect(await checkReplay(ctx, { runId: run.runId }, { limit: 3 })).toMatchObject({ blocked: false });
   });
 
   it('F6: a run whose tool history is known to be incomplete gets 409 even with no blocking target', async () => {

@@ -3,10 +3,14 @@
 // with every target's state: the human console is the way forward. Otherwise it lists what may
 // proceed (never claimed, failed, or pending awaiting its claim) and what is skipped. Nothing is
 // claimed here: the runtime still claims each target through the one claim path (S1, F3).
+// A target never claimed proceeds only when it is in the run's approved plan: nothing is sent under
+// a plan that was rejected or is still waiting for its approval (P1). A run with more targets than
+// one answer lists is replayed from the console: an answer about its first targets only could miss
+// a blocking one and would leave the rest out of both lists.
 import { auditRefusal, appendAudit } from '@/lib/audit/append.ts';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import type { CommandContext } from './common.ts';
-import { readRun, type RunTarget } from '@/lib/read-models/run-view.ts';
+import { readRun, RUN_TARGET_LIMIT, type RunTarget } from '@/lib/read-models/run-view.ts';
 
 export interface ReplayTarget {
   target: string;
@@ -55,8 +59,15 @@ const view = (t: RunTarget): ReplayTarget => ({
   changedAt: t.changedAt,
 });
 
-export async function checkReplay(ctx: CommandContext, raw: unknown): Promise<ReplayCheck> {
-  const run = await readRun(ctx, raw, { action: 'run.replay_request' });
+export async function checkReplay(
+  ctx: CommandContext,
+  raw: unknown,
+  options: { limit?: number } = {},
+): Promise<ReplayCheck> {
+  const limit = options.limit ?? RUN_TARGET_LIMIT;
+  const read = await readRun(ctx, raw, { action: 'run.replay_request', limit });
+  const approved = read.plan?.status === 'approved';
+  const run = { ...read, targets: read.targets.map((t) => ({ ...t, inPlan: t.inPlan && approved })) };
   const runId = run.run.id;
   const blocking = run.targets.filter((t) => replayDisposition(t) === 'block');
   const audit = {
@@ -68,10 +79,12 @@ export async function checkReplay(ctx: CommandContext, raw: unknown): Promise<Re
     runId,
     request: ctx.request,
   } as const;
-  if (blocking.length > 0 || !run.run.toolHistoryComplete) {
+  if (blocking.length > 0 || !run.run.toolHistoryComplete || run.truncated) {
     const reason = blocking.length
       ? `${blocking.length} target(s) of run ${runId} are pending past their lease, unknown or stuck: resolve them in the console before replaying`
-      : `the tool history of run ${runId} is incomplete: replay it from the console`;
+      : run.truncated
+        ? `run ${runId} has more than ${limit} targets: replay it from the console (a forced replay)`
+        : `the tool history of run ${runId} is incomplete: replay it from the console`;
     await auditRefusal(ctx.db, {
       ...audit,
       why: reason,
