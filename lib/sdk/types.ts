@@ -226,7 +226,8 @@ export interface EffectView {
 
 export interface DeletionRequest {
   key: string;
-  epoch?: number;
+  /** The epoch that produced the deleted object (the claim's). */
+  epoch: number;
   /** The id of the object the effect produced and that was deleted. */
   objectId: string;
   /** When it was deleted (ISO 8601 with offset); omitted: now. Part of the successor id. */

@@ -107,7 +107,7 @@ describe('runtime-key authentication (Z6, A4)', () => {
         { key: w.key, attemptId: w.attemptId, outcome: 'done', receipt: 'stolen' },
         { token },
       ),
-      deletion: await post('/effects/deletion', { key: w.key, objectId: 'obj' }, { token }),
+      deletion: await post('/effects/deletion', { key: w.key, epoch: w.epoch, objectId: 'obj' }, { token }),
       response: await post(
         `/attempts/${w.attemptId}/response`,
         { status: 200, headers: [], bodyBase64: '' },

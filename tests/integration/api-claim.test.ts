@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { POST as claimPOST } from '@/app/api/v1/effects/claim/route.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { makeRun, makeTool, snapshot } from '../helpers/factories.ts';
+import { makeRun, makeTool, snapshot, userActor } from '../helpers/factories.ts';
+import { resolveUnknown } from '@/lib/ledger/index.ts';
 import { get, makeKey, post, useApiDb } from './api-support.ts';
 
 let t: TestDatabase;
@@ -145,14 +146,43 @@ describe('POST /api/v1/effects/claim', () => {
       { token },
     );
     const deletedAt = '2026-11-30T10:00:00.000Z';
-    const first = await post('/effects/deletion', { key: w.key, objectId: 'post_123', deletedAt }, { token });
+    const first = await post(
+      '/effects/deletion',
+      { key: w.key, epoch: w.epoch, objectId: 'post_123', deletedAt },
+      { token },
+    );
     expect(first.status).toBe(200);
     const a = await first.json();
     expect(a).toMatchObject({ key: w.key, state: 'revoked', objectId: 'post_123', deletedAt });
     expect(a.successorId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    const second = await (await post('/effects/deletion', { key: w.key, objectId: 'post_123' }, { token })).json();
+    const second = await (
+      await post('/effects/deletion', { key: w.key, epoch: w.epoch, objectId: 'post_123' }, { token })
+    ).json();
     expect(second.successorId).toBe(a.successorId);
     const state = await t.db.effect.findFirstOrThrow({ where: { key: w.key } });
     expect(state.state).toBe('revoked');
+  });
+
+  it('V1: a deletion names the epoch that produced the object; an epoch still awaiting its claim produced nothing and is not revoked', async () => {
+    const run = await makeRun(t.db);
+    const w = await (await post('/effects/claim', claimBody(run.runId, 'eve@example.com', 'rec-e'), { token })).json();
+    await post(
+      '/effects/outcome',
+      { key: w.key, epoch: w.epoch, attemptId: w.attemptId, outcome: 'unknown', evidence: { why: 'timeout' } },
+      { token },
+    );
+    // Support finds it was never sent: the epoch waits for a new claim.
+    await resolveUnknown(
+      { db: t.db, actor: userActor('support') },
+      { key: w.key, epoch: w.epoch, outcome: 'not_sent', reason: 'provider log shows nothing' },
+    );
+    const before = await snapshot(t.db);
+    const noEpoch = await post('/effects/deletion', { key: w.key, objectId: 'post_9' }, { token });
+    expect(noEpoch.status).toBe(422);
+    expect(await noEpoch.json()).toMatchObject({ field: 'epoch' });
+    const awaiting = await post('/effects/deletion', { key: w.key, epoch: w.epoch, objectId: 'post_9' }, { token });
+    expect(awaiting.status).toBe(409);
+    expect(await awaiting.json()).toMatchObject({ field: 'epoch', detail: expect.stringMatching(/never claimed/) });
+    expect(await snapshot(t.db)).toEqual(before);
   });
 });

@@ -91,7 +91,7 @@ describe('malformed bodies', () => {
         valid: { key: w.key, epoch: 1, attemptId: w.attemptId, outcome: 'done', receipt: 'msg' },
         schema: schemas.outcomeBody,
       },
-      { path: '/effects/deletion', valid: { key: w.key, objectId: 'obj-1' }, schema: schemas.deletionBody },
+      { path: '/effects/deletion', valid: { key: w.key, epoch: 1, objectId: 'obj-1' }, schema: schemas.deletionBody },
       {
         path: `/attempts/${w.attemptId}/response`,
         valid: { status: 200, headers: [], bodyBase64: '' },

@@ -228,8 +228,16 @@ describe('POST /api/v1/effects/outcome carrying the raw response', () => {
     const cases: [string, Record<string, unknown>, string][] = [
       ['/effects/outcome', { key: c.key, epoch: 2_147_483_648, outcome: 'unknown' }, 'epoch'],
       ['/effects/deletion', { key: c.key, epoch: 2_147_483_648, objectId: 'o1' }, 'epoch'],
-      ['/effects/deletion', { key: c.key, objectId: 'o1', deletedAt: '9999-12-31T23:59:59-23:59' }, 'deletedAt'],
-      ['/effects/deletion', { key: c.key, objectId: 'o1', deletedAt: '0000-01-01T00:00:00+00:01' }, 'deletedAt'],
+      [
+        '/effects/deletion',
+        { key: c.key, epoch: c.epoch, objectId: 'o1', deletedAt: '9999-12-31T23:59:59-23:59' },
+        'deletedAt',
+      ],
+      [
+        '/effects/deletion',
+        { key: c.key, epoch: c.epoch, objectId: 'o1', deletedAt: '0000-01-01T00:00:00+00:01' },
+        'deletedAt',
+      ],
     ];
     for (const [path, body, field] of cases) {
       const res = await post(path, body, { token });

@@ -234,11 +234,12 @@ describe('SDK end to end against the sandbox', () => {
     if (sent!.status !== 'done') throw new Error('expected done');
     const deletion = await http.reportDeletion({
       key: sent!.key,
+      epoch: sent!.epoch,
       objectId: sent!.receipt,
       deletedAt: '2026-11-30T12:00:00Z',
     });
     expect(deletion.state).toBe('revoked');
-    const again = await http.reportDeletion({ key: sent!.key, objectId: sent!.receipt });
+    const again = await http.reportDeletion({ key: sent!.key, epoch: sent!.epoch, objectId: sent!.receipt });
     expect(again.successorId).toBe(deletion.successorId);
     expect((await http.readRun(run.runId)).targets[0]).toMatchObject({ state: 'revoked' });
   });

@@ -9,13 +9,18 @@ import { parseInput } from '../validate.ts';
 import { effectRef, type CommandContext } from './common.ts';
 import { requireEffectScope } from '../scope.ts';
 import { transitionEffect } from './transition-effect.ts';
-import { offsetDatetimeField, optionalReasonField } from '../fields.ts';
+import { epochField, offsetDatetimeField, optionalReasonField } from '../fields.ts';
+import { conflict } from '../errors.ts';
 
 /** Namespace of successor ids (a fixed random UUID: changing it would change every successor). */
 export const SUCCESSOR_NAMESPACE = '6f1c0a52-4a5e-4d0b-9a61-3c7e2b8f9d14';
 
 export const revokeByDeletionInput = z.strictObject({
   ...effectRef,
+  /** The epoch that produced the deleted object (the claim's). Required: after an operator's bump the
+   *  key's current epoch is a new one, and revoking it would block the redo the bump was for while
+   *  the epoch that made the object stayed done. */
+  epoch: epochField,
   /** The id of the object the effect produced and that was deleted. */
   objectId: z.string().trim().min(1).max(256),
   /** When it was deleted (ISO 8601). Omitted: now. Part of the successor id. */
@@ -80,6 +85,13 @@ export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promi
       changedAt: p.at,
     };
   }
+  // An epoch still waiting for its claim (a bump's new epoch) produced nothing that could be deleted.
+  const [row] = await ctx.db.$queryRaw<{ awaiting: boolean }[]>`
+    SELECT awaiting_claim AS awaiting FROM effect WHERE key = ${input.key} AND epoch = ${input.epoch}`;
+  if (row?.awaiting)
+    throw conflict(`epoch ${input.epoch} of this key was never claimed: nothing it produced can have been deleted`, {
+      field: 'epoch',
+    });
   const deletedAt = new Date(input.deletedAt ?? Date.now()).toISOString();
   const successor = successorId(input.objectId, deletedAt);
   const result = await transitionEffect(ctx, {

@@ -139,7 +139,12 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
       { key: claimed.key, epoch: 1, attemptId: claimed.attemptId, outcome: 'done', receipt: 'msg' },
       schemas.outcomeBody,
     ),
-    api('POST /effects/deletion', '/effects/deletion', { key: claimed.key, objectId: 'obj-1' }, schemas.deletionBody),
+    api(
+      'POST /effects/deletion',
+      '/effects/deletion',
+      { key: claimed.key, epoch: 1, objectId: 'obj-1' },
+      schemas.deletionBody,
+    ),
     api(
       'POST /attempts/{id}/response',
       `/attempts/${claimed.attemptId}/response`,
@@ -181,7 +186,7 @@ async function buildTargets(env: AbuseEnv, fx: Fixtures, perTarget: (group: stri
       semantic: true,
     });
     targets[4]!.cases.push({
-      value: { key: `no-such-key-${i}`, objectId: 'o' },
+      value: { key: `no-such-key-${i}`, epoch: 1, objectId: 'o' },
       label: 'unknown key',
       field: 'key',
       kind: 'type',

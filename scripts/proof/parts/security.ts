@@ -303,7 +303,13 @@ async function objectLevel(env: AbuseEnv, n: number) {
         { key: won.key, epoch: won.epoch, attemptId: won.attemptId, outcome: 'done', receipt: 'forged' },
         403,
       ],
-      ['POST /effects/deletion (other key)', 'POST', '/effects/deletion', { key: won.key, objectId: 'obj' }, 403],
+      [
+        'POST /effects/deletion (other key)',
+        'POST',
+        '/effects/deletion',
+        { key: won.key, epoch: won.epoch, objectId: 'obj' },
+        403,
+      ],
       [
         'POST /attempts/{other}/response',
         'POST',
