@@ -66,7 +66,9 @@ export async function readEffect(ctx: CommandContext, raw: unknown): Promise<Eff
       LEFT JOIN LATERAL (
         SELECT response_status, response_headers, response_body FROM attempt
          WHERE attempt.key = e.key AND attempt.epoch = e.epoch AND response_status IS NOT NULL
-         ORDER BY started_at DESC LIMIT 1) a ON true
+         -- The response stored last: started_at is a claim's transaction start, which a claim that
+         -- waited can have earlier than a claim before it.
+         ORDER BY responded_at DESC NULLS LAST, started_at DESC LIMIT 1) a ON true
      WHERE k.key = ${key}`;
   if (!row) throw notFound(`no effect with key ${JSON.stringify(key)}`, { key });
   return {

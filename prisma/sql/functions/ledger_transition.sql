@@ -32,10 +32,15 @@ BEGIN
   ELSIF v_row.state = 'pending' AND v_row.awaiting_claim AND p_to <> 'revoked' THEN
     v_problem := 'the effect is awaiting its claim: nobody holds it';
   ELSIF v_row.state = 'pending' AND p_attempt_id IS NOT NULL AND p_attempt_id IS DISTINCT FROM (
-      SELECT a.id FROM attempt a WHERE a.key = p_key AND a.epoch = v_epoch ORDER BY a.started_at DESC LIMIT 1) THEN
+      SELECT t.attempt_id FROM effect_transition t
+       WHERE t.key = p_key AND t.epoch = v_epoch AND t.to_state = 'pending' AND t.attempt_id IS NOT NULL
+       ORDER BY t.id DESC LIMIT 1) THEN
     -- A claim holder's report names its attempt, and counts only while that attempt is the newest
     -- claim of this (key, epoch): a late report of an earlier claim (a retry whose first try did
     -- commit, then the key was claimed again) must not move the claim that holds the key now.
+    -- Newest by the claim's transition row, whose id is drawn under the effect row's lock, so it
+    -- follows the order the claims took the key; an attempt's started_at is its transaction's start,
+    -- which a claim that waited (in a batch, behind a lock) can have earlier than a claim before it.
     v_problem := 'a newer claim holds this key: this attempt''s report comes after it';
   END IF;
 
