@@ -42,11 +42,14 @@ export type ClaimReplayTargetResult =
 const CLAIM_FROZEN_CALL =
   'ledger_claim_frozen($1, $2, $3, $4, $5, $6::"TargetType", $7, $8::uuid, $9::"ActorKind", $10, $11, $12::int, $13::jsonb, $14)';
 
+// The call sits in the select list of the query that reads the replay's row, so it runs only for a
+// row that passed the status condition (a set-returning function in a select list is evaluated per
+// row after WHERE); in FROM, joined to the replay, whether it ran first would be up to the planner's
+// join order. OFFSET 0 keeps the subquery whole, so the outer column references call it once.
 const CLAIM_WHILE_RUNNING_SQL = `
-  SELECT c.claimed, c.epoch, c.state, c.attempt_id, c.idempotency_key, c.changed_by, c.changed_at, c.moved_to
-    FROM replay r
-   CROSS JOIN LATERAL ${CLAIM_FROZEN_CALL} c
-   WHERE r.id = $15::uuid AND r.status = 'running'`;
+  SELECT (c.x).claimed, (c.x).epoch, (c.x).state, (c.x).attempt_id, (c.x).idempotency_key, (c.x).changed_by,
+         (c.x).changed_at, (c.x).moved_to
+    FROM (SELECT ${CLAIM_FROZEN_CALL} AS x FROM replay r WHERE r.id = $15::uuid AND r.status = 'running' OFFSET 0) c`;
 
 export function claimReplayTarget(
   ctx: CommandContext,
