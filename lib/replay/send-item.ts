@@ -106,7 +106,12 @@ export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped'
     const notSent = isCallFailure(error) && error.providerSent === 'no';
     observeProviderCall(tool.provider, notSent ? 'not_sent' : 'ambiguous', (performance.now() - ts) / 1000);
     if (notSent) {
-      await settle(c, sent, { to: 'failed', evidence: { error: error.message, ...error.detail, sent: 'no' } }, null);
+      const evidence = { error: error.message, ...error.detail, sent: 'no' };
+      // A permanent refusal (the webhook's host is not allowed for the tool) fails the same way on every
+      // retry: retrying the chunk would keep the replay from ever finishing. The item fails with it.
+      if (error.detail.permanent === true)
+        return settle(c, sent, { to: 'failed', evidence }, { outcome: 'failed', note: `refused: ${error.message}` });
+      await settle(c, sent, { to: 'failed', evidence }, null);
       throw new RetryChunk(`provider ${tool.provider} unreachable: ${error.message}`);
     }
     // Ambiguous: the executor may not decide unknown; the key stays pending for the reconciler (S4).

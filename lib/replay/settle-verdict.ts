@@ -124,7 +124,9 @@ export async function settleVerdict(
         const prior = provider.followReference
           ? await provider.followReference(verdict.reference).catch(() => null)
           : null;
-        if (prior?.found && prior.state !== 'failed') {
+        // Only a prior object delivered or accepted completes the key: a provider's own client may
+        // report a state the type does not name (a bounce), and that must not read as a receipt (S2).
+        if (prior?.found && (prior.state === 'delivered' || prior.state === 'accepted')) {
           // The receipt comes from the prior object; the pointer is kept as the transition's evidence.
           await completeEffect(
             { db: deps.db, actor },
@@ -153,7 +155,7 @@ export async function settleVerdict(
         return await tally.record(
           s.itemId,
           'unknown',
-          `already existed at ${verdict.reference}; the prior object could not be read, left pending for the reconciler`,
+          `already existed at ${verdict.reference}; the prior object could not be read or is in no final state, left pending for the reconciler`,
         );
       }
       case 'unknown':

@@ -7,7 +7,6 @@ import http from 'node:http';
 import https from 'node:https';
 import {
   callFailure,
-  rawFromResponse,
   type Classification,
   type LookupResult,
   type Provider,
@@ -15,7 +14,7 @@ import {
   type SendRequest,
 } from './provider.ts';
 
-// Sends go over node:http with a keep-alive agent: a replay sends thousands of small requests, and
+// Calls go over node:http with a keep-alive agent: a replay sends thousands of small requests, and
 // fetch (undici, web streams, a new abort signal plumbing per call) cost more CPU than the ledger's
 // own queries. Idle sockets are dropped after 4 s, before a Node server's 5 s keep-alive timeout,
 // so a request is not written onto a socket the server is closing.
@@ -24,32 +23,63 @@ const agents = {
   https: new https.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 }),
 };
 
-function post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<RawResponse> {
+// An answer's body is read up to a cap, so a server that streams without end cannot exhaust the
+// process. Past the cap the first BODY_CAP_BYTES are kept and a header pair appended after the
+// server's own says so; classify() then calls the answer unknown and lookup() a miss, never done. The
+// server's providers mark their answers the same way (lib/providers/http-answer.ts); the SDK ships on
+// its own, so it carries its own copy of the marker.
+const BODY_CAP_BYTES = 1024 * 1024;
+const TRUNCATED_HEADER = 'x-effect-ledger-body-truncated';
+const truncated = (raw: RawResponse) => raw.headers.some(([k]) => k === TRUNCATED_HEADER);
+
+function call(
+  method: 'GET' | 'POST',
+  url: string,
+  headers: Record<string, string>,
+  body: string | null,
+  signal?: AbortSignal,
+): Promise<RawResponse> {
   const u = new URL(url);
   const secure = u.protocol === 'https:';
   return new Promise((resolve, reject) => {
     const req = (secure ? https : http).request(
       u,
       {
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        method,
+        headers: body === null ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         agent: secure ? agents.https : agents.http,
         signal,
       },
       (res) => {
+        const pairs: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2)
+          pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const pairs: [string, string][] = [];
-          for (let i = 0; i < res.rawHeaders.length; i += 2)
-            pairs.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
+        let size = 0;
+        const finish = () =>
           resolve({ status: res.statusCode ?? 0, headers: pairs, body: new Uint8Array(Buffer.concat(chunks)) });
+        res.on('data', (c: Buffer) => {
+          if (res.destroyed) return;
+          if (size + c.length <= BODY_CAP_BYTES) {
+            chunks.push(c);
+            size += c.length;
+            return;
+          }
+          chunks.push(c.subarray(0, BODY_CAP_BYTES - size));
+          size = BODY_CAP_BYTES;
+          pairs.push([
+            TRUNCATED_HEADER,
+            `the body went past ${BODY_CAP_BYTES} bytes; the first ${BODY_CAP_BYTES} are kept`,
+          ]);
+          finish();
+          res.destroy(); // the rest is never read
         });
+        res.on('end', finish);
         res.on('error', reject);
       },
     );
     req.on('error', reject);
-    req.end(body);
+    req.end(body ?? undefined);
   });
 }
 
@@ -79,7 +109,8 @@ export class SandboxProvider implements Provider {
   async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
     const { subject, body } = request.payload as { subject?: unknown; body?: unknown };
     try {
-      return await post(
+      return await call(
+        'POST',
         `${this.baseUrl}/v1/messages`,
         { 'content-type': 'application/json', 'idempotency-key': request.idempotencyKey },
         JSON.stringify({ to: request.target, subject: String(subject ?? ''), body: String(body ?? '') }),
@@ -96,6 +127,16 @@ export class SandboxProvider implements Provider {
   }
 
   classify(raw: RawResponse): Classification {
+    if (truncated(raw))
+      return {
+        outcome: 'unknown',
+        evidence: {
+          status: raw.status,
+          truncated: true,
+          capBytes: BODY_CAP_BYTES,
+          why: 'the answer was too long to read',
+        },
+      };
     const body = parse(raw);
     const evidence = evidenceOf(raw, body);
     if (raw.status === 200 || raw.status === 201) {
@@ -122,14 +163,19 @@ export class SandboxProvider implements Provider {
     };
   }
 
+  /** Only delivered, accepted and failed are states the ledger acts on. Any other (awaiting
+   *  completion, a status this client does not know) and an answer past the size cap are a miss:
+   *  never done, and unknown for support once the settle window has passed (C2). */
   async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
-    const response = await fetch(`${this.baseUrl}/v1/messages/${encodeURIComponent(receipt)}`, { signal });
-    const raw = await rawFromResponse(response);
-    if (raw.status === 404) return { found: false, raw };
+    const raw = await call('GET', `${this.baseUrl}/v1/messages/${encodeURIComponent(receipt)}`, {}, null, signal);
+    if (raw.status === 404 || truncated(raw)) return { found: false, raw };
     if (raw.status !== 200) throw new Error(`sandbox lookup failed with status ${raw.status}`);
-    const body = parse(raw) as { id: string; status: string };
-    const state = body.status === 'failed' ? 'failed' : body.status === 'delivered' ? 'delivered' : 'accepted';
-    return { found: true, receipt: body.id, state, raw };
+    const body = parse(raw);
+    if (typeof body?.id !== 'string') throw new Error('sandbox lookup answered without a message id');
+    const state = body.status;
+    if (state === 'delivered' || state === 'accepted' || state === 'failed')
+      return { found: true, receipt: body.id, state, raw };
+    return { found: false, raw };
   }
 
   followReference(reference: string, signal?: AbortSignal): Promise<LookupResult> {
@@ -138,12 +184,12 @@ export class SandboxProvider implements Provider {
 
   /** Redeem a one-shot completion token (completion_token mode). */
   async complete(messageId: string, completionToken: string, signal?: AbortSignal): Promise<RawResponse> {
-    const response = await fetch(`${this.baseUrl}/v1/messages/${encodeURIComponent(messageId)}/complete`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ completionToken }),
+    return call(
+      'POST',
+      `${this.baseUrl}/v1/messages/${encodeURIComponent(messageId)}/complete`,
+      { 'content-type': 'application/json' },
+      JSON.stringify({ completionToken }),
       signal,
-    });
-    return rawFromResponse(response);
+    );
   }
 }

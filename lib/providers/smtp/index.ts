@@ -9,6 +9,7 @@ import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
 import { callFailure, type ProviderSettingsBase } from '../types.ts';
+import { readLookup } from '../http-answer.ts';
 import { foldableHeaderValue } from './headers.ts';
 
 export interface SmtpSettings extends ProviderSettingsBase {
@@ -124,10 +125,17 @@ export class SmtpProvider implements Provider {
         command?: string;
         syscall?: string;
       };
-      // The server answered: its reply is the response (a refusal at RCPT, DATA or after the body).
-      if (typeof e.responseCode === 'number' && e.response)
+      // A 4xx or 5xx reply refused the message (at the greeting, RCPT, DATA or after the body): nothing
+      // was accepted, and the reply is the response (S3). nodemailer also puts a responseCode on
+      // errors that are no answer about the message: a "250" greeting, a reply cut off mid-EHLO by a
+      // dropped connection ("250-partial"), a 2xx where AUTH expected 334, a 3xx after the body. Taken
+      // as the answer, 2xx plus our own Message-ID would be classified done for an email that was never
+      // sent (S2): those are call failures, whose reply goes into the evidence.
+      if (typeof e.responseCode === 'number' && e.responseCode >= 400 && e.response)
         return this.raw(e.responseCode, messageId, e.response, { command: e.command ?? null });
-      // No connection was ever made, or nodemailer refused before talking: nothing left this process.
+      // No connection was ever made, or nodemailer refused before the envelope: nothing left this
+      // process. Which command a stray reply answered cannot be told in general (nodemailer reports a
+      // reply at any stage with no command waiting as "CONN"), so anything else may have been sent.
       const neverConnected =
         e.syscall === 'connect' ||
         e.syscall === 'getaddrinfo' ||
@@ -136,7 +144,12 @@ export class SmtpProvider implements Provider {
       throw callFailure(
         neverConnected ? 'no' : 'maybe',
         `SMTP ${e.code ?? 'error'} at ${e.command ?? 'connection'}: ${e.message}`,
-        { code: e.code ?? null, command: e.command ?? null, syscall: e.syscall ?? null },
+        {
+          code: e.code ?? null,
+          command: e.command ?? null,
+          syscall: e.syscall ?? null,
+          ...(e.response ? { reply: e.response, replyCode: e.responseCode ?? null } : {}),
+        },
       );
     }
   }
@@ -179,22 +192,10 @@ export class SmtpProvider implements Provider {
     const url = new URL(this.settings.lookupUrl);
     url.searchParams.set('messageId', messageId);
     const res = await fetch(url, { signal: signal ?? AbortSignal.timeout(10_000) });
-    const body = new Uint8Array(await res.arrayBuffer());
-    const raw: RawResponse = { status: res.status, headers: [...res.headers.entries()], body };
-    if (res.status === 404) return { found: false, raw };
-    if (res.status !== 200) throw new Error(`lookup at ${url.host} answered ${res.status}`);
-    const parsed = JSON.parse(new TextDecoder().decode(body)) as {
-      found?: boolean;
-      queueId?: string;
-      state?: 'delivered' | 'accepted' | 'failed';
-    };
-    if (!parsed.found) return { found: false, raw };
-    return {
-      found: true,
-      receipt: parsed.queueId ? `${messageId} queue=${parsed.queueId}` : messageId,
-      state: parsed.state ?? 'accepted',
-      raw,
-    };
+    const { raw, hit } = await readLookup(res, url.host);
+    if (!hit) return { found: false, raw };
+    const queueId = typeof hit.body.queueId === 'string' && hit.body.queueId ? hit.body.queueId : null;
+    return { found: true, receipt: queueId ? `${messageId} queue=${queueId}` : messageId, state: hit.state, raw };
   }
 
   close(): void {

@@ -7,6 +7,7 @@ import { createHmac } from 'node:crypto';
 import { parseKey } from '@/lib/ledger/keys.ts';
 import type { Classification, LookupResult, Provider, RawResponse, SendRequest } from '../types.ts';
 import { callFailure, type ProviderSettingsBase } from '../types.ts';
+import { incompleteAnswer, rawFromFetch, readLookup } from '../http-answer.ts';
 import { webhookSecretProblem, webhookSigningKey } from './secret.ts';
 
 export interface WebhookSettings extends ProviderSettingsBase {
@@ -28,15 +29,17 @@ export function signStandardWebhook(secret: string, id: string, timestamp: numbe
 }
 
 /** Errors that prove no byte of the request left this process: the connection was never established
- *  (refused, no such host, no route, connect timeout). undici wraps the socket error in `cause`, and
- *  with several addresses (localhost: ::1 and 127.0.0.1) in an AggregateError whose every member
- *  must be a connect failure. Anything after the connection was made is ambiguous. */
-const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-function neverConnected(error: unknown, depth = 0): boolean {
+ *  (refused, no such host, no route, connect timeout). Only the syscall says so: an error code alone
+ *  does not, since Linux reports an ICMP unreachable (EHOSTUNREACH, ENETUNREACH) on an open socket as
+ *  well, after the body went out, and freeing the key then would send the target again (S3, S4).
+ *  undici wraps the socket error in `cause`, and with several addresses (localhost: ::1 and
+ *  127.0.0.1) in an AggregateError whose every member must be a connect failure. Anything after the
+ *  connection was made is ambiguous. */
+export function neverConnected(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 4) return false;
-  const e = error as { code?: string; syscall?: string; cause?: unknown; errors?: unknown[] };
+  const e = error as { syscall?: string; cause?: unknown; errors?: unknown[] };
   if (Array.isArray(e.errors) && e.errors.length > 0) return e.errors.every((m) => neverConnected(m, depth + 1));
-  if (e.syscall === 'connect' || e.syscall === 'getaddrinfo' || (e.code && NEVER_CONNECTED.has(e.code))) return true;
+  if (e.syscall === 'connect' || e.syscall === 'getaddrinfo') return true;
   return neverConnected(e.cause, depth + 1);
 }
 
@@ -84,7 +87,9 @@ export class WebhookProvider implements Provider {
       throw callFailure(
         'no',
         `host of ${request.target} is not configured for tool ${parseKey(request.key).tool}; nothing was sent`,
-        { refused: 'host_not_allowed' },
+        // permanent: the same target is refused again on every retry, so a replay settles it as failed
+        // instead of retrying its chunk (lib/replay/send-item.ts).
+        { refused: 'host_not_allowed', permanent: true },
       );
     }
     const parsed = parseKey(request.key);
@@ -124,13 +129,18 @@ export class WebhookProvider implements Provider {
         { code: errorCode(error) },
       );
     }
-    return { status: res.status, headers: [...res.headers.entries()], body: new Uint8Array(await res.arrayBuffer()) };
+    // Status and headers are in: from here on the receiver has answered, and what it said is kept even
+    // when the body is cut off or too long (http-answer.ts); classify calls that unknown (S4).
+    return rawFromFetch(res);
   }
 
   classify(response: RawResponse): Classification {
+    const incomplete = incompleteAnswer(response);
+    if (incomplete) return { outcome: 'unknown', evidence: incomplete };
     const header = (name: string) => response.headers.find(([k]) => k.toLowerCase() === name)?.[1];
     const bodyText = new TextDecoder().decode(response.body);
-    if (response.status >= 200 && response.status < 300) {
+    const status = response.status;
+    if (status >= 200 && status < 300) {
       let receipt = header((this.settings.receiptHeader ?? 'webhook-receipt').toLowerCase());
       if (!receipt) {
         try {
@@ -141,27 +151,22 @@ export class WebhookProvider implements Provider {
         }
       }
       // S2: a 2xx without anything we can look up later never reaches done on its own.
-      if (!receipt)
-        return { outcome: 'unknown', evidence: { status: response.status, why: 'accepted without a receipt' } };
+      if (!receipt) return { outcome: 'unknown', evidence: { status, why: 'accepted without a receipt' } };
       return { outcome: 'done', receipt };
     }
-    if (response.status === 409 && header('location')) {
-      return {
-        outcome: 'already_existed',
-        reference: header('location')!,
-        evidence: { status: 409, body: bodyText.slice(0, 2000) },
-      };
-    }
-    if (response.status >= 500)
-      return {
-        outcome: 'unknown',
-        evidence: {
-          status: response.status,
-          why: 'server error after the request was sent',
-          body: bodyText.slice(0, 2000),
-        },
-      };
-    return { outcome: 'failed', evidence: { status: response.status, body: bodyText.slice(0, 2000) } };
+    const location = header('location');
+    if (status === 409 && location)
+      return { outcome: 'already_existed', reference: location, evidence: { status, body: bodyText.slice(0, 2000) } };
+    // Only a definitive 4xx refuses (S3), as in lib/sdk/classify.ts. 408 and 429 decide nothing yet, a
+    // 409 without a pointer is answered while a delivery with the same webhook-id may still succeed,
+    // a redirect (not followed) may come after the receiver acted (303), and a 5xx may come after it
+    // acted too: all unknown (S4), for the reconciler and support rather than a resend.
+    if (status >= 400 && status < 500 && status !== 408 && status !== 409 && status !== 429)
+      return { outcome: 'failed', evidence: { status, body: bodyText.slice(0, 2000) } };
+    return {
+      outcome: 'unknown',
+      evidence: { status, why: 'no final answer about the delivery', body: bodyText.slice(0, 2000) },
+    };
   }
 
   async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
@@ -169,17 +174,7 @@ export class WebhookProvider implements Provider {
     const url = new URL(this.settings.lookupUrl);
     url.searchParams.set('receipt', receipt);
     const res = await fetch(url, { signal: signal ?? AbortSignal.timeout(10_000) });
-    const raw: RawResponse = {
-      status: res.status,
-      headers: [...res.headers.entries()],
-      body: new Uint8Array(await res.arrayBuffer()),
-    };
-    if (res.status === 404) return { found: false, raw };
-    if (res.status !== 200) throw new Error(`lookup answered ${res.status}`);
-    const parsed = JSON.parse(new TextDecoder().decode(raw.body)) as {
-      found?: boolean;
-      state?: 'delivered' | 'accepted' | 'failed';
-    };
-    return parsed.found ? { found: true, receipt, state: parsed.state ?? 'accepted', raw } : { found: false, raw };
+    const { raw, hit } = await readLookup(res, url.host);
+    return hit ? { found: true, receipt, state: hit.state, raw } : { found: false, raw };
   }
 }
