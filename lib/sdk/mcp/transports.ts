@@ -1,12 +1,15 @@
 // The ledgered MCP server over stdio (the runtime key from the process's configuration) and over
 // Streamable HTTP (stateless; each request brings its runtime key as `Authorization: Bearer elk_...`
 // and gets a server whose ledger speaks with that key, so its scope is the key's, never an argument's).
+// Over HTTP a request is served only once its Host and Origin are this server's and the ledger has
+// accepted its key (http-door.ts).
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createLedger } from '../client.ts';
 import { httpTransport } from '../http.ts';
+import { allowedHostsFor, rebindingProblem, RuntimeKeyCheck } from './http-door.ts';
 import { createLedgerMcpServer, type LedgerMcpOptions } from './server.ts';
 
 export async function serveStdio(options: LedgerMcpOptions): Promise<void> {
@@ -20,6 +23,10 @@ export interface McpHttpOptions extends Omit<LedgerMcpOptions, 'ledger'> {
   host?: string;
   /** Default /mcp. */
   path?: string;
+  /** Host header values to answer to besides the listen address's names, as sent ("mcp.internal:8080"). */
+  allowedHosts?: string[];
+  /** Origins of browser pages allowed to call the server besides its own ("https://mcp.internal"). */
+  allowedOrigins?: string[];
 }
 
 function bearer(req: http.IncomingMessage): string | null {
@@ -33,29 +40,48 @@ function refuse(res: http.ServerResponse, status: number, detail: string) {
 
 export async function serveHttp(options: McpHttpOptions): Promise<{ url: string; close(): Promise<void> }> {
   const path = options.path ?? '/mcp';
-  const server = http.createServer((req, res) => {
+  const listen = options.host ?? '127.0.0.1';
+  const keys = new RuntimeKeyCheck(options.ledgerUrl);
+  // Known once the server listens (port 0 picks one).
+  let hosts: string[] = [];
+  let origins: string[] = [];
+  const serve = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (new URL(req.url ?? '/', 'http://localhost').pathname !== path)
       return refuse(res, 404, `MCP is served at ${path}`);
+    const rebinding = rebindingProblem(req, hosts, origins);
+    if (rebinding) return refuse(res, 403, rebinding);
     const runtimeKey = bearer(req);
     if (!runtimeKey) return refuse(res, 401, 'send the runtime key as "Authorization: Bearer elk_..."');
+    const verdict = await keys.check(runtimeKey);
+    if (!verdict.ok) return refuse(res, verdict.status, verdict.detail);
     const ledger = createLedger(httpTransport({ baseUrl: options.ledgerUrl, runtimeKey }));
     const mcp = createLedgerMcpServer({ ...options, ledger });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The SDK's own Host and Origin check too, with the same lists.
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: hosts,
+      allowedOrigins: origins,
+    });
     res.on('close', () => {
       void transport.close();
       void mcp.close();
     });
-    mcp
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res))
-      .catch((error: unknown) => {
-        if (!res.headersSent) refuse(res, 500, error instanceof Error ? error.message : String(error));
-      });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  };
+  const server = http.createServer((req, res) => {
+    serve(req, res).catch((error: unknown) => {
+      if (!res.headersSent) refuse(res, 500, error instanceof Error ? error.message : String(error));
+    });
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, listen, resolve));
   const { port } = server.address() as AddressInfo;
+  hosts = allowedHostsFor(listen, port, options.allowedHosts);
+  origins = [...hosts.map((h) => `http://${h}`), ...(options.allowedOrigins ?? [])];
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}${path}`,
+    url: `http://${isIP(listen) === 6 ? `[${listen}]` : listen}:${port}${path}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
