@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { verifyAuditTrail } from '@/lib/audit/verify.ts';
-import { claimEffect, completeEffect, markUnknown } from '@/lib/ledger/index.ts';
+import { claimEffect, completeEffect, failEffect, markUnknown } from '@/lib/ledger/index.ts';
 import { pruneRetiredRuns } from '@/lib/retention/prune.ts';
 import { startRetentionSchedule } from '@/lib/retention/schedule.ts';
 import { createTestDatabase } from '../helpers/db.ts';
@@ -64,6 +64,7 @@ async function age(runId: string, days: number) {
     runId,
     days,
   ]);
+  await t.owner(`UPDATE effect SET changed_at = now() - make_interval(days => $2) WHERE run_id = $1`, [runId, days]);
   await t.owner(
     `UPDATE replay SET created_at = now() - make_interval(days => $2), finished_at = now() - make_interval(days => $2) WHERE run_id = $1`,
     [runId, days],
@@ -135,6 +136,43 @@ describe('T1: retention is tied to the run, never to the key', () => {
     const second = await pruneRetiredRuns(t.db, { actor: systemActor, policy });
     expect(second.runs).toBe(0);
     expect((await t.owner(`SELECT count(*)::int AS n FROM audit_entry`)).rows[0]!.n).toBe(auditAfter.rows.length);
+  });
+
+  it('T1: a run replayed after its event closed long ago is kept for the window after the replay, and a run holding an unknown key it claimed again is kept', async () => {
+    const replayedLate = await runWith(['done']);
+    await age(replayedLate.runId, 40);
+    // The event closed long ago; the run's replay finished just now.
+    await t.owner(
+      `UPDATE event SET closed_at = now() - interval '60 days' WHERE id = (SELECT event_id FROM run WHERE id = $1)`,
+      [replayedLate.runId],
+    );
+    await t.owner(`UPDATE replay SET finished_at = now() WHERE run_id = $1`, [replayedLate.runId]);
+
+    // A second run of the same event claims again a key the first run's send failed, and that attempt
+    // ends unknown: the second run holds the key's current epoch, which is in doubt.
+    const workflow = `wf_${suffix()}`;
+    const trigger = `evt_${suffix()}`;
+    const firstRun = await makeRun(t.db, workflow, trigger);
+    const holder = await makeRun(t.db, workflow, trigger);
+    const intent = { tool, action: 'campaign_welcome', recordId: 'c-held', target: `held-${suffix()}@example.com` };
+    const a = await claimEffect({ db: t.db, actor: runtime }, { runId: firstRun.runId, ...intent });
+    if (!a.claimed) throw new Error('first claim lost');
+    await failEffect(
+      { db: t.db, actor: runtime },
+      { key: a.key, epoch: a.epoch, attemptId: a.attemptId, evidence: {} },
+    );
+    const b = await claimEffect({ db: t.db, actor: runtime }, { runId: holder.runId, ...intent });
+    if (!b.claimed) throw new Error('second claim lost');
+    await markUnknown({ db: t.db, actor: runtime }, { key: b.key, epoch: b.epoch, attemptId: b.attemptId });
+    await age(firstRun.runId, 40);
+    await age(holder.runId, 40);
+
+    await pruneRetiredRuns(t.db, { actor: systemActor, policy });
+    const pruned = await t.owner<{ id: string }>(
+      `SELECT id::text FROM run WHERE pruned_at IS NOT NULL AND id = ANY($1)`,
+      [[replayedLate.runId, holder.runId]],
+    );
+    expect(pruned.rows).toEqual([]);
   });
 
   it('T1: npm run prune prunes batch by batch with a progress line and an audit entry per batch', async () => {
