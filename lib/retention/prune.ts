@@ -55,13 +55,12 @@ function retiredRunsSql(cutoff: Prisma.Sql, limit: number): Prisma.Sql {
        -- nulls): a run replayed long after its event closed is not retired minutes after its replay.
        AND greatest(e.closed_at, r.updated_at,
              (SELECT max(k.changed_at) FROM effect_key k WHERE k.run_id = r.id),
-             (SELECT max(ef.changed_at) FROM effect ef WHERE ef.run_id = r.id),
              (SELECT max(coalesce(p.finished_at, p.created_at)) FROM replay p WHERE p.run_id = r.id)) < ${cutoff}
-       -- Nothing of the run still in doubt: keys it first claimed, and keys whose current epoch it
-       -- holds (a later run of the same event that claimed a key again).
+       -- Nothing of the run still in doubt: keys it first claimed, and epochs it holds (a later run of
+       -- the same event that claimed a key again). effect has no index on run_id (one fewer per
+       -- claim); the epochs in doubt are found through its (state, lease) index instead.
        AND NOT EXISTS (SELECT 1 FROM effect_key k WHERE k.run_id = r.id AND k.state::text IN (${RETAINED}))
-       AND NOT EXISTS (SELECT 1 FROM effect ef JOIN effect_key k ON k.key = ef.key AND k.current_epoch = ef.epoch
-                        WHERE ef.run_id = r.id AND ef.state::text IN (${RETAINED}))
+       AND NOT EXISTS (SELECT 1 FROM effect ef WHERE ef.state IN (${RETAINED}) AND ef.run_id = r.id)
        AND NOT EXISTS (SELECT 1 FROM replay p WHERE p.run_id = r.id AND p.status NOT IN (${FINISHED_REPLAY}))
      ORDER BY r.updated_at, r.id LIMIT ${limit}
      FOR UPDATE OF r SKIP LOCKED`;
