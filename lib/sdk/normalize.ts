@@ -62,6 +62,10 @@ export function normalizeEmail(raw: string, field = 'target'): string {
     throw invalid(field, `${field} is not an email address: expected local@domain`);
   const local = caseFold(value.slice(0, at)).normalize('NFC');
   const domainInput = value.slice(at + 1).replace(/\.$/, '');
+  // domainToASCII decodes percent-escapes (ex%2eample.com would become ex.ample.com): a domain has
+  // none, so one is a malformed target, refused rather than guessed at (K3).
+  if (domainInput.includes('%'))
+    throw invalid(field, `${field}: the domain "${domainInput}" is not a valid domain name`);
   if (local.length > 64) throw invalid(field, `${field}: the part before @ is longer than 64 characters`);
   if (!LOCAL_PART.test(local) || local.startsWith('.') || local.endsWith('.') || local.includes('..')) {
     throw invalid(field, `${field}: the part before @ contains characters an address cannot have`);

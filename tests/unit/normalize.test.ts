@@ -162,6 +162,8 @@ describe('K3: email', () => {
     [`${'a'.repeat(65)}@example.com`, 'local part over 64'],
     ['anna@example.com, bob@example.com', 'two addresses'],
     ['anna\u0000@example.com', 'control character'],
+    ['anna@ex%2eample.com', 'percent-escape in the domain (not decoded into another domain)'],
+    ['anna@%65xample.com', 'percent-escape of a letter in the domain'],
   ])('K3: invalid email %j (%s) is refused with code validation, field target', (raw) => {
     const error = refusal(() => normalizeTarget('email', raw));
     expect(error.code).toBe('validation');
