@@ -163,6 +163,27 @@ describe('POST /api/v1/effects/claim', () => {
     expect(state.state).toBe('revoked');
   });
 
+  it('V2: the same deletion reported several times at once is recorded once; every report gets the one successor id', async () => {
+    for (let round = 0; round < 5; round++) {
+      const run = await makeRun(t.db);
+      const w = await (
+        await post('/effects/claim', claimBody(run.runId, `same${round}@example.com`, `rec-s${round}`), { token })
+      ).json();
+      await post(
+        '/effects/outcome',
+        { key: w.key, epoch: w.epoch, attemptId: w.attemptId, outcome: 'done', receipt: `msg_s${round}` },
+        { token },
+      );
+      const report = { key: w.key, epoch: w.epoch, objectId: `post_s${round}`, deletedAt: '2026-11-30T10:00:00Z' };
+      const answers = await Promise.all(Array.from({ length: 4 }, () => post('/effects/deletion', report, { token })));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      const bodies = await Promise.all(answers.map((a) => a.json()));
+      expect(new Set(bodies.map((b: { successorId: string }) => b.successorId)).size).toBe(1);
+      const revocations = await t.db.effectTransition.count({ where: { key: w.key, toState: 'revoked' } });
+      expect(revocations).toBe(1);
+    }
+  });
+
   it('V1: a deletion names the epoch that produced the object; an epoch still awaiting its claim produced nothing and is not revoked', async () => {
     const run = await makeRun(t.db);
     const w = await (await post('/effects/claim', claimBody(run.runId, 'eve@example.com', 'rec-e'), { token })).json();

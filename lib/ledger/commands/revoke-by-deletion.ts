@@ -10,7 +10,7 @@ import { effectRef, type CommandContext } from './common.ts';
 import { requireEffectScope } from '../scope.ts';
 import { transitionEffect } from './transition-effect.ts';
 import { epochField, offsetDatetimeField, optionalReasonField } from '../fields.ts';
-import { conflict } from '../errors.ts';
+import { conflict, LedgerError } from '../errors.ts';
 
 /** Namespace of successor ids (a fixed random UUID: changing it would change every successor). */
 export const SUCCESSOR_NAMESPACE = '6f1c0a52-4a5e-4d0b-9a61-3c7e2b8f9d14';
@@ -59,32 +59,8 @@ export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promi
   const input = parseInput(revokeByDeletionInput, raw);
   // Z6 before anything about the key is read: a key of another workflow reveals nothing.
   await requireEffectScope(ctx, input.key, { action: 'effect.revoke_deletion', subjectType: 'effect' });
-  const prior = await ctx.db.$queryRaw<
-    {
-      epoch: number;
-      evidence: { deletion: { objectId: string; deletedAt: string; successorId: string } };
-      actor_id: string;
-      at: Date;
-    }[]
-  >`
-    SELECT t.epoch, t.evidence, t.actor_id, t.at FROM effect_transition t
-     WHERE t.key = ${input.key} AND t.to_state = 'revoked' AND t.evidence->'deletion'->>'objectId' = ${input.objectId}
-       AND (${input.epoch ?? null}::int IS NULL OR t.epoch = ${input.epoch ?? null}::int)
-     ORDER BY t.id DESC LIMIT 1`;
-  const p = prior[0];
-  if (p) {
-    const d = p.evidence.deletion;
-    return {
-      key: input.key,
-      epoch: p.epoch,
-      state: 'revoked',
-      objectId: d.objectId,
-      deletedAt: d.deletedAt,
-      successorId: d.successorId,
-      changedBy: ctx.actor.label,
-      changedAt: p.at,
-    };
-  }
+  const earlier = await earlierReport(ctx, input);
+  if (earlier) return earlier;
   // An epoch still waiting for its claim (a bump's new epoch) produced nothing that could be deleted.
   const [row] = await ctx.db.$queryRaw<{ awaiting: boolean }[]>`
     SELECT awaiting_claim AS awaiting FROM effect WHERE key = ${input.key} AND epoch = ${input.epoch}`;
@@ -94,14 +70,23 @@ export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promi
     });
   const deletedAt = new Date(input.deletedAt ?? Date.now()).toISOString();
   const successor = successorId(input.objectId, deletedAt);
-  const result = await transitionEffect(ctx, {
-    key: input.key,
-    epoch: input.epoch,
-    to: 'revoked',
-    action: 'effect.revoke_deletion',
-    reason: input.reason || `deleted ${input.objectId} through the product's API`,
-    evidence: { deletion: { objectId: input.objectId, deletedAt, successorId: successor } },
-  });
+  let result;
+  try {
+    result = await transitionEffect(ctx, {
+      key: input.key,
+      epoch: input.epoch,
+      to: 'revoked',
+      action: 'effect.revoke_deletion',
+      reason: input.reason || `deleted ${input.objectId} through the product's API`,
+      evidence: { deletion: { objectId: input.objectId, deletedAt, successorId: successor } },
+    });
+  } catch (error) {
+    // The same report sent twice at once: the one that lost the row lock finds the key revoked by
+    // the other, and answers what it recorded (V2: one successor), not a refusal.
+    const same = error instanceof LedgerError ? await earlierReport(ctx, input) : null;
+    if (same) return same;
+    throw error;
+  }
   return {
     key: result.key,
     epoch: result.epoch,
@@ -111,5 +96,35 @@ export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promi
     successorId: successor,
     changedBy: result.changedBy,
     changedAt: result.changedAt,
+  };
+}
+
+/** The report of this deletion already recorded on the key at that epoch, if any (V2). */
+async function earlierReport(
+  ctx: CommandContext,
+  input: z.infer<typeof revokeByDeletionInput>,
+): Promise<DeletionResult | null> {
+  const [p] = await ctx.db.$queryRaw<
+    {
+      epoch: number;
+      evidence: { deletion: { objectId: string; deletedAt: string; successorId: string } };
+      at: Date;
+    }[]
+  >`
+    SELECT t.epoch, t.evidence, t.at FROM effect_transition t
+     WHERE t.key = ${input.key} AND t.to_state = 'revoked' AND t.evidence->'deletion'->>'objectId' = ${input.objectId}
+       AND t.epoch = ${input.epoch}::int
+     ORDER BY t.id DESC LIMIT 1`;
+  if (!p) return null;
+  const d = p.evidence.deletion;
+  return {
+    key: input.key,
+    epoch: p.epoch,
+    state: 'revoked',
+    objectId: d.objectId,
+    deletedAt: d.deletedAt,
+    successorId: d.successorId,
+    changedBy: ctx.actor.label,
+    changedAt: p.at,
   };
 }
