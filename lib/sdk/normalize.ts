@@ -43,11 +43,14 @@ const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /** Full case folding, approximated by lower-, upper- then lower-casing (ß -> SS -> ss, ς -> Σ -> σ)
  *  and repeated with NFC until nothing changes: one pass is not canonical (ẞ gave ß, which a second
- *  pass turned into ss), so two spellings of one address gave two keys. */
+ *  pass turned into ss), so two spellings of one address gave two keys. The dotless ı is left as it
+ *  is, as full case folding leaves it: its capital is I, which folds to i, so the round trip would
+ *  make ılker@ and ilker@ (two mailboxes) one key. */
 function caseFold(s: string): string {
+  const fold = (text: string) => text.replace(/[^\u0131]+/g, (run) => run.toLowerCase().toUpperCase().toLowerCase());
   let current = s.normalize('NFC');
   for (let i = 0; i < 8; i++) {
-    const next = current.normalize('NFD').toLowerCase().toUpperCase().toLowerCase().normalize('NFC');
+    const next = fold(current.normalize('NFD')).normalize('NFC');
     if (next === current) return current;
     current = next;
   }
