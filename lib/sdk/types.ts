@@ -3,6 +3,7 @@
 // of the zod schema the server parses with (lib/api/schemas.ts): a change on either side that the
 // other does not follow fails `npm run typecheck`.
 import type { RawResponse } from './provider.ts';
+import type { EncodedRawResponse } from './raw-wire.ts';
 
 /** The `code` of a problem document; stable, for programs (the server's list is lib/api/problem.ts). */
 export type ProblemCode =
@@ -152,11 +153,6 @@ export interface ClaimLost {
 export type ClaimResponse = ClaimWon | ClaimLost;
 
 /** A provider's raw response on the wire (R1): the body bytes exactly as received, base64. */
-export interface EncodedRawResponse {
-  status: number;
-  headers: [string, string][];
-  bodyBase64: string;
-}
 export interface AttemptRecorded {
   attemptId: string;
   bytes: number;
@@ -261,7 +257,4 @@ export interface Transport {
   readEffect(key: string): Promise<EffectView>;
 }
 
-/** The wire form of a raw response: the bytes as base64, status and header pairs untouched. */
-export function encodeRawResponse(raw: RawResponse): EncodedRawResponse {
-  return { status: raw.status, headers: raw.headers, bodyBase64: Buffer.from(raw.body).toString('base64') };
-}
+export { encodeRawResponse, RAW_CUT_HEADER, RAW_LIMITS, type EncodedRawResponse } from './raw-wire.ts';

@@ -3,6 +3,7 @@
 // unsent report back. Against a real node:http server that answers as each test scripts it.
 import { describe, expect, it } from 'vitest';
 import { createLedger, httpTransport, type HttpTransportOptions } from '@/lib/sdk/index.ts';
+import { outcomeBody } from '@/lib/api/schemas.ts';
 import { ledgerApiError as failure, problemReply, useMisbehavingServers } from '../helpers/misbehaving-server.ts';
 
 const RUN_ID = '00000000-0000-4000-8000-000000000001';
@@ -77,6 +78,28 @@ describe('Ledger over the HTTP transport', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(result).toMatchObject({ status: 'unknown', evidence: { why: 'following the prior object failed' } });
     expect(JSON.parse(server.received[1]!.body)).toMatchObject({ outcome: 'unknown' });
+  });
+
+  it('R1: a provider answer over what the ledger stores (a 3 MiB body, 600 headers, a 20,000-character value) is reported cut and marked, never refused: the outcome goes through', async () => {
+    const server = await serve((_, request) =>
+      request.path.endsWith('/effects/claim') ? { status: 201, body: claimWon } : { status: 200, body: {} },
+    );
+    const big = new Uint8Array(3 * 1024 * 1024).fill(0x61);
+    big.set(providerBytes, 0);
+    const headers: [string, string][] = Array.from({ length: 600 }, (_, i) => [`x-h${i}`, 'v']);
+    headers[0] = ['x-long', 'y'.repeat(20_000)];
+    const result = await createLedger(transport(server)).effect(
+      { run: RUN_ID, tool: 'tool', action: 'a', record: 'r', target: 'x@example.com' },
+      async () => ({ status: 201, headers, body: big }),
+      { classify: () => ({ outcome: 'done', receipt: 'm-big' }) },
+    );
+    expect(result).toMatchObject({ status: 'done', receipt: 'm-big' });
+    const sent = JSON.parse(server.received[1]!.body);
+    // What the server accepts: the outcome schema the API parses with.
+    expect(outcomeBody.safeParse(sent).success).toBe(true);
+    expect(Buffer.from(sent.response.bodyBase64, 'base64').byteLength).toBe(1024 * 1024);
+    const cut = sent.response.headers.find(([n]: [string, string]) => n === 'x-effect-ledger-cut');
+    expect(cut?.[1]).toMatch(/body of 3145728 bytes.*shortened.*600 header pairs/);
   });
 
   it('R1: when the outcome cannot be reported, the raw response is stored on its own and the error hands back the unsent report', async () => {
