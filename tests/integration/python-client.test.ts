@@ -52,7 +52,7 @@ describe('the Python client', () => {
       LEDGER_TOOL: tool.name,
       LEDGER_WORKFLOW: workflow,
     });
-    expect(output).toMatch(/Ran 9 tests/);
+    expect(output).toMatch(/Ran 10 tests/);
     expect(code, output).toBe(0);
     const perTarget = new Map<string, number>();
     for (const d of sandbox.deliveries) perTarget.set(d.to, (perTarget.get(d.to) ?? 0) + 1);

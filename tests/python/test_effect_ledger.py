@@ -1,6 +1,7 @@
 """The Python client against a running ledger (started by tests/integration/python-client.test.ts).
 Rule ids in the test names are the ones in docs/RULES.md."""
 
+import base64
 import os
 import subprocess
 import sys
@@ -158,6 +159,21 @@ class TransportTest(unittest.TestCase):
         self.assertIsNotNone(effect["response"], "the raw response was stored on the attempt")
         self.assertEqual(effect["response"]["status"], unreported["response"].status)
         self.assertEqual(len(to(email)), 1)
+
+
+class WireTest(unittest.TestCase):
+    def test_R1_an_answer_over_what_the_ledger_stores_is_cut_and_marked_not_refused(self):
+        from effect_ledger import RawResponse, _raw_json
+        headers = [("x-h%d" % i, "v") for i in range(600)]
+        headers[0] = ("x-long", "y" * 20000)
+        wire = _raw_json(RawResponse(201, headers, b"a" * (3 * 1024 * 1024)))
+        self.assertEqual(len(base64.b64decode(wire["bodyBase64"])), 1024 * 1024)
+        self.assertEqual(len(wire["headers"]), 500)
+        self.assertTrue(all(len(v) <= 16384 for _, v in wire["headers"]))
+        self.assertEqual(wire["headers"][-1][0], "x-effect-ledger-cut")
+        self.assertIn("body of 3145728 bytes", wire["headers"][-1][1])
+        small = _raw_json(RawResponse(200, [("a", "b")], b"ok"))
+        self.assertEqual(small["headers"], [["a", "b"]])
 
 
 if __name__ == "__main__":

@@ -240,12 +240,26 @@ class Ledger:
         time.sleep(min(wait, self.max_backoff * 4))
 
 
+# What the ledger stores of one raw response (R1), as the TypeScript SDK's RAW_LIMITS: a larger one
+# is cut and the cut said in an added header pair; sent whole, the report would be refused (422)
+# and the outcome lost. The classification has already seen the whole response.
+RAW_LIMITS = {"body_bytes": 1024 * 1024, "headers": 500, "name_length": 1024, "value_length": 16384}
+
+
 def _raw_json(response):
-    return {
-        "status": response.status,
-        "headers": [[k, v] for k, v in response.headers],
-        "bodyBase64": b64encode(response.body).decode("ascii"),
-    }
+    cuts, body, headers = [], response.body, [[k, v] for k, v in response.headers]
+    if len(body) > RAW_LIMITS["body_bytes"]:
+        cuts.append("body of %d bytes, the first %d kept" % (len(body), RAW_LIMITS["body_bytes"]))
+        body = body[:RAW_LIMITS["body_bytes"]]
+    if any(len(k) > RAW_LIMITS["name_length"] or len(v) > RAW_LIMITS["value_length"] for k, v in headers):
+        cuts.append("long header names or values shortened")
+        headers = [[k[:RAW_LIMITS["name_length"]], v[:RAW_LIMITS["value_length"]]] for k, v in headers]
+    if len(headers) + (1 if cuts else 0) > RAW_LIMITS["headers"]:
+        cuts.append("%d header pairs, the first %d kept" % (len(response.headers), RAW_LIMITS["headers"] - 1))
+        headers = headers[:RAW_LIMITS["headers"] - 1]
+    if cuts:
+        headers.append(["x-effect-ledger-cut", "; ".join(cuts)])
+    return {"status": response.status, "headers": headers, "bodyBase64": b64encode(body).decode("ascii")}
 
 
 def _problem(error):
