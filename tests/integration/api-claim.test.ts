@@ -184,7 +184,7 @@ describe('POST /api/v1/effects/claim', () => {
     }
   });
 
-  it('V1: a deletion names the epoch that produced the object; an epoch still awaiting its claim produced nothing and is not revoked', async () => {
+  it('V1 A4: a deletion names the epoch that produced the object; an epoch still awaiting its claim produced nothing and is not revoked (refused, audited)', async () => {
     const run = await makeRun(t.db);
     const w = await (await post('/effects/claim', claimBody(run.runId, 'eve@example.com', 'rec-e'), { token })).json();
     await post(
@@ -205,5 +205,10 @@ describe('POST /api/v1/effects/claim', () => {
     expect(awaiting.status).toBe(409);
     expect(await awaiting.json()).toMatchObject({ field: 'epoch', detail: expect.stringMatching(/never claimed/) });
     expect(await snapshot(t.db)).toEqual(before);
+    // A4: the refusal is on the key's refused chain.
+    const refused = await t.db.auditEntry.findMany({
+      where: { chain: `refused:effect:${w.key}`, action: 'effect.revoke_deletion', outcome: 'refused' },
+    });
+    expect(refused.map((e) => (e.detail as { why: string }).why)).toEqual([expect.stringMatching(/never claimed/)]);
   });
 });

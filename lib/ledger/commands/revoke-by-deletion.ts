@@ -11,6 +11,7 @@ import { requireEffectScope } from '../scope.ts';
 import { transitionEffect } from './transition-effect.ts';
 import { epochField, offsetDatetimeField, optionalReasonField } from '../fields.ts';
 import { conflict, LedgerError } from '../errors.ts';
+import { auditRefusal } from '@/lib/audit/append.ts';
 
 /** Namespace of successor ids (a fixed random UUID: changing it would change every successor). */
 export const SUCCESSOR_NAMESPACE = '6f1c0a52-4a5e-4d0b-9a61-3c7e2b8f9d14';
@@ -62,12 +63,26 @@ export async function revokeByDeletion(ctx: CommandContext, raw: unknown): Promi
   const earlier = await earlierReport(ctx, input);
   if (earlier) return earlier;
   // An epoch still waiting for its claim (a bump's new epoch) produced nothing that could be deleted.
-  const [row] = await ctx.db.$queryRaw<{ awaiting: boolean }[]>`
-    SELECT awaiting_claim AS awaiting FROM effect WHERE key = ${input.key} AND epoch = ${input.epoch}`;
-  if (row?.awaiting)
-    throw conflict(`epoch ${input.epoch} of this key was never claimed: nothing it produced can have been deleted`, {
-      field: 'epoch',
+  const [row] = await ctx.db.$queryRaw<{ awaiting: boolean; run_id: string }[]>`
+    SELECT awaiting_claim AS awaiting, run_id::text AS run_id FROM effect WHERE key = ${input.key} AND epoch = ${input.epoch}`;
+  if (row?.awaiting) {
+    const why = `epoch ${input.epoch} of this key was never claimed: nothing it produced can have been deleted`;
+    // A4: refused, on the key's refused chain (auditRefusal files it there), as ledger_transition's are.
+    await auditRefusal(ctx.db, {
+      chain: `effect:${input.key}`,
+      actor: ctx.actor,
+      action: 'effect.revoke_deletion',
+      subjectType: 'effect',
+      subjectId: input.key,
+      runId: row.run_id,
+      before: 'pending',
+      after: 'revoked',
+      why,
+      detail: { epoch: input.epoch, objectId: input.objectId },
+      request: ctx.request,
     });
+    throw conflict(why, { field: 'epoch' });
+  }
   const deletedAt = new Date(input.deletedAt ?? Date.now()).toISOString();
   const successor = successorId(input.objectId, deletedAt);
   let result;
