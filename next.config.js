@@ -6,6 +6,17 @@ const nextConfig = {
   // `npm run typecheck` (tsc --noEmit over the whole project, tests included) is the type gate; the
   // build does not repeat it, so a half-written test file elsewhere cannot block a deploy build.
   typescript: { ignoreBuildErrors: true },
+  // The operator pages of one run are prerendered shells (components/views/): every run's address is
+  // served the same shell, which reads the run id from the address and its content from the run's view.
+  async rewrites() {
+    return {
+      beforeFiles: [
+        { source: '/runs/:runId', destination: '/views/run' },
+        { source: '/runs/:runId/plan', destination: '/views/plan' },
+        { source: '/runs/:runId/replay', destination: '/views/replay' },
+      ],
+    };
+  },
   async headers() {
     return [
       {

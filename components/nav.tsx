@@ -3,18 +3,37 @@
 // Menu button folds the links out, so the page keeps the full width of the screen.
 import { Link } from '@/components/ui/link.tsx';
 import { usePathname } from 'next/navigation';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
+import type { NavViewer } from '@/lib/read-models/views/viewer.ts';
+import type { Wire } from '@/lib/read-models/views/wire.ts';
+import { isViewPath } from './views/view-paths.ts';
+import { refreshNavViewer, useNavViewer } from './views/viewer-store.ts';
 import { signOut } from 'next-auth/react';
 import { cn } from './ui/cn.ts';
 
-export function Nav({
-  links,
-  user,
-}: {
-  links: { href: string; label: string; count?: number }[];
-  user: { email: string; name: string; role: string };
-}) {
+/** The console's links for this person (admin pages only for those who may manage them). */
+function linksFor(viewer: Wire<NavViewer> | null): { href: string; label: string; count?: number }[] {
+  return [
+    { href: '/inbox', label: 'Inbox', count: viewer?.unread },
+    { href: '/runs', label: 'Runs' },
+    { href: '/plans', label: 'Plans to approve' },
+    { href: '/support', label: 'Support queue' },
+    { href: '/approvals', label: 'Four-eyes approvals' },
+    { href: '/audit', label: 'Audit trail' },
+    ...(viewer?.manageUsers ? [{ href: '/admin/users', label: 'Users & roles' }] : []),
+    ...(viewer?.manageKeys ? [{ href: '/admin/keys', label: 'Runtime keys' }] : []),
+    { href: '/admin/tools', label: 'Tool definitions' },
+  ];
+}
+
+export function Nav() {
   const pathname = usePathname();
+  const viewer = useNavViewer();
+  const links = linksFor(viewer);
+  // A view brings the navigation's data with it; a page rendered on the server does not.
+  useEffect(() => {
+    if (!isViewPath(pathname)) void refreshNavViewer();
+  }, [pathname]);
   const [open, setOpen] = useState(false);
   const menuButton = useRef<HTMLButtonElement>(null);
   // A new page closes the menu (following a link, or going back).
@@ -97,10 +116,10 @@ export function Nav({
         </nav>
         <div className="border-t border-zinc-200 p-3 text-xs">
           <div className="truncate font-medium text-zinc-900" data-testid="current-user">
-            {user.email}
+            {viewer?.email ?? '\u00a0'}
           </div>
           <div className="text-zinc-600">
-            Role: <span data-testid="current-role">{user.role}</span>
+            Role: <span data-testid="current-role">{viewer?.roles ?? '…'}</span>
           </div>
           <div className="mt-2 flex flex-wrap gap-x-3 gap-y-1">
             <button

@@ -48,13 +48,13 @@ export function StateBar({
 export function ExactlyOnce({
   value,
 }: {
-  value: { numerator: number; denominator: number; asOf: Date | null } | null;
+  value: { numerator: number; denominator: number; asOf: Date | string | null } | null;
 }) {
   if (!value) return <span className="text-xs text-zinc-500">no approved plan</span>;
   const pct = value.denominator ? (value.numerator / value.denominator) * 100 : 0;
   return (
     <span
-      title={`${value.numerator} of ${value.denominator} approved targets have exactly one done effect (P4)${value.asOf ? `; as of ${value.asOf.toISOString()}` : ''}`}
+      title={`${value.numerator} of ${value.denominator} approved targets have exactly one done effect (P4)${value.asOf ? `; as of ${new Date(value.asOf).toISOString()}` : ''}`}
       className="tabular-nums"
     >
       <span className="font-semibold text-zinc-900">{pct.toFixed(1)}%</span>{' '}

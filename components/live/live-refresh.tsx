@@ -1,5 +1,5 @@
 'use client';
-// Live pages: re-renders the server page (router.refresh) when the change feed reports a change to
+// Live pages: re-renders the server page (router.refresh), or re-reads the page's view, when the change feed reports a change to
 // what the page shows, and shows whether the page is live. A refresh re-runs the server components
 // only: client state (checked rows, typed text, open dialogs), the URL (filters, cursors) and the
 // scroll position stay as they are. Changes are coalesced: one refresh at most every second.
@@ -45,8 +45,18 @@ const DOT: Record<LiveStatus, string> = {
   'signed-out': 'bg-red-500',
 };
 
-/** The live indicator for a page, placed under its header; refreshes the page on a relevant change. */
-export function LiveRefresh({ runId, topics }: { runId?: string; topics: LiveTopic[] }) {
+/** The live indicator for a page, placed under its header; refreshes the page on a relevant change:
+ *  a server page is re-rendered, a page drawn from a view (components/views/) passes `onRefresh`,
+ *  which reads its view again. */
+export function LiveRefresh({
+  runId,
+  topics,
+  onRefresh,
+}: {
+  runId?: string;
+  topics: LiveTopic[];
+  onRefresh?: () => void;
+}) {
   const router = useRouter();
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const lastRefresh = useRef(0);
@@ -58,7 +68,8 @@ export function LiveRefresh({ runId, topics }: { runId?: string; topics: LiveTop
       timer.current = null;
       lastRefresh.current = Date.now();
       setRefreshes((n) => n + 1);
-      startTransition(() => router.refresh());
+      if (onRefresh) onRefresh();
+      else startTransition(() => router.refresh());
     }, wait);
   });
   useEffect(

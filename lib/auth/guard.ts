@@ -16,6 +16,7 @@ import type { Permission } from './permissions.ts';
 import { workflowsOfSubject } from './subject-workflows.ts';
 import { crossSiteProblem, currentRequest, requestInfoFromHeaders, type RequestInfo } from './request.ts';
 import { sessionFromCookie, type SessionUser } from './session.ts';
+import { cachedSessionFromCookie } from './session-cache.ts';
 
 export interface Guarded {
   db: Db;
@@ -58,7 +59,12 @@ export async function authorize(
   const database = db();
   const request: RequestMeta = { ip: info.ip, userAgent: info.userAgent, requestId: info.requestId };
   const subject = options.subject ?? { type: 'console', id: permission };
-  const refuse = async (actor: Actor, code: 'unauthenticated' | 'forbidden', why: string) => {
+  const refuse = async (
+    actor: Actor,
+    code: 'unauthenticated' | 'forbidden',
+    why: string,
+    details: Record<string, string> = {},
+  ) => {
     if (options.mutating) {
       await auditRefusal(database, {
         chain: `${subject.type}:${subject.id}`,
@@ -71,9 +77,13 @@ export async function authorize(
         request,
       });
     }
-    return new LedgerError(code, why);
+    return new LedgerError(code, why, details);
   };
-  const session = await sessionFromCookie(info.cookie, database);
+  // A read shares the session check of the same second with the pages (Z4, ./session-cache.ts); a
+  // change always reads the session afresh.
+  const session = options.mutating
+    ? await sessionFromCookie(info.cookie, database)
+    : await cachedSessionFromCookie(info.cookie, database);
   if (options.mutating) {
     const cross = crossSiteProblem(info, options.allowUserNavigation);
     if (cross) throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'forbidden', cross);
@@ -86,12 +96,16 @@ export async function authorize(
       session_revoked: 'your session was revoked (role or account changed): sign in again',
       signed_out: 'this session was signed out: sign in again',
     }[session.problem];
-    throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'unauthenticated', why);
+    throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'unauthenticated', why, {
+      reason: session.problem,
+    });
   }
   const user = session.user;
   // Z7: a password someone else chose opens nothing but the change of that password.
   if (user.mustChangePassword && !options.passwordChange) {
-    throw await refuse(userActor(user), 'forbidden', 'choose a new password first (/account/password)');
+    throw await refuse(userActor(user), 'forbidden', 'choose a new password first (/account/password)', {
+      reason: 'password_change',
+    });
   }
   const scope = scopeOf(user.grants);
   const about =

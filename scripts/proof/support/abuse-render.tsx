@@ -20,6 +20,7 @@ import {
 import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
 import { insertUser } from '@/lib/auth/users.ts';
 import type { ProofRow } from '../section.ts';
+import { viewPage } from './abuse-view-page.tsx';
 import { HOST, SYSTEM, type AbuseEnv } from './abuse-env.ts';
 import { operatorActor, type Fixtures } from './abuse-fixtures.ts';
 
@@ -193,7 +194,12 @@ export async function renderEscapingCheck(
     ['/runs', () => import('@/app/(console)/runs/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     [
       '/runs/[runId]',
-      () => import('@/app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>,
+      () =>
+        viewPage(
+          import('@/app/api/console/views/run/[runId]/route.ts'),
+          import('@/app/(console)/views/run/run-view.tsx').then((m) => m.RunBody),
+          cookie,
+        ),
       { runId: run.runId },
       {},
     ],
@@ -298,7 +304,12 @@ export async function renderMalformedPages(env: AbuseEnv, runId: string, o: { fu
     ],
     [
       '/runs/[runId]',
-      () => import('@/app/(console)/runs/[runId]/page.tsx') as unknown as Promise<PageModule>,
+      () =>
+        viewPage(
+          import('@/app/api/console/views/run/[runId]/route.ts'),
+          import('@/app/(console)/views/run/run-view.tsx').then((m) => m.RunBody),
+          cookie,
+        ),
       { runId },
       ['view', 'state', 'q', 'sort', 'cursor'],
     ],

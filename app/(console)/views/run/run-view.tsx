@@ -1,51 +1,38 @@
-import type { Metadata } from 'next';
+'use client';
+// The run page (P3): the run's header and status, its targets by state, and the plan joined with the
+// ledger, read from the run's view and kept live.
+import { usePathname, useSearchParams } from 'next/navigation';
 import { Link } from '@/components/ui/link.tsx';
-import { notFound } from 'next/navigation';
-import { requireViewer } from '@/lib/auth/page.ts';
-import { canOn } from '@/lib/auth/grants.ts';
-import { runHeader, runTable } from '@/lib/read-models/run-detail.ts';
-import { runsWithFinishedReplay, shownRunStatus, SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
 import { RunTable } from '@/app/(console)/_components/run-table.tsx';
 import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
-import { one, pageSize, type SP } from '@/components/search-params.ts';
+import { searchParamsOf, type SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
+import { useConsoleView } from '@/components/views/use-console-view.ts';
+import { ViewFrame } from '@/components/views/view-frame.tsx';
+import { runIdOf } from '@/components/views/view-paths.ts';
+import { SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
+import type { RunPage } from '@/lib/read-models/views/run-page.ts';
+import type { Wire } from '@/lib/read-models/views/wire.ts';
 
-export const metadata: Metadata = { title: 'Run' };
+export function RunView() {
+  const runId = runIdOf(usePathname());
+  const params = useSearchParams();
+  const view = useConsoleView<RunPage>(`/api/console/views/run/${encodeURIComponent(runId)}?${params.toString()}`);
+  return (
+    <ViewFrame view={view} title="Run">
+      {(page) => <RunBody view={page} runId={runId} sp={searchParamsOf(params)} />}
+    </ViewFrame>
+  );
+}
 
-export default async function RunPage({
-  params,
-  searchParams,
-}: {
-  params: Promise<{ runId: string }>;
-  searchParams: Promise<SP>;
-}) {
-  const [{ runId }, sp, { user, db, scope }] = await Promise.all([params, searchParams, requireViewer()]);
-  const header = await runHeader(db, runId, scope);
-  if (!header) notFound();
+/** The page itself, drawn from its view (also what the escaping proof renders). */
+export function RunBody({ view, runId, sp }: { view: Wire<RunPage>; runId: string; sp: SP }) {
+  const { header, status, claimed, table, canRevoke, canBump } = view;
   const plan = header.plan;
-  const table = await runTable(
-    db,
-    runId,
-    plan?.status === 'approved' || plan?.status === 'submitted' ? plan.id : null,
-    {
-      view: one(sp, 'view'),
-      state: one(sp, 'state'),
-      q: one(sp, 'q'),
-      sort: one(sp, 'sort'),
-      cursor: one(sp, 'cursor'),
-      limit: pageSize(sp),
-    },
-  );
-  const status = shownRunStatus(
-    header.status,
-    header.status === 'crashed' && (await runsWithFinishedReplay(db, [runId])).has(runId),
-    header.exactlyOnce,
-  );
-  const claimed = Object.values(header.counts).reduce((a, b) => a + b, 0);
   return (
     <>
       <PageHeader
@@ -93,7 +80,7 @@ export default async function RunPage({
           value={plan ? plan.itemCount.toLocaleString('en-US') : '—'}
           hint={
             plan
-              ? `plan ${plan.status}${plan.approvedAt ? ` by ${plan.approvedByLabel ?? plan.approvedById} at ${plan.approvedAt.toISOString().slice(0, 16).replace('T', ' ')}` : ''}`
+              ? `plan ${plan.status}${plan.approvedAt ? ` by ${plan.approvedByLabel ?? plan.approvedById} at ${plan.approvedAt.slice(0, 16).replace('T', ' ')}` : ''}`
               : 'no plan submitted'
           }
         />
@@ -116,12 +103,7 @@ export default async function RunPage({
             The runtime submits the plan (POST /api/v1/runs/:id/plan); it then appears under Plans to approve.
           </EmptyState>
         ) : (
-          <RunTable
-            rows={table.rows.map((r) => ({ ...r, changedAt: r.changedAt ? r.changedAt.toISOString() : null }))}
-            next={table.next}
-            canRevoke={canOn(user.grants, 'effect.revoke', header.workflow)}
-            canBump={canOn(user.grants, 'effect.bump.request', header.workflow)}
-          />
+          <RunTable rows={table.rows} next={table.next} canRevoke={canRevoke} canBump={canBump} />
         )}
         <div className="mt-2">
           <RowsPerPage path={`/runs/${runId}`} sp={sp} />

@@ -1,0 +1,22 @@
+// The console's operator pages are sent as prerendered shells that read what they show from these
+// JSON views (docs/ARCHITECTURE.md, "Console views"). A view route authorizes like every console
+// route (Z1, Z4), builds its view from the read models with the viewer's scope, and answers it beside
+// the navigation's data (who is signed in, the unread count), so that a page costs one request.
+import { consoleRoute } from '../auth/guard.ts';
+import { LedgerError } from '../ledger/errors.ts';
+import { searchParamsOf, type SP } from '../read-models/views/query.ts';
+import { navViewer, type ConsoleViewer } from '../read-models/views/viewer.ts';
+
+export function consoleViewRoute<P extends Record<string, string>>(
+  subject: string,
+  build: (viewer: ConsoleViewer, params: P, sp: SP) => Promise<object | null>,
+): (req: Request, ctx: { params: Promise<P> }) => Promise<Response> {
+  return consoleRoute<{ params: Promise<P> }>('console.read', { mutating: false }, async (g, req, ctx) => {
+    const params = await ctx.params;
+    const sp = searchParamsOf(new URL(req.url).searchParams);
+    const [view, viewer] = await Promise.all([build(g, params, sp), navViewer(g.db, g.user)]);
+    // Missing, or outside the viewer's scope: the same answer for both (Z1).
+    if (view === null) throw new LedgerError('not_found', `no ${subject}`);
+    return Response.json({ viewer, view }, { headers: { 'cache-control': 'no-store' } });
+  });
+}
