@@ -3,7 +3,7 @@
 // typed confirmation for big sets, then the server action. Native <dialog> makes the page behind it
 // inert and closes on Escape; Tab cycles inside it and the focus returns to its opener on close. Errors
 // come back from the server naming the field.
-import { useRouter } from 'next/navigation';
+import { usePageRefresh } from '@/components/views/page-refresh.tsx';
 import { useId, useRef, useState, type ReactNode } from 'react';
 import type { ActionResult } from '@/lib/auth/guard.ts';
 import { staleFactsOf, type StaleFacts } from '@/lib/ledger/seen-version.ts';
@@ -75,7 +75,7 @@ export function ActionDialog<T>({
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
-  const router = useRouter();
+  const refresh = usePageRefresh();
   const [error, setError] = useState<{ message: string; field?: string } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -145,12 +145,12 @@ export function ActionDialog<T>({
         // the dialog (its button may vanish with the new state) before the person reads the outcome.
         setDone(success ? success(result.data) : (successMessage ?? 'Done.'));
         setDoneDetail(successDetail ? successDetail(result.data) : null);
-        if (refreshAtOnce) router.refresh();
+        if (refreshAtOnce) refresh();
       } else if (staleFactsOf(result.details)) {
         // Nothing was written: show what changed, and the page behind it as it is now (where the new
         // state may remove the dialog's row, the support queue, only once the dialog closes).
         setStale(staleFactsOf(result.details));
-        if (refreshAtOnce) router.refresh();
+        if (refreshAtOnce) refresh();
       } else {
         setError({ message: result.error, field: result.field });
       }
@@ -186,7 +186,7 @@ export function ActionDialog<T>({
         onKeyDown={trapTab}
         onClose={() => {
           if (opener.current?.isConnected) opener.current.focus();
-          if ((done || stale) && !refreshAtOnce) router.refresh();
+          if ((done || stale) && !refreshAtOnce) refresh();
         }}
         className="m-auto w-[calc(100%-2rem)] max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl"
       >

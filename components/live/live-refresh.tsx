@@ -1,12 +1,12 @@
 'use client';
-// Live pages: re-renders the server page (router.refresh), or re-reads the page's view, when the change feed reports a change to
+// Live pages: re-renders the server page, or re-reads the page's view, when the change feed reports a change to
 // what the page shows, and shows whether the page is live. A refresh re-runs the server components
 // only: client state (checked rows, typed text, open dialogs), the URL (filters, cursors) and the
 // scroll position stay as they are. Changes are coalesced: one refresh at most every second.
-import { useRouter } from 'next/navigation';
-import { startTransition, useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { changeMatches, type LiveChange, type LiveTopic } from '@/lib/live/change.ts';
 import { subscribeLive, type LiveStatus } from './connection.ts';
+import { usePageRefresh } from '../views/page-refresh.tsx';
 
 /** Waits this long after a change for others that belong with it (a replay moves many rows at once). */
 const SETTLE_MS = 300;
@@ -45,19 +45,10 @@ const DOT: Record<LiveStatus, string> = {
   'signed-out': 'bg-red-500',
 };
 
-/** The live indicator for a page, placed under its header; refreshes the page on a relevant change:
- *  a server page is re-rendered, a page drawn from a view (components/views/) passes `onRefresh`,
- *  which reads its view again. */
-export function LiveRefresh({
-  runId,
-  topics,
-  onRefresh,
-}: {
-  runId?: string;
-  topics: LiveTopic[];
-  onRefresh?: () => void;
-}) {
-  const router = useRouter();
+/** The live indicator for a page, placed under its header; refreshes the page on a relevant change
+ *  (a server page is re-rendered, a page drawn from a view reads it again: ../views/page-refresh.tsx). */
+export function LiveRefresh({ runId, topics }: { runId?: string; topics: LiveTopic[] }) {
+  const refresh = usePageRefresh();
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const lastRefresh = useRef(0);
   const [refreshes, setRefreshes] = useState(0);
@@ -68,8 +59,7 @@ export function LiveRefresh({
       timer.current = null;
       lastRefresh.current = Date.now();
       setRefreshes((n) => n + 1);
-      if (onRefresh) onRefresh();
-      else startTransition(() => router.refresh());
+      refresh();
     }, wait);
   });
   useEffect(

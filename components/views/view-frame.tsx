@@ -5,6 +5,7 @@ import type { ReactNode } from 'react';
 import { NotFoundCard } from '@/components/not-found-card.tsx';
 import { EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import type { ConsoleView } from './use-console-view.ts';
+import { ViewReloadProvider } from './page-refresh.tsx';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 
 export function ViewFrame<T>({
@@ -17,7 +18,12 @@ export function ViewFrame<T>({
   children: (view: Wire<T>) => ReactNode;
 }) {
   const { state } = view;
-  if (state.status === 'ready') return <div aria-busy={state.refreshing}>{children(state.view)}</div>;
+  if (state.status === 'ready')
+    return (
+      <ViewReloadProvider reload={view.reload}>
+        <div aria-busy={state.refreshing}>{children(state.view)}</div>
+      </ViewReloadProvider>
+    );
   if (state.status === 'loading')
     return (
       <div aria-busy="true" data-testid="view-loading">

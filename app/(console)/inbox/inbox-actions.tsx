@@ -1,19 +1,23 @@
 'use client';
-import { useRouter } from 'next/navigation';
+import { usePageRefresh } from '@/components/views/page-refresh.tsx';
+import { refreshNavViewer } from '@/components/views/viewer-store.ts';
 import { useState, useTransition } from 'react';
 import { markAllNotificationsReadAction, markNotificationReadAction } from '@/app/actions/notifications.ts';
 import { Button } from '@/components/ui/button.tsx';
 
 function useMark(run: () => Promise<{ ok: boolean; error?: string }>) {
-  const router = useRouter();
+  const refresh = usePageRefresh();
   const [pending, start] = useTransition();
   const [error, setError] = useState<string | null>(null);
   const mark = () =>
     start(async () => {
       const r = await run();
       if (!r.ok) setError(r.error ?? 'could not mark as read');
-      // The count in the navigation is rendered by the layout: refresh it with the list.
-      else router.refresh();
+      else {
+        // The list is this page; the unread count sits in the navigation, kept in the browser.
+        refresh();
+        void refreshNavViewer();
+      }
     });
   return { pending, error, mark };
 }

@@ -3,7 +3,7 @@
 // running the live progress bar (F5: sent, skipped, failed, unknown, remaining), fetched from
 // /api/console/replays/:id/progress whenever the change feed reports progress, with pause / resume /
 // cancel. When the status changes the server page is refreshed, so a finished replay shows its report.
-import { useRouter } from 'next/navigation';
+import { usePageRefresh } from '@/components/views/page-refresh.tsx';
 import { useRef, useState } from 'react';
 import {
   approveReplayAction,
@@ -57,7 +57,7 @@ export function ReplayPanel({
   canControl: boolean;
   users: Record<string, string>;
 }) {
-  const router = useRouter();
+  const refresh = usePageRefresh();
   const [p, setP] = useState(initial);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -86,7 +86,7 @@ export function ReplayPanel({
         setP(next);
         if (next.status !== seenStatus.current) {
           seenStatus.current = next.status;
-          router.refresh();
+          refresh();
         }
       })
       .catch(() => {
@@ -110,7 +110,7 @@ export function ReplayPanel({
       if (!result.ok) {
         setError(result.error);
         // Z8: decided by someone else meanwhile: show the request as it is now.
-        if (staleFactsOf(result.details)) router.refresh();
+        if (staleFactsOf(result.details)) refresh();
       } else {
         const res = await fetch(`/api/console/replays/${p.replayId}/progress`, { cache: 'no-store' });
         if (res.ok) {
@@ -118,7 +118,7 @@ export function ReplayPanel({
           seenStatus.current = next.status;
           setP(next);
         }
-        router.refresh();
+        refresh();
       }
     } catch {
       setError('The request did not reach the server. Check your connection and try again.');
