@@ -1,7 +1,7 @@
 // The console pages sent as prerendered shells over a JSON view (next.config.js rewrites the
 // per-run ones to their shell). Their view answer carries the navigation's data; on any other page
 // the navigation asks for it itself.
-const VIEW_PATHS = [/^\/runs\/[^/]+$/];
+const VIEW_PATHS = [/^\/runs$/, /^\/runs\/[^/]+$/, /^\/runs\/[^/]+\/(plan|replay)$/, /^\/support$/, /^\/audit$/];
 
 export const isViewPath = (pathname: string): boolean => VIEW_PATHS.some((p) => p.test(pathname));
 
@@ -13,4 +13,14 @@ export function runIdOf(pathname: string): string {
   } catch {
     return segment;
   }
+}
+
+/** The view a shell's address reads (/runs/<id>/plan?x=1 -> /api/console/views/plan/<id>?x=1), or
+ *  null for a page that is not a view. */
+export function viewAddressOf(address: string): string | null {
+  const [pathname = '', search = ''] = address.split(/\?(.*)/s);
+  if (!isViewPath(pathname)) return null;
+  const [, first, runId, sub] = pathname.split('/');
+  const name = first === 'runs' ? (runId ? (sub ?? 'run') : 'runs') : first;
+  return `/api/console/views/${name}${runId ? `/${runId}` : ''}${search ? `?${search}` : ''}`;
 }

@@ -2,14 +2,18 @@
 // JSON views (docs/ARCHITECTURE.md, "Console views"). A view route authorizes like every console
 // route (Z1, Z4), builds its view from the read models with the viewer's scope, and answers it beside
 // the navigation's data (who is signed in, the unread count), so that a page costs one request.
-import { consoleRoute } from '../auth/guard.ts';
-import { LedgerError } from '../ledger/errors.ts';
-import { searchParamsOf, type SP } from '../read-models/views/query.ts';
-import { navViewer, type ConsoleViewer } from '../read-models/views/viewer.ts';
+import { consoleRoute, type Guarded } from '@/lib/auth/guard.ts';
+import { LedgerError } from '@/lib/ledger/errors.ts';
+import { searchParamsOf, type SP } from '@/lib/read-models/views/query.ts';
+import { navViewer, type ConsoleViewer } from '@/lib/read-models/views/viewer.ts';
+
+/** What a view is built with: the viewer, and where the request came from (A1: where), for a view
+ *  whose read is itself recorded on the trail (the audit trail's). */
+export type ViewReader = ConsoleViewer & Pick<Guarded, 'request'>;
 
 export function consoleViewRoute<P extends Record<string, string>>(
   subject: string,
-  build: (viewer: ConsoleViewer, params: P, sp: SP) => Promise<object | null>,
+  build: (viewer: ViewReader, params: P, sp: SP) => Promise<object | null>,
 ): (req: Request, ctx: { params: Promise<P> }) => Promise<Response> {
   return consoleRoute<{ params: Promise<P> }>('console.read', { mutating: false }, async (g, req, ctx) => {
     const params = await ctx.params;

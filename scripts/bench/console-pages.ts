@@ -64,14 +64,16 @@ export interface PagesBench {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
+// Each operator page is a prerendered shell and its JSON view (components/views/): one page view is
+// both requests, and the markers are facts of the view's answer.
 function pagesOf(runId: string): PageKind[] {
   return [
-    { kind: 'runs', path: () => '/runs', markers: () => ['data-testid="run-row"', `/runs/${runId}`] },
-    { kind: 'run', path: () => `/runs/${runId}`, markers: () => ['data-testid="run-table"'] },
-    { kind: 'plan', path: () => `/runs/${runId}/plan`, markers: () => ['data-testid="plan-count"'] },
-    { kind: 'replay', path: () => `/runs/${runId}/replay`, markers: () => ['data-testid="replay-counts"'] },
-    { kind: 'support', path: () => '/support', markers: () => ['Support queue'] },
-    { kind: 'audit', path: () => '/audit', markers: () => ['data-testid="chain-badge"'] },
+    { kind: 'runs', shell: true, path: () => '/runs', markers: () => ['"shownStatus"', `"id":"${runId}"`] },
+    { kind: 'run', shell: true, path: () => `/runs/${runId}`, markers: () => ['"table":{"rows":[{'] },
+    { kind: 'plan', shell: true, path: () => `/runs/${runId}/plan`, markers: () => ['"itemCount":'] },
+    { kind: 'replay', shell: true, path: () => `/runs/${runId}/replay`, markers: () => ['"willSend":'] },
+    { kind: 'support', shell: true, path: () => '/support', markers: () => ['"total":'] },
+    { kind: 'audit', shell: true, path: () => '/audit', markers: () => ['"chain":{'] },
   ];
 }
 

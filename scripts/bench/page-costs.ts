@@ -3,7 +3,7 @@
 // database committed, divided by the pages served. Throughput alone cannot say whether a page is slow
 // because of rendering or because of the database; these per-page costs can.
 import pg from 'pg';
-import { browse, type PageKind, type Session } from '@/scripts/proof/support/load-browse.ts';
+import { browse, getPage, type PageKind, type Session } from '@/scripts/proof/support/load-browse.ts';
 import { cpuMs, databaseCpuMs, parentOf, procAvailable } from './proc-cpu.ts';
 
 export interface PageCost {
@@ -39,7 +39,8 @@ export async function measurePageCosts(o: {
       );
     const costs: PageCost[] = [];
     for (const page of o.pages) {
-      const bytes = (await o.sessions[0]!.get(page.path(0), page.headers)).body.length;
+      // A shell's bytes are the same for everyone (and cached by browsers): its view's are the page's.
+      const bytes = (await getPage(o.sessions[0]!, page, 0)).body.length;
       await browse({ sessions: o.sessions, pages: [page], durationMs: 1000 }); // settle
       const before = { server: cpuMs(o.serverPid), db: databaseCpuMs(postmaster), commits: await commits() };
       const client = process.cpuUsage();

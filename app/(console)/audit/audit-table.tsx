@@ -1,15 +1,17 @@
 'use client';
-// The audit trail's rows, rendered from each entry's shown fields (audit-rows.ts). Rendered as server
-// elements, every entry was sent twice: as HTML and again as React payload of every cell, class and
-// link; as data the payload is the fields alone (docs/BENCHMARKS.md, operator pages).
+// The audit trail's rows, rendered from each entry's shown fields as the trail's view sends them
+// (lib/read-models/views/audit-page.ts; the time arrives as ISO text, which <Time> reads). Rendered
+// as server elements, every entry was sent twice: as HTML and again as React payload of every cell,
+// class and link; as data the payload is the fields alone (docs/BENCHMARKS.md, operator pages).
 import { Link } from '@/components/ui/link.tsx';
 import { Time } from '@/components/time.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
-import type { AuditRowView } from './audit-rows.ts';
+import type { AuditRowView } from '@/lib/read-models/views/audit-page.ts';
+import type { Wire } from '@/lib/read-models/views/wire.ts';
 
 const COLUMNS = ['#', 'When', 'Who', 'Action', 'Subject', 'Change', 'Why', 'Outcome', 'Where'];
 
-export function AuditTable({ rows }: { rows: AuditRowView[] }) {
+export function AuditTable({ rows }: { rows: Wire<AuditRowView>[] }) {
   return (
     <div className="relative overflow-x-auto">
       <table className="w-full text-sm [&_td]:py-2 [&_td]:pr-3" data-testid="audit-table">

@@ -1,17 +1,19 @@
 'use client';
 // The support queue's rows, rendered from the unknowns' fields: as server elements each row was sent
 // as its HTML and again as React payload of every element (docs/BENCHMARKS.md, operator pages). Each
-// row's checkbox belongs to the bulk bar's form through its `form` attribute (support-bulk.tsx).
+// row's checkbox belongs to the bulk bar's form through its `form` attribute (support-bulk.tsx). The
+// rows come from the support view as JSON: their times are ISO strings (Time and seenEffect take them).
 import { Link } from '@/components/ui/link.tsx';
-import type { UnknownRow } from '@/lib/read-models/support.ts';
+import type { SupportRow } from '@/lib/read-models/views/support-page.ts';
+import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { BULK_FORM_ID } from '@/app/(console)/_components/support-bulk.tsx';
 import { FieldList } from '@/components/ui/fields.tsx';
 import { Time } from '@/components/time.tsx';
 import { seenEffect } from '@/lib/ledger/seen-version.ts';
 
-/** An unknown with whether this person may resolve it: support on its workflow (Z1), as the server checks. */
-export type UnknownListRow = UnknownRow & { canResolve: boolean };
+/** An unknown with whether this person may resolve it (support-page.ts), as it crossed the wire. */
+export type UnknownListRow = Wire<SupportRow>;
 
 export function UnknownList({ rows }: { rows: UnknownListRow[] }) {
   return (

@@ -34,6 +34,7 @@ import {
 } from '../support/abuse-env.ts';
 import { Fixtures, operatorActor } from '../support/abuse-fixtures.ts';
 import { renderPage } from '../support/abuse-render.tsx';
+import { viewPage } from '../support/abuse-view-page.tsx';
 import { matrixEntries, refusedFor, type MatrixEntry } from '../support/console-actions.ts';
 import { workflowMatrix } from '../support/workflow-matrix.ts';
 import type { Role } from '@/lib/db/generated/enums.ts';
@@ -640,7 +641,10 @@ async function auditChecks(env: AbuseEnv, fx: Fixtures, tampers: number, reads: 
   }
   // Reads and exports of the trail: each must leave an entry naming who read it.
   const { GET: exportGet } = await import('@/app/api/console/audit/export/route.ts');
-  const auditPageModule = await import('@/app/(console)/audit/page.tsx');
+  const auditPageModule = await viewPage(
+    import('@/app/api/console/views/audit/route.ts'),
+    import('@/app/(console)/audit/audit-view.tsx').then((m) => m.AuditBody),
+  );
   let readTrials = 0,
     unauditedReads = 0;
   const count = async (action: string, actorId: string) =>

@@ -191,27 +191,57 @@ export async function renderEscapingCheck(
   }
   const cookie = await env.cookieFor(env.users.admin);
   const pages: [string, () => Promise<PageModule>, Record<string, string>, SP][] = [
-    ['/runs', () => import('@/app/(console)/runs/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    [
+      '/runs',
+      () =>
+        viewPage(
+          import('@/app/api/console/views/runs/route.ts'),
+          import('@/app/(console)/runs/runs-view.tsx').then((m) => m.RunsBody),
+        ),
+      {},
+      {},
+    ],
     [
       '/runs/[runId]',
       () =>
         viewPage(
           import('@/app/api/console/views/run/[runId]/route.ts'),
           import('@/app/(console)/views/run/run-view.tsx').then((m) => m.RunBody),
-          cookie,
         ),
       { runId: run.runId },
       {},
     ],
     [
       '/runs/[runId]/plan',
-      () => import('@/app/(console)/runs/[runId]/plan/page.tsx') as unknown as Promise<PageModule>,
+      () =>
+        viewPage(
+          import('@/app/api/console/views/plan/[runId]/route.ts'),
+          import('@/app/(console)/views/plan/plan-view.tsx').then((m) => m.PlanBody),
+        ),
       { runId: run.runId },
       {},
     ],
     ['/plans', () => import('@/app/(console)/plans/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ['/support', () => import('@/app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, {}],
-    ['/audit', () => import('@/app/(console)/audit/page.tsx') as unknown as Promise<PageModule>, {}, {}],
+    [
+      '/support',
+      () =>
+        viewPage(
+          import('@/app/api/console/views/support/route.ts'),
+          import('@/app/(console)/support/support-view.tsx').then((m) => m.SupportBody),
+        ),
+      {},
+      {},
+    ],
+    [
+      '/audit',
+      () =>
+        viewPage(
+          import('@/app/api/console/views/audit/route.ts'),
+          import('@/app/(console)/audit/audit-view.tsx').then((m) => m.AuditBody),
+        ),
+      {},
+      {},
+    ],
     ['/admin/users', () => import('@/app/(console)/admin/users/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     ['/admin/keys', () => import('@/app/(console)/admin/keys/page.tsx') as unknown as Promise<PageModule>, {}, {}],
     ['/admin/tools', () => import('@/app/(console)/admin/tools/page.tsx') as unknown as Promise<PageModule>, {}, {}],
@@ -298,7 +328,11 @@ export async function renderMalformedPages(env: AbuseEnv, runId: string, o: { fu
   const pages: [string, () => Promise<PageModule>, Record<string, string>, string[]][] = [
     [
       '/runs',
-      () => import('@/app/(console)/runs/page.tsx') as unknown as Promise<PageModule>,
+      () =>
+        viewPage(
+          import('@/app/api/console/views/runs/route.ts'),
+          import('@/app/(console)/runs/runs-view.tsx').then((m) => m.RunsBody),
+        ),
       {},
       ['workflow', 'status', 'from', 'to', 'q', 'cursor'],
     ],
@@ -308,19 +342,31 @@ export async function renderMalformedPages(env: AbuseEnv, runId: string, o: { fu
         viewPage(
           import('@/app/api/console/views/run/[runId]/route.ts'),
           import('@/app/(console)/views/run/run-view.tsx').then((m) => m.RunBody),
-          cookie,
         ),
       { runId },
       ['view', 'state', 'q', 'sort', 'cursor'],
     ],
     [
       '/audit',
-      () => import('@/app/(console)/audit/page.tsx') as unknown as Promise<PageModule>,
+      () =>
+        viewPage(
+          import('@/app/api/console/views/audit/route.ts'),
+          import('@/app/(console)/audit/audit-view.tsx').then((m) => m.AuditBody),
+        ),
       {},
       ['actor', 'action', 'run', 'target', 'from', 'to', 'outcome', 'cursor'],
     ],
     ['/target', () => import('@/app/(console)/target/page.tsx') as unknown as Promise<PageModule>, {}, ['key']],
-    ['/support', () => import('@/app/(console)/support/page.tsx') as unknown as Promise<PageModule>, {}, ['cursor']],
+    [
+      '/support',
+      () =>
+        viewPage(
+          import('@/app/api/console/views/support/route.ts'),
+          import('@/app/(console)/support/support-view.tsx').then((m) => m.SupportBody),
+        ),
+      {},
+      ['cursor'],
+    ],
   ];
   const cases: {
     route: string;

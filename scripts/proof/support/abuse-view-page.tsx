@@ -1,9 +1,10 @@
 // The operator pages are prerendered shells that draw a JSON view (components/views/). For the
 // rendering proofs such a page is its view route and the component that draws the answer: the route
-// handler is called with the proof's cookie as a browser would call it, and its answer is drawn by the
+// handler is called with the render's cookie as a browser would call it, and its answer is drawn by the
 // same component the shell uses. A 404 answer is the page's not-found card, counted as Next's
 // not-found page is.
 import type { ReactElement } from 'react';
+import { headers } from 'next/headers';
 import { HOST } from './abuse-env.ts';
 
 type SP = Record<string, string | string[] | undefined>;
@@ -27,16 +28,14 @@ function viewUrl(sp: SP): string {
   return `http://${HOST}/api/console/views?${query.toString()}`;
 }
 
-export async function viewPage(
-  routeModule: Promise<ViewRoute>,
-  body: Promise<ViewBody>,
-  cookie: string,
-): Promise<PageModule> {
+export async function viewPage(routeModule: Promise<ViewRoute>, body: Promise<ViewBody>): Promise<PageModule> {
   const [{ GET }, Body] = await Promise.all([routeModule, body]);
   return {
     default: async ({ params, searchParams }) => {
       const [p, sp] = await Promise.all([params, searchParams]);
       const url = viewUrl(sp);
+      // The cookie of the render (renderPage puts it in the request scope, as a browser sends it).
+      const cookie = (await headers()).get('cookie') ?? '';
       const res = await GET(new Request(url, { headers: { host: HOST, cookie } }), {
         params: Promise.resolve(p as never),
       });

@@ -6,7 +6,12 @@
 // Every response is judged: a page counts as served only with status 200 and its page-specific
 // marker in the HTML (so an error boundary rendered with 200, or a redirect to /sign-in because the
 // session was lost, is a failure). Anonymous probes (no cookie) of the same pages must be sent to
-// /sign-in; a page served to one counts as unauthorized.
+// /sign-in; a page served to one counts as unauthorized. A page sent as a prerendered shell over a
+// JSON view (components/views/) is two requests, timed together as one page view: the shell (the
+// same for everyone) and its view, where the markers are looked for and which an anonymous probe
+// must be refused.
+
+import { viewAddressOf } from '@/components/views/view-paths.ts';
 
 export interface HttpResult {
   status: number;
@@ -30,7 +35,30 @@ export interface PageKind {
   forbidden?(i: number): string[];
   /** Request headers this kind sends (a link prefetch's, for one). */
   headers?: Record<string, string>;
+  /** A prerendered shell over a JSON view: its view is asked for too, and holds the markers. */
+  shell?: boolean;
 }
+
+/** The view behind a shell's address (components/views/view-paths.ts). */
+function viewOf(page: PageKind, i: number): string {
+  const view = viewAddressOf(page.path(i));
+  if (!view) throw new Error(`${page.kind}: ${page.path(i)} is not a console view`);
+  return view;
+}
+
+/** One page view: the page, and for a shell its view too (what a browser asks for before it shows it). */
+export async function getPage(session: Session, page: PageKind, i: number): Promise<HttpResult> {
+  const res = await session.get(page.path(i), page.headers);
+  if (!page.shell || res.status !== 200) return res;
+  const view = await session.get(viewOf(page, i), { accept: 'application/json' });
+  return view;
+}
+
+/** What an anonymous probe of a page asks for: the view behind a shell (the shell is public). */
+const probePath = (page: PageKind, i: number) => (page.shell ? viewOf(page, i) : page.path(i));
+/** A probe is served when it got the page: a view answered, or a page that did not send it to sign in. */
+const probeServed = (page: PageKind, anon: HttpResult) =>
+  page.shell ? anon.status === 200 : anon.status === 200 || !(anon.location ?? '').includes('/sign-in');
 
 export interface Failure {
   kind: string;
@@ -108,9 +136,11 @@ export async function browse(options: {
     for (const page of pages) {
       const path = page.path(0);
       stats.requests++;
-      const res = await sessions[0]
-        .get(path, page.headers)
-        .catch((error: Error) => ({ status: 0, location: null, body: error.message }));
+      const res = await getPage(sessions[0], page, 0).catch((error: Error) => ({
+        status: 0,
+        location: null,
+        body: error.message,
+      }));
       count(res.status);
       const why = res.status === 0 ? `network: ${res.body}` : judge(page, 0, res);
       if (why) stats.failures.push({ kind: page.kind, path, status: res.status, why: `warm-up: ${why}` });
@@ -132,7 +162,7 @@ export async function browse(options: {
         const t0 = performance.now();
         let res: HttpResult;
         try {
-          res = await session.get(path, page.headers);
+          res = await getPage(session, page, i);
         } catch (error) {
           res = { status: 0, location: null, body: '' };
           stats.failures.push({ kind: page.kind, path, status: 0, why: `network: ${(error as Error).message}` });
@@ -150,8 +180,8 @@ export async function browse(options: {
         }
         if (options.anonymous && (n + 1) % (options.anonymousEvery ?? 20) === 0) {
           stats.anonymousProbes++;
-          const anon = await options.anonymous.get(path).catch(() => null);
-          if (anon && (anon.status === 200 || !(anon.location ?? '').includes('/sign-in'))) stats.anonymousServed++;
+          const anon = await options.anonymous.get(probePath(page, i)).catch(() => null);
+          if (anon && probeServed(page, anon)) stats.anonymousServed++;
         }
         if (options.thinkMs) await new Promise((resolve) => setTimeout(resolve, options.thinkMs));
         if (options.log && performance.now() - lastLog > 15_000) {

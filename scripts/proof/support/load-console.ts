@@ -260,28 +260,30 @@ export async function consoleUnderLoad(
     );
     const sentBefore = (await getReplayProgress({ db }, { replayId: req.replayId })).sent;
 
+    // Shells over JSON views (components/views/): the markers are facts of the view's answer.
     const pages: PageKind[] = [
-      { kind: 'runs list', path: () => '/runs', markers: () => ['data-testid="run-row"', `/runs/${big.runId}`] },
+      { kind: 'runs list', shell: true, path: () => '/runs', markers: () => ['"shownStatus"', `"id":"${big.runId}"`] },
       {
         kind: 'run first page',
+        shell: true,
         path: () => `/runs/${big.runId}`,
-        markers: () => ['data-testid="run-table"', firstTarget!.target],
+        markers: () => ['"table":{"rows":[{', JSON.stringify(firstTarget!.target)],
       },
       {
         kind: 'deep keyset page',
+        shell: true,
         path: (i) => `/runs/${big.runId}?cursor=${deep[i % deep.length]!.cursor}`,
-        markers: (i) => [deep[i % deep.length]!.first],
+        markers: (i) => [JSON.stringify(deep[i % deep.length]!.first)],
       },
       {
         kind: 'state filter',
+        shell: true,
         path: (i) => `/runs/${big.runId}?state=${STATES[i % STATES.length]}`,
-        markers: (i) => [`data-testid="target-row" data-state="${STATES[i % STATES.length]}"`],
+        markers: (i) => [`"state":"${STATES[i % STATES.length]}","changedBy"`],
         forbidden: (i) =>
-          ALL_STATES.filter((s) => s !== STATES[i % STATES.length]).map(
-            (s) => `data-testid="target-row" data-state="${s}"`,
-          ),
+          ALL_STATES.filter((s) => s !== STATES[i % STATES.length]).map((s) => `"state":"${s}","changedBy"`),
       },
-      { kind: 'audit trail', path: () => '/audit', markers: () => ['data-testid="chain-badge"'] },
+      { kind: 'audit trail', shell: true, path: () => '/audit', markers: () => ['"chain":{'] },
     ];
     log(`console load: ${SESSIONS} sessions browsing for ${BROWSE_SECONDS} s while the replay runs`);
     // What the database is doing meanwhile (sampled as the owner once a second): active statements of

@@ -6,9 +6,11 @@
 import { Link } from '@/components/ui/link.tsx';
 import { Time } from '@/components/time.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
+import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { STATE_LABEL, type PreviewRow } from './preview-data.ts';
 
-export function PreviewTable({ rows }: { rows: PreviewRow[] }) {
+/** Rows as they arrive in the page's view: the time of a row's last change as ISO text. */
+export function PreviewTable({ rows }: { rows: Wire<PreviewRow>[] }) {
   return (
     <div className="relative overflow-x-auto">
       {/* Cell spacing is set once on the table rather than on each cell (a smaller page). */}

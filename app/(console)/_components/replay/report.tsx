@@ -3,6 +3,7 @@
 import type { ReplayReport } from '@/lib/replay/index.ts';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Time } from '@/components/time.tsx';
+import type { Wire } from '@/lib/read-models/views/wire.ts';
 
 /** Exactly once (P4) as a percentage with its counts, or a dash when not measured. */
 export const exactlyOncePercent = (e: { exactlyOnce: number; approved: number; ratio: number } | null) =>
@@ -10,8 +11,9 @@ export const exactlyOncePercent = (e: { exactlyOnce: number; approved: number; r
     ? `${(e.ratio * 100).toFixed(1)}% (${e.exactlyOnce.toLocaleString('en-US')}/${e.approved.toLocaleString('en-US')})`
     : '—';
 
-/** A finished replay's report: what went out, what was skipped and why, and the downloads. */
-export function Report({ report, shown }: { report: ReplayReport; shown: number }) {
+/** A finished replay's report: what went out, what was skipped and why, and the downloads. Drawn from
+ *  the page's view, where its times are ISO text. */
+export function Report({ report, shown }: { report: Wire<ReplayReport>; shown: number }) {
   return (
     <div className="mt-3 rounded-md border border-zinc-200 p-3" data-testid="replay-report">
       <div className="flex flex-wrap items-center justify-between gap-2">

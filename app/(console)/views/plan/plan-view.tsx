@@ -1,28 +1,39 @@
-import type { Metadata } from 'next';
+'use client';
+// The plan page (P1, P2): what an approver decides on (the run's latest plan, its set hash and first
+// targets) and the decision itself, read from the plan's view and kept live. Who may decide is settled
+// by the view (lib/read-models/views/plan-page.ts); the decision carries the plan's hash and status as
+// shown, so a plan that changed meanwhile is refused rather than decided blind (Z8).
+import { usePathname, useSearchParams } from 'next/navigation';
 import { Link } from '@/components/ui/link.tsx';
-import { notFound } from 'next/navigation';
 import { approvePlanAction, rejectPlanAction } from '@/app/actions/ledger.ts';
-import { requireViewer } from '@/lib/auth/page.ts';
-import { canOn } from '@/lib/auth/grants.ts';
-import { latestPlanReview } from '@/lib/read-models/plan-review.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
+import { searchParamsOf, type SP } from '@/components/search-params.ts';
+import { useConsoleView } from '@/components/views/use-console-view.ts';
+import { ViewFrame } from '@/components/views/view-frame.tsx';
+import { runIdOf } from '@/components/views/view-paths.ts';
+import type { PlanPage } from '@/lib/read-models/views/plan-page.ts';
+import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { PlanTargets } from './plan-targets.tsx';
 
-export const metadata: Metadata = { title: 'Plan approval' };
+export function PlanView() {
+  const runId = runIdOf(usePathname());
+  const params = useSearchParams();
+  const view = useConsoleView<PlanPage>(`/api/console/views/plan/${encodeURIComponent(runId)}?${params.toString()}`);
+  return (
+    <ViewFrame view={view} title="Plan approval">
+      {(page) => <PlanBody view={page} runId={runId} sp={searchParamsOf(params)} />}
+    </ViewFrame>
+  );
+}
 
-/** The first targets shown for a feel of the list; the run page pages through all of them with search. */
-const PLAN_ROWS_SHOWN = 50;
-
-export default async function PlanPage({ params }: { params: Promise<{ runId: string }> }) {
-  const [{ runId }, { user, db, scope }] = await Promise.all([params, requireViewer()]);
-  const review = await latestPlanReview(db, runId, scope, PLAN_ROWS_SHOWN);
-  if (!review) notFound();
-  const { plan } = review;
-  const selfAuthored = plan.authorKind === 'user' && plan.authorId === user.id;
+/** The page itself, drawn from its view (also what the escaping proof renders). The plan page reads
+ *  no search parameters; `sp` is taken as every view body takes it. */
+export function PlanBody({ view, runId }: { view: Wire<PlanPage>; runId: string; sp: SP }) {
+  const { plan, canApprove, selfAuthored, role } = view;
   return (
     <>
       <PageHeader
@@ -52,7 +63,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
               {plan.itemCount.toLocaleString('en-US')}
             </dd>
             <dt className="text-zinc-500">Tools</dt>
-            <dd>{review.tools.join(', ')}</dd>
+            <dd>{view.tools.join(', ')}</dd>
             <dt className="text-zinc-500">Submitted by</dt>
             <dd>
               {plan.authorLabel} ({plan.authorKind}) at <Time value={plan.submittedAt} />
@@ -63,7 +74,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
               <>
                 <dt className="text-zinc-500">Approved by</dt>
                 <dd>
-                  {review.approverLabel} at <Time value={plan.approvedAt} />
+                  {view.approverLabel} at <Time value={plan.approvedAt} />
                 </dd>
               </>
             )}
@@ -72,7 +83,7 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
         <Card title="Decision">
           {plan.status === 'rejected' ? (
             <p className="text-sm text-zinc-700 [overflow-wrap:anywhere]" data-testid="plan-rejected">
-              Rejected by {review.rejecterLabel ?? 'an operator'}
+              Rejected by {view.rejecterLabel ?? 'an operator'}
               {plan.rejectedAt && (
                 <>
                   {' '}
@@ -85,9 +96,9 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
             <p className="text-sm text-zinc-600">
               This plan is {plan.status}; an approved plan is frozen by the database (P1) and cannot change.
             </p>
-          ) : !canOn(user.grants, 'plan.approve', plan.run.workflow) ? (
-            <p className="text-sm text-zinc-600">Only an operator approves plans. Your role is {user.role}.</p>
-          ) : selfAuthored && review.distinctApprover ? (
+          ) : !canApprove ? (
+            <p className="text-sm text-zinc-600">Only an operator approves plans. Your role is {role}.</p>
+          ) : selfAuthored && view.distinctApprover ? (
             <p className="text-sm text-amber-800">You submitted this plan; another operator must approve it (P2).</p>
           ) : (
             <div className="space-y-2 text-sm">
@@ -132,10 +143,10 @@ export default async function PlanPage({ params }: { params: Promise<{ runId: st
         </Card>
       </div>
       <Card
-        title={`Targets (first ${review.items.length} of ${plan.itemCount.toLocaleString('en-US')}, by target)`}
+        title={`Targets (first ${view.items.length} of ${plan.itemCount.toLocaleString('en-US')}, by target)`}
         description="The full list is on the run page with search and paging."
       >
-        <PlanTargets rows={review.items} />
+        <PlanTargets rows={view.items} />
       </Card>
     </>
   );

@@ -1,0 +1,102 @@
+// Everything the audit trail's page shows (A1, A2): one page of the entries the filter matches, each
+// as the table shows it, the chain verification the background job stored with its age, and whether
+// the viewer may export. Within the viewer's scope (Z1), as every read. Reading the trail is itself on
+// the trail (who looked, with which filter and page): recorded after the read, so the page shows the
+// trail as it was when asked for.
+import { recordAuditRead } from '@/lib/audit/record-read.ts';
+import { canSomewhere } from '@/lib/auth/grants.ts';
+import { userActor, type Guarded } from '@/lib/auth/guard.ts';
+import {
+  auditFilterFrom,
+  auditFilterProblem,
+  auditPage as auditEntries,
+  type AuditFilter,
+  type AuditRow,
+} from '@/lib/read-models/audit.ts';
+import { chainVerification, describeAge, type ChainVerificationView } from '@/lib/read-models/audit-chain.ts';
+import { subjectNames, subjectRef } from '@/lib/read-models/subject-names.ts';
+import type { ConsoleViewer } from './viewer.ts';
+import { one, pageSize, type SP } from './query.ts';
+
+/** What the page sends of each entry to its table: the cells as the table shows them, worked out on
+ *  the server (the subject's name, the change, the why), so the view carries the entry's shown fields
+ *  only, not its whole detail or hash. */
+export interface AuditRowView {
+  id: string;
+  at: Date;
+  actor: string;
+  actorRole: string;
+  action: string;
+  subjectId: string;
+  /** Where the subject links to (an effect's target page, a run), or null. */
+  subjectHref: string | null;
+  subjectLabel: string;
+  change: string;
+  why: string;
+  outcome: string;
+  ip: string;
+}
+
+export interface AuditPage {
+  /** The filter as read from the address: the form shows it, the export links carry it. */
+  filter: AuditFilter;
+  /** An inverted date range, named on its field. */
+  problem: { field: 'to'; message: string } | null;
+  rows: AuditRowView[];
+  /** The cursor of the next (older) page, or null on the last. */
+  next: string | null;
+  chain: ChainVerificationView;
+  /** The verification's age as the badge says it ("40 s"), null before the first verification. */
+  chainAge: string | null;
+  canExport: boolean;
+}
+
+/** The request's origin is recorded with the read (A1: where), as the page recorded it. */
+export async function auditPage(v: ConsoleViewer & Pick<Guarded, 'request'>, sp: SP): Promise<AuditPage> {
+  const filter = auditFilterFrom(sp);
+  const cursor = one(sp, 'cursor');
+  const [page, chain] = await Promise.all([
+    auditEntries(v.db, filter, v.scope, cursor, pageSize(sp)),
+    chainVerification(v.db, v.scope),
+  ]);
+  const names = await subjectNames(v.db, page.rows);
+  // The person's own role, as the page recorded it (not the role through which console.read was found).
+  await recordAuditRead(v.db, { actor: userActor(v.user), filter, cursor: cursor ?? null, request: v.request });
+  return {
+    filter,
+    problem: auditFilterProblem(filter),
+    rows: page.rows.map((r) => auditRowView(r, names)),
+    next: page.next,
+    chain,
+    chainAge: chain.state === 'unverified' ? null : describeAge(chain.ageSeconds),
+    canExport: canSomewhere(v.user.grants, 'audit.export'),
+  };
+}
+
+function auditRowView(r: AuditRow, names: Record<string, string>): AuditRowView {
+  const why =
+    r.reason ??
+    (r.detail && typeof r.detail === 'object' && 'why' in r.detail ? String((r.detail as { why: unknown }).why) : '');
+  return {
+    id: r.id,
+    at: r.at,
+    actor: r.actorLabel,
+    actorRole: r.actorRole ?? r.actorKind,
+    action: r.action,
+    subjectId: r.subjectId,
+    subjectHref:
+      r.subjectType === 'effect'
+        ? `/target?key=${encodeURIComponent(r.subjectId)}`
+        : r.subjectType === 'run'
+          ? `/runs/${r.subjectId}`
+          : null,
+    subjectLabel:
+      r.subjectType === 'effect'
+        ? r.subjectId
+        : (names[subjectRef(r.subjectType, r.subjectId)] ?? `${r.subjectType} ${r.subjectId}`),
+    change: r.beforeState || r.afterState ? `${r.beforeState ?? '∅'} → ${r.afterState ?? '∅'}` : '',
+    why,
+    outcome: r.outcome,
+    ip: r.ip ?? '',
+  };
+}
