@@ -1,7 +1,8 @@
 // The console's operator pages are sent as prerendered shells that read what they show from these
-// JSON views (docs/ARCHITECTURE.md, "Console views"). A view route authorizes like every console
-// route (Z1, Z4), builds its view from the read models with the viewer's scope, and answers it beside
-// the navigation's data (who is signed in, the unread count), so that a page costs one request.
+// JSON views (docs/ARCHITECTURE.md, "What a page view asks of the server"). A view route authorizes
+// like every console route (Z1, Z4), builds its view from the read models with the viewer's scope,
+// and answers it beside the navigation's data (who is signed in, the unread count), so that a page
+// costs one request.
 import { consoleRoute, type Guarded } from '@/lib/auth/guard.ts';
 import { LedgerError } from '@/lib/ledger/errors.ts';
 import { searchParamsOf, type SP } from '@/lib/read-models/views/query.ts';

@@ -69,7 +69,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 function pagesOf(runId: string): PageKind[] {
   return [
     { kind: 'runs', shell: true, path: () => '/runs', markers: () => ['"shownStatus"', `"id":"${runId}"`] },
-    { kind: 'run', shell: true, path: () => `/runs/${runId}`, markers: () => ['"table":{"rows":[{'] },
+    { kind: 'run', shell: true, path: () => `/runs/${runId}`, markers: () => ['"rows":[{"id"'] },
     { kind: 'plan', shell: true, path: () => `/runs/${runId}/plan`, markers: () => ['"itemCount":'] },
     { kind: 'replay', shell: true, path: () => `/runs/${runId}/replay`, markers: () => ['"willSend":'] },
     { kind: 'support', shell: true, path: () => '/support', markers: () => ['"total":'] },

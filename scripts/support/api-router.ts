@@ -1,8 +1,8 @@
-// The agent API's route modules dispatched in-process: a real web Request goes to the same exported
-// handler `next start` would run for its path. The production server (web-server.ts) serves /api/v1
-// through here rather than through Next's request pipeline, which cost more per request than the
-// ledger's own work (docs/BENCHMARKS.md); so do the API tests (routeFetch), the SDK-over-HTTP
-// benchmark's node:http server and the proof.
+// The agent API's route modules, and the console's views, dispatched in-process: a real web Request
+// goes to the same exported handler `next start` would run for its path. The production server
+// (web-server.ts) serves /api/v1 and /api/console/views through here rather than through Next's
+// request pipeline, which cost more per request than the ledger's own work (docs/BENCHMARKS.md); so
+// do the API tests (routeFetch), the SDK-over-HTTP benchmark's node:http server and the proof.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_BODY_BYTES } from '@/lib/api/request-body.ts';
 import { problem } from '@/lib/api/problem.ts';
@@ -17,6 +17,13 @@ import * as effect from '@/app/api/v1/effects/[key]/route.ts';
 import * as attemptResponse from '@/app/api/v1/attempts/[attemptId]/response/route.ts';
 import * as openapi from '@/app/api/v1/openapi.json/route.ts';
 import * as docs from '@/app/api/v1/docs/route.ts';
+import * as runsView from '@/app/api/console/views/runs/route.ts';
+import * as runView from '@/app/api/console/views/run/[runId]/route.ts';
+import * as planView from '@/app/api/console/views/plan/[runId]/route.ts';
+import * as replayView from '@/app/api/console/views/replay/[runId]/route.ts';
+import * as supportView from '@/app/api/console/views/support/route.ts';
+import * as auditView from '@/app/api/console/views/audit/route.ts';
+import * as meView from '@/app/api/console/views/me/route.ts';
 
 type Handler = (
   request: Request,
@@ -34,6 +41,14 @@ const ROUTES: [RegExp, string[], Record<string, Handler>][] = [
   [/^\/api\/v1\/attempts\/([^/]+)\/response$/, ['attemptId'], attemptResponse as never],
   [/^\/api\/v1\/openapi\.json$/, [], openapi as never],
   [/^\/api\/v1\/docs$/, [], docs as never],
+  // The console's views (docs/ARCHITECTURE.md, "What a page view asks of the server").
+  [/^\/api\/console\/views\/runs$/, [], runsView as never],
+  [/^\/api\/console\/views\/run\/([^/]+)$/, ['runId'], runView as never],
+  [/^\/api\/console\/views\/plan\/([^/]+)$/, ['runId'], planView as never],
+  [/^\/api\/console\/views\/replay\/([^/]+)$/, ['runId'], replayView as never],
+  [/^\/api\/console\/views\/support$/, [], supportView as never],
+  [/^\/api\/console\/views\/audit$/, [], auditView as never],
+  [/^\/api\/console\/views\/me$/, [], meView as never],
 ];
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -73,7 +88,12 @@ export async function dispatchApi(request: Request, body?: Uint8Array): Promise<
     if ((handler as { logsItsAnswers?: boolean }).logsItsAnswers) loggedAnswers.add(answer);
     return answer;
   }
-  return refusal(404, `no API route at ${path}; the routes are listed at /api/v1/docs`);
+  return refusal(
+    404,
+    path.startsWith(VIEWS)
+      ? `no console view at ${path}`
+      : `no API route at ${path}; the routes are listed at /api/v1/docs`,
+  );
 }
 
 // Answers whose route handler wrote the request's log line itself (lib/api/handler.ts), and the
@@ -84,9 +104,15 @@ const loggedResponses = new WeakSet<ServerResponse>();
 /** Whether this request's log line was written by the route that answered it. */
 export const answerWasLogged = (res: ServerResponse): boolean => loggedResponses.has(res);
 
-/** Whether a node:http request is for the agent API (served by serveApi, not the console's Next). */
+const VIEWS = '/api/console/views/';
+
+/** Whether a node:http request is for the agent API or a console view (served by serveApi, not by
+ *  the console's Next). */
 export function isApiPath(url: string | undefined): boolean {
-  return url !== undefined && (url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?'));
+  return (
+    url !== undefined &&
+    (url === '/api/v1' || url.startsWith('/api/v1/') || url.startsWith('/api/v1?') || url.startsWith(VIEWS))
+  );
 }
 
 // A bearer credential, as lib/api/auth.ts reads the Authorization header.

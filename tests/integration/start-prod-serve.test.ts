@@ -106,6 +106,21 @@ describe('npm run start:prod', () => {
       const wrongMethod = await fetch(`${base}/api/v1/effects/claim`, { method: 'DELETE' });
       expect(wrongMethod.status).toBe(405);
       expect(wrongMethod.headers.get('allow')).toBe('POST, OPTIONS');
+      // The console's pages: a prerendered shell for anyone, and its view (served by the front, as the
+      // agent API is) only with a session: 401 naming why, with the console's headers.
+      const shell = await fetch(`${base}/runs`);
+      expect(shell.status).toBe(200);
+      expect(await shell.text()).toContain('id="main"');
+      const view = await fetch(`${base}/api/console/views/runs`, { headers: { 'x-request-id': 'view-1' } });
+      expect(view.status).toBe(401);
+      expect(view.headers.get('x-frame-options')).toBe('DENY');
+      expect(await view.json()).toMatchObject({ code: 'unauthenticated', reason: 'no_session' });
+      const noView = await fetch(`${base}/api/console/views/nowhere`);
+      expect(noView.status).toBe(404);
+      expect(await noView.json()).toMatchObject({
+        code: 'not_found',
+        detail: 'no console view at /api/console/views/nowhere',
+      });
       // A chunked body past the limit (no Content-Length to refuse it by) is cut off at the limit: 413.
       let sent = 0;
       const endless = new ReadableStream<Uint8Array>({

@@ -267,7 +267,7 @@ export async function consoleUnderLoad(
         kind: 'run first page',
         shell: true,
         path: () => `/runs/${big.runId}`,
-        markers: () => ['"table":{"rows":[{', JSON.stringify(firstTarget!.target)],
+        markers: () => ['"rows":[{"id"', JSON.stringify(firstTarget!.target)],
       },
       {
         kind: 'deep keyset page',
