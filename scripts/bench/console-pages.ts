@@ -194,7 +194,7 @@ export function pagesLines(p: PagesBench | null): string[] {
   const ratio = p.pagesPerSecond / p.floorPerSecond;
   const goalRatio = PAGES_GOAL.ratioOfToday * PAGES_GOAL.todayRatio;
   return [
-    `${p.sessions} signed-in sessions, closed loop (no think time), over HTTP against the production server (\`scripts/support/web-server.ts\`, what \`npm run start:prod\` runs) on the same machine as PostgreSQL and the load generator. Each session walks the runs list, a ${fmt(p.items)}-item run, its plan, its replay page, the support queue and the audit trail in turn. The floor is the same server and sessions asking for a static route: \`/forbidden\`, a console page prerendered at build time, which takes the same router and response path as the operator pages but renders nothing per request. A public file (\`/robots.txt\`, sent from disk before any routing) is shown beside it for reference. ${p.rounds.length / 3} rounds of ${p.secondsPerRound} s each, floor, file and pages alternating; figures are the medians of the rounds.`,
+    `${p.sessions} signed-in sessions, closed loop (no think time), over HTTP against the production server (\`scripts/support/web-server.ts\`, what \`npm run start:prod\` runs) on the same machine as PostgreSQL and the load generator. Each session walks the runs list, a ${fmt(p.items)}-item run, its plan, its replay page, the support queue and the audit trail in turn. Each operator page is a prerendered shell and its JSON view (docs/ARCHITECTURE.md, \"What a page view asks of the server\"): one page view is both requests, asked for one after the other and timed together, and is served correctly only when the view holds the page's facts (a run's rows, the plan's count, ...). The floor is the same server and sessions asking for a static route: \`/forbidden\`, a console page prerendered at build time, which takes the same router and response path as the operator pages but renders nothing per request. A public file (\`/robots.txt\`, sent from disk before any routing) is shown beside it for reference. ${p.rounds.length / 3} rounds of ${p.secondsPerRound} s each, floor, file and pages alternating; figures are the medians of the rounds.`,
     '',
     '| figure | value |',
     '|---|---:|',
@@ -219,7 +219,7 @@ function costLines(costs: PageCost[] | null, fmt: (n: number, d?: number) => str
   if (!costs) return [];
   return [
     '',
-    'Each kind alone (every session asking for it, a few seconds each, after the rounds): CPU per page of the web server and of PostgreSQL (all backends) read from /proc, of the load generator from Node, and the transactions PostgreSQL committed per page.',
+    'Each kind alone (every session asking for it, a few seconds each, after the rounds; an operator page is its shell and its view): CPU per page of the web server and of PostgreSQL (all backends) read from /proc, of the load generator from Node, and the transactions PostgreSQL committed per page.',
     '',
     '| page | alone/s | page bytes | server CPU ms/page | PostgreSQL CPU ms/page | load generator CPU ms/page | statements/page |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -252,6 +252,6 @@ function ceilingLine(costs: PageCost[], fmt: (n: number, d?: number) => string):
   if (!floor || !empty || !bare) return [];
   return [
     '',
-    `Alone against the static route's ${fmt(floor.perSecond, 1)} requests/s: the sign-in page (rendered per request, no session, no database) serves ${fmt(bare.perSecond, 1)}/s, **${fmt(bare.perSecond / floor.perSecond, 3)}** of it, the most any page Next renders per request reaches on this server; the empty console page ${fmt(empty.perSecond, 1)}/s, **${fmt(empty.perSecond / floor.perSecond, 3)}**, the most any operator page could reach, whatever its content costs.`,
+    `Alone against the static route's ${fmt(floor.perSecond, 1)} requests/s: the sign-in page (rendered per request, no session, no database) serves ${fmt(bare.perSecond, 1)}/s, **${fmt(bare.perSecond / floor.perSecond, 3)}** of it, the most any page Next renders per request reaches on this server; the empty console page (\`/inbox\` with nothing in it, still rendered on the server) ${fmt(empty.perSecond, 1)}/s, **${fmt(empty.perSecond / floor.perSecond, 3)}**: the most an operator page rendered per request could reach, whatever its content cost, which is why they became shells over views. An operator page's bytes above are its view's; its shell (about the static route's) is the same for everyone and cached by the browser.`,
   ];
 }
