@@ -2,21 +2,13 @@
 // URL's filters, each with the status the console shows for it, and the workflows the filter offers.
 // The filters come back as the read model understood them (trimmed), so the page's form shows what
 // was applied, and the page knows whether any filter narrowed the list.
-import { listRuns, type RunRow } from '@/lib/read-models/runs.ts';
+import { listRuns, type RunRow, type RunsFilter } from '@/lib/read-models/runs.ts';
 import { runsWithFinishedReplay, shownRunStatus, type ShownRunStatus } from '@/lib/read-models/run-status.ts';
 import { one, type SP } from '@/lib/read-models/views/query.ts';
 import type { ConsoleViewer } from '@/lib/read-models/views/viewer.ts';
 
-export interface RunsPageFilter {
-  workflow?: string;
-  status?: string;
-  from?: string;
-  to?: string;
-  /** Part of the event id. */
-  q?: string;
-  /** Where this page starts (absent: the newest runs). */
-  cursor?: string;
-}
+/** The runs list's filters as applied (the page size is the read model's own). */
+export type RunsPageFilter = Omit<RunsFilter, 'limit'>;
 
 export interface RunsPage {
   filter: RunsPageFilter;
