@@ -4,11 +4,13 @@
 // filter or the page of a table changes), re-reads it when the change feed reports a change to what
 // it shows (live pages), and hands the navigation its data. A refused read leaves for sign-in, the
 // password change or the forbidden page, as a server page would have redirected.
+import { usePathname, useSearchParams } from 'next/navigation';
 import { useCallback, useEffect, useState } from 'react';
 import type { NavViewer } from '@/lib/read-models/views/viewer.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { leaveFor, type Refusal } from './leave-for.ts';
 import { setNavViewer } from './viewer-store.ts';
+import { viewAddressOf } from './view-paths.ts';
 
 export type ViewState<T> =
   | { status: 'loading' }
@@ -59,4 +61,11 @@ export function useConsoleView<T>(url: string): ConsoleView<T> {
   }, [url, generation]);
   const reload = useCallback(() => setGeneration((g) => g + 1), []);
   return { state, reload };
+}
+
+/** The view of the page at this address (a shell's: components/views/view-paths.ts says which). */
+export function usePageView<T>(): ConsoleView<T> {
+  const pathname = usePathname();
+  const query = useSearchParams().toString();
+  return useConsoleView<T>(viewAddressOf(query ? `${pathname}?${query}` : pathname) ?? '/api/console/views/me');
 }

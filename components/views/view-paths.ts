@@ -20,7 +20,9 @@ export function runIdOf(pathname: string): string {
 export function viewAddressOf(address: string): string | null {
   const [pathname = '', search = ''] = address.split(/\?(.*)/s);
   if (!isViewPath(pathname)) return null;
-  const [, first, runId, sub] = pathname.split('/');
-  const name = first === 'runs' ? (runId ? (sub ?? 'run') : 'runs') : first;
-  return `/api/console/views/${name}${runId ? `/${runId}` : ''}${search ? `?${search}` : ''}`;
+  const [, first, segment, sub] = pathname.split('/');
+  const name = first === 'runs' ? (segment ? (sub ?? 'run') : 'runs') : first;
+  // The id as one path segment, however the address spelled it (escaped or not).
+  const runId = segment ? `/${encodeURIComponent(runIdOf(pathname))}` : '';
+  return `/api/console/views/${name}${runId}${search ? `?${search}` : ''}`;
 }

@@ -24,6 +24,13 @@ describe('view addresses', () => {
     expect(runIdOf('/runs/a%20b/plan')).toBe('a b');
     expect(runIdOf('/runs/%E0%A4%A')).toBe('%E0%A4%A');
   });
+
+  it('sends the run id to the view as one path segment, however the address spelled it', () => {
+    expect(viewAddressOf('/runs/a%20b/plan')).toBe('/api/console/views/plan/a%20b');
+    expect(viewAddressOf('/runs/a b/plan')).toBe('/api/console/views/plan/a%20b');
+    expect(viewAddressOf('/runs/%3F%2F')).toBe('/api/console/views/run/%3F%2F');
+    expect(viewAddressOf('/runs/%E0%A4%A')).toBe('/api/console/views/run/%25E0%25A4%25A');
+  });
 });
 
 describe('a refused view read', () => {

@@ -9,7 +9,7 @@ import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
 import { one, searchParamsOf, withParams, type SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
-import { useConsoleView } from '@/components/views/use-console-view.ts';
+import { usePageView } from '@/components/views/use-console-view.ts';
 import { ViewFrame } from '@/components/views/view-frame.tsx';
 // The catalogue is plain data (its one import is a type): the action list ships with the page's
 // script, once, rather than in every answer of the view.
@@ -20,7 +20,7 @@ import { AuditTable } from './audit-table.tsx';
 
 export function AuditView() {
   const params = useSearchParams();
-  const view = useConsoleView<AuditPage>(`/api/console/views/audit?${params.toString()}`);
+  const view = usePageView<AuditPage>();
   return (
     <ViewFrame view={view} title="Audit trail">
       {(page) => <AuditBody view={page} sp={searchParamsOf(params)} />}

@@ -9,7 +9,7 @@ import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.t
 import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
 import { Time } from '@/components/time.tsx';
 import { searchParamsOf, withParams, type SP } from '@/components/search-params.ts';
-import { useConsoleView } from '@/components/views/use-console-view.ts';
+import { usePageView } from '@/components/views/use-console-view.ts';
 import { ViewFrame } from '@/components/views/view-frame.tsx';
 import { SHOWN_RUN_STATUS_TONE, type ShownRunStatus } from '@/lib/read-models/run-status.ts';
 import type { RunsPage } from '@/lib/read-models/views/runs-page.ts';
@@ -17,7 +17,7 @@ import type { Wire } from '@/lib/read-models/views/wire.ts';
 
 export function RunsView() {
   const params = useSearchParams();
-  const view = useConsoleView<RunsPage>(`/api/console/views/runs?${params.toString()}`);
+  const view = usePageView<RunsPage>();
   return (
     <ViewFrame view={view} title="Runs">
       {(page) => <RunsBody view={page} sp={searchParamsOf(params)} />}

@@ -10,7 +10,7 @@ import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.t
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { searchParamsOf, withParams, type SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
-import { useConsoleView } from '@/components/views/use-console-view.ts';
+import { usePageView } from '@/components/views/use-console-view.ts';
 import { ViewFrame } from '@/components/views/view-frame.tsx';
 import type { SupportPage } from '@/lib/read-models/views/support-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
@@ -18,7 +18,7 @@ import { UnknownList } from './unknown-list.tsx';
 
 export function SupportView() {
   const params = useSearchParams();
-  const view = useConsoleView<SupportPage>(`/api/console/views/support?${params.toString()}`);
+  const view = usePageView<SupportPage>();
   return (
     <ViewFrame view={view} title="Support queue">
       {(page) => <SupportBody view={page} sp={searchParamsOf(params)} />}

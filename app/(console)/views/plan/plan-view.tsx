@@ -12,7 +12,7 @@ import { Card, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { searchParamsOf, type SP } from '@/components/search-params.ts';
-import { useConsoleView } from '@/components/views/use-console-view.ts';
+import { usePageView } from '@/components/views/use-console-view.ts';
 import { ViewFrame } from '@/components/views/view-frame.tsx';
 import { runIdOf } from '@/components/views/view-paths.ts';
 import type { PlanPage } from '@/lib/read-models/views/plan-page.ts';
@@ -22,7 +22,7 @@ import { PlanTargets } from './plan-targets.tsx';
 export function PlanView() {
   const runId = runIdOf(usePathname());
   const params = useSearchParams();
-  const view = useConsoleView<PlanPage>(`/api/console/views/plan/${encodeURIComponent(runId)}?${params.toString()}`);
+  const view = usePageView<PlanPage>();
   return (
     <ViewFrame view={view} title="Plan approval">
       {(page) => <PlanBody view={page} runId={runId} sp={searchParamsOf(params)} />}

@@ -13,7 +13,7 @@ import { ReplayPanel } from '@/app/(console)/_components/replay/replay-panel.tsx
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { searchParamsOf, type SP } from '@/components/search-params.ts';
-import { useConsoleView } from '@/components/views/use-console-view.ts';
+import { usePageView } from '@/components/views/use-console-view.ts';
 import { ViewFrame } from '@/components/views/view-frame.tsx';
 import { runIdOf } from '@/components/views/view-paths.ts';
 import type { ReplayPage } from '@/lib/read-models/views/replay-page.ts';
@@ -28,9 +28,7 @@ const FILTERS = [
 export function ReplayView() {
   const runId = runIdOf(usePathname());
   const params = useSearchParams();
-  const view = useConsoleView<ReplayPage>(
-    `/api/console/views/replay/${encodeURIComponent(runId)}?${params.toString()}`,
-  );
+  const view = usePageView<ReplayPage>();
   return (
     <ViewFrame view={view} title="Force replay">
       {(page) => <ReplayBody view={page} runId={runId} sp={searchParamsOf(params)} />}

@@ -11,7 +11,7 @@ import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
 import { searchParamsOf, type SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
-import { useConsoleView } from '@/components/views/use-console-view.ts';
+import { usePageView } from '@/components/views/use-console-view.ts';
 import { ViewFrame } from '@/components/views/view-frame.tsx';
 import { runIdOf } from '@/components/views/view-paths.ts';
 import { SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
@@ -21,7 +21,7 @@ import type { Wire } from '@/lib/read-models/views/wire.ts';
 export function RunView() {
   const runId = runIdOf(usePathname());
   const params = useSearchParams();
-  const view = useConsoleView<RunPage>(`/api/console/views/run/${encodeURIComponent(runId)}?${params.toString()}`);
+  const view = usePageView<RunPage>();
   return (
     <ViewFrame view={view} title="Run">
       {(page) => <RunBody view={page} runId={runId} sp={searchParamsOf(params)} />}
