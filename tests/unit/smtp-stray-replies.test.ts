@@ -1,4 +1,4 @@
-// The SMTP provider against a raw TCP server that answers out of turn. nodemailer puts a reply code on
+// The SMTP provider against a raw TCP server that answers out of turn, or not at all. nodemailer puts a reply code on
 // errors raised long before the message (a "250" greeting, an EHLO reply cut off by a dropped
 // connection, a 2xx where AUTH expected 334) and after it (a 3xx to the body). Only a 4xx or 5xx is
 // the server's answer about the message; anything else is a call failure, so no reply from before
@@ -11,7 +11,7 @@ import { isCallFailure, type CallFailure } from '@/lib/providers/types.ts';
 
 /** A reply line (several lines joined by CRLF), or text written without its line end, after which
  *  the server closes the connection. */
-type Reply = string | { cutOff: string };
+type Reply = string | { cutOff: string } | { silent: true };
 
 interface Script {
   greeting: Reply;
@@ -22,7 +22,10 @@ interface Script {
 }
 
 const servers: Server[] = [];
+const sockets: Socket[] = [];
 afterEach(async () => {
+  // A silent server's connection is still open (the client gave up on it, not its socket): end it.
+  for (const socket of sockets.splice(0)) socket.destroy();
   for (const s of servers.splice(0)) await new Promise<void>((r) => s.close(() => r()));
 });
 
@@ -31,8 +34,14 @@ async function rawSmtp(script: Script): Promise<{ port: number; commands: string
   const accept = (line: string): string =>
     line.startsWith('EHLO') ? '250-raw.test\r\n250 8BITMIME' : line === 'DATA' ? '354 go ahead' : '250 ok';
   const server = createServer((socket: Socket) => {
+    sockets.push(socket);
     const send = (reply: Reply) =>
-      typeof reply === 'string' ? socket.write(`${reply}\r\n`) : socket.end(reply.cutOff);
+      typeof reply === 'string'
+        ? socket.write(`${reply}\r\n`)
+        : 'cutOff' in reply
+          ? socket.end(reply.cutOff)
+          : undefined; // silent: the server holds the connection and never answers
+
     let buffer = '';
     let inBody = false;
     socket.on('error', () => undefined); // the client may drop the connection first
@@ -76,9 +85,9 @@ function provider(port: number, auth?: { user: string; pass: string }) {
 const request = { key: 'k', epoch: 1, idempotencyKey: 'idem-raw-1', target: 'someone@example.com', payload: {} };
 
 /** What send() ended with: the raw reply it resolved with, or the call failure it threw. */
-async function sendThrough(p: SmtpProvider) {
+async function sendThrough(p: SmtpProvider, signal?: AbortSignal) {
   try {
-    const raw = await p.send(request);
+    const raw = await p.send(request, signal);
     return { raw, verdict: p.classify(raw) };
   } finally {
     p.close();
@@ -142,6 +151,29 @@ describe('SMTP replies that are no answer about the message', () => {
 
     const accepting = await rawSmtp({ greeting: '220 raw.test ESMTP' });
     const sent = await sendThrough(provider(accepting.port));
+    expect(sent.verdict).toEqual({ outcome: 'done', receipt: '<idem-raw-1@example.com> queue=RAW1' });
+  });
+});
+
+describe("the executor's deadline (sendTimeoutSeconds)", () => {
+  it('S4: a server silent after the body is abandoned when the signal fires: an ambiguous call failure', async () => {
+    const server = await rawSmtp({ greeting: '220 raw.test ESMTP', afterBody: { silent: true } });
+    const started = performance.now();
+    const ended = await sendThrough(provider(server.port), AbortSignal.timeout(300)).then(
+      (answered) => answered,
+      (error: unknown) => error,
+    );
+    // The provider's own socket timeout is 5 s here: only the signal can end the call this soon.
+    expect(performance.now() - started).toBeLessThan(3000);
+    if (!isCallFailure(ended)) throw new Error(`expected a call failure, got ${JSON.stringify(ended)}`);
+    expect(ended.providerSent).toBe('maybe');
+    expect(ended.detail).toMatchObject({ code: 'ABORTED' });
+    expect(server.commands).toContain('DATA');
+  });
+
+  it('a signal that never fires changes nothing: the reply is still the answer', async () => {
+    const server = await rawSmtp({ greeting: '220 raw.test ESMTP' });
+    const sent = await sendThrough(provider(server.port), new AbortController().signal);
     expect(sent.verdict).toEqual({ outcome: 'done', receipt: '<idem-raw-1@example.com> queue=RAW1' });
   });
 });

@@ -97,27 +97,34 @@ export class SmtpProvider implements Provider {
     return messageIdFor(idempotencyKey, this.domain);
   }
 
-  async send(request: SendRequest): Promise<RawResponse> {
+  async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
     const payload = request.payload as { subject?: unknown; text?: unknown; html?: unknown };
     const messageId = messageIdFor(request.idempotencyKey, this.domain);
     try {
-      const info = await this.transport.sendMail({
-        from: this.settings.from,
-        to: request.target,
-        subject: foldableHeaderValue(typeof payload.subject === 'string' ? payload.subject : '(no subject)'),
-        text: typeof payload.text === 'string' ? payload.text : '',
-        ...(typeof payload.html === 'string' ? { html: payload.html } : {}),
-        messageId,
-        // What the recipient sees carries no internal ids: the Message-ID and this header are both the
-        // opaque idempotency key (a hash of the effect key and epoch), never the key itself, whose
-        // trigger and record ids are ours. Support finds the effect from either value (R2, C1).
-        headers: { 'Idempotency-Key': request.idempotencyKey },
-      });
+      const info = await withDeadline(
+        signal,
+        this.transport.sendMail({
+          from: this.settings.from,
+          to: request.target,
+          subject: foldableHeaderValue(typeof payload.subject === 'string' ? payload.subject : '(no subject)'),
+          text: typeof payload.text === 'string' ? payload.text : '',
+          ...(typeof payload.html === 'string' ? { html: payload.html } : {}),
+          messageId,
+          // What the recipient sees carries no internal ids: the Message-ID and this header are both the
+          // opaque idempotency key (a hash of the effect key and epoch), never the key itself, whose
+          // trigger and record ids are ours. Support finds the effect from either value (R2, C1).
+          headers: { 'Idempotency-Key': request.idempotencyKey },
+        }),
+      );
       return this.raw(250, messageId, info.response, {
         accepted: info.accepted.map(String),
         rejected: info.rejected.map(String),
       });
     } catch (error) {
+      // The caller's deadline (the provider's sendTimeoutSeconds) passed: whatever the server got is
+      // unknown to us. nodemailer cannot be told to stop; its socket timeout ends the connection.
+      if (error === ABORTED)
+        throw callFailure('maybe', `SMTP send abandoned: ${String(signal?.reason ?? 'aborted')}`, { code: 'ABORTED' });
       const e = error as Error & {
         code?: string;
         responseCode?: number;
@@ -201,4 +208,18 @@ export class SmtpProvider implements Provider {
   close(): void {
     this.transport.close();
   }
+}
+
+const ABORTED = Symbol('aborted');
+
+/** The send, or ABORTED as soon as the caller's signal fires (a deadline nodemailer cannot take). */
+function withDeadline<T>(signal: AbortSignal | undefined, sending: Promise<T>): Promise<T> {
+  if (!signal) return sending;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(ABORTED);
+    // Settled either way, so a late failure of an abandoned send is never an unhandled rejection.
+    sending.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  });
 }
