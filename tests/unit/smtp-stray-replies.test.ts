@@ -1,8 +1,8 @@
-// The SMTP provider against a raw TCP server that answers out of turn, or not at all. nodemailer puts a reply code on
-// errors raised long before the message (a "250" greeting, an EHLO reply cut off by a dropped
-// connection, a 2xx where AUTH expected 334) and after it (a 3xx to the body). Only a 4xx or 5xx is
-// the server's answer about the message; anything else is a call failure, so no reply from before
-// the envelope ever classifies as done with our own Message-ID (S2).
+// The SMTP provider against a raw TCP server that answers out of turn, or not at all. nodemailer
+// puts a reply code on errors raised long before the message (a "250" greeting, an EHLO reply cut
+// off by a dropped connection, a 2xx where AUTH expected 334) and after it (a 3xx to the body).
+// Only a 4xx or 5xx is the server's answer about the message; anything else is a call failure, so
+// no reply from before the envelope ever classifies as done with our own Message-ID (S2).
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
