@@ -142,6 +142,28 @@ describe('A2, A5: the audit export as evidence', () => {
       ok: false,
       problem: expect.stringMatching(/gap|summary/),
     });
+    // Both verifiers read the chains by seq: a removed entry inside a chain is a gap, and a chain's first
+    // entries removed from an export neither filtered nor scoped are a break; each names the same entry.
+    const chained = lines.map((l) => JSON.parse(l) as ExportedEntry & { export?: unknown });
+    const gapAt = chained.findIndex((e) => e.chain === victim.chain && e.seq === victim.seq + 1);
+    const headless = chained.findIndex((e) => e.chain === victim.chain && e.seq === 1);
+    const secondOfChain = chained.findIndex((e) => e.chain === victim.chain && e.seq === 2);
+    expect([gapAt, headless, secondOfChain].every((i) => i >= 0)).toBe(true);
+    for (const [name, cut, brokenAt, problem, pyProblem] of [
+      ['gap', target, gapAt, /sequence gap/, `sequence gap after seq ${victim.seq - 1}`],
+      ['headless', headless, secondOfChain, /starts at seq 2/, 'the chain starts at seq 2'],
+    ] as const) {
+      const kept = lines.filter((_, i) => i !== cut);
+      const line = brokenAt > cut ? brokenAt : brokenAt + 1; // its line once the cut line is gone
+      expect(verifyExport(kept.join('\n')), name).toMatchObject({
+        ok: false,
+        line,
+        problem: expect.stringMatching(problem),
+      });
+      const py = await run('python3', ['tests/python/audit_verify.py', save(`${name}.jsonl`, kept.join('\n') + '\n')]);
+      expect(py.code, name).toBe(1);
+      expect(py.output.trim(), name).toBe(`BROKEN ${line} ${chained[brokenAt]!.id} ${pyProblem}`);
+    }
     const withoutSummary = lines.slice(0, -1);
     expect(verifyExport(withoutSummary.join('\n'))).toMatchObject({
       ok: false,

@@ -1,7 +1,8 @@
 """Verifies an Effect Ledger JSON Lines audit export with the standard library only, written from
 docs/AUDIT.md alone: canonical form 2 is RFC 8785 (JCS) of the row without "id" and "hash"; an
-entry's hash is sha256(prev_hash + "\\n" + canonical). Prints "OK <entries>" or
-"BROKEN <line> <id> <problem>" for the first broken entry; exits 1 on a break."""
+entry's hash is sha256(prev_hash + "\\n" + canonical); chains are checked by seq (steps 3 and 4).
+Prints "OK <entries>" or "BROKEN <line> <id> <problem>" for the broken entry with the lowest line;
+exits 1 on a break."""
 import hashlib, json, math, sys
 
 def num(x):  # ECMAScript Number.prototype.toString of a double
@@ -25,20 +26,30 @@ def jcs(v):
     return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + jcs(v[k]) for k in keys) + "}"
 
 def verify(path):
-    chains, entries = {}, 0
+    chains, entries, summary, problems = {}, 0, None, []
     for no, line in enumerate(open(path, encoding="utf-8"), 1):
         row = json.loads(line)
-        if "export" in row: continue
+        if "export" in row: summary = row["export"]; continue
         entries += 1
         canonical = jcs({k: x for k, x in row.items() if k not in ("id", "hash")})
         if row["version"] != 2 or hashlib.sha256((row["prev_hash"] + "\n" + canonical).encode()).hexdigest() != row["hash"]:
-            return f"BROKEN {no} {row['id']} content does not match its hash"
+            problems.append((no, row["id"], "content does not match its hash"))
         chains.setdefault(row["chain"], []).append((row["seq"], no, row))
+    # Steps 3 and 4: an unfiltered export may not skip a seq; one neither filtered nor scoped holds
+    # every chain from seq 1 (a summary without "scoped", from an older export, leaves it partial).
+    unfiltered = summary is None or not summary.get("filtered")
+    whole = summary is not None and summary.get("filtered") is False and summary.get("scoped") is False
     for rows in chains.values():
         rows.sort(key=lambda r: r[0])
+        s, no, first = rows[0]
+        if s == 1 and first["prev_hash"] != "0" * 64: problems.append((no, first["id"], "not from genesis"))
+        if s != 1 and whole: problems.append((no, first["id"], f"the chain starts at seq {s}"))
         for (s0, _, a), (s1, no, b) in zip(rows, rows[1:]):
-            if s1 == s0 + 1 and b["prev_hash"] != a["hash"]: return f"BROKEN {no} {b['id']} previous hash does not match"
-        if rows[0][0] == 1 and rows[0][2]["prev_hash"] != "0" * 64: return f"BROKEN {rows[0][1]} {rows[0][2]['id']} not from genesis"
+            if s1 == s0: problems.append((no, b["id"], f"seq {s0} appears twice"))
+            elif s1 != s0 + 1 and unfiltered: problems.append((no, b["id"], f"sequence gap after seq {s0}"))
+            elif s1 == s0 + 1 and b["prev_hash"] != a["hash"]: problems.append((no, b["id"], "previous hash does not match"))
+    if problems:  # the broken entry with the lowest line, as the TypeScript verifier reports it
+        no, entry, why = min(problems, key=lambda p: p[0]); return f"BROKEN {no} {entry} {why}"
     return f"OK {entries}"
 
 if __name__ == "__main__":
