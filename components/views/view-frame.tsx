@@ -21,7 +21,9 @@ export function ViewFrame<T>({
   if (state.status === 'ready')
     return (
       <ViewReloadProvider reload={view.reload}>
-        <div aria-busy={state.refreshing}>{children(state.view)}</div>
+        <div aria-busy={state.refreshing} data-view="ready">
+          {children(state.view)}
+        </div>
       </ViewReloadProvider>
     );
   if (state.status === 'loading')

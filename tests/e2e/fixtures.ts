@@ -43,7 +43,8 @@ export const test = base.extend<{ signInAs: (persona: Persona, page?: Page) => P
         secret: s.secret,
         maxAge: 3600,
       });
-      await context.clearCookies();
+      // Replaces the session cookie in one step: a page reading its view meanwhile never goes out
+      // without a session (a 401 would send it to sign in, racing the test's next navigation).
       await context.addCookies([
         { name: 'next-auth.session-token', value: token, url: s.baseURL, httpOnly: true, sameSite: 'Lax' },
       ]);

@@ -140,6 +140,9 @@ test("an email's link followed from another site (webmail) opens the notificatio
     await signInAs('operatorB');
     await clickFromWebmail(first.id);
     await expect(page).toHaveURL(`${e2e.baseURL}/support`);
+    // The support page reads its view once loaded: let it, before the cookies go (a read without them
+    // would send this page to sign in on its own, racing the next click).
+    await expect(page.locator('[data-view="ready"]')).toBeVisible();
     expect(await isRead(first.id)).toBe(true);
 
     const second = await notify('Opened from webmail while signed out');

@@ -95,6 +95,9 @@ test('after sign-in the page goes to callbackUrl only when it is a path of the c
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page).toHaveURL(`${e2e.baseURL}/runs`);
+  // The runs page reads its view once it has loaded: wait for it, or the cookies cleared below would
+  // turn that read into a 401, and its way to sign-in would race the next navigation.
+  await expect(page.locator('[data-view="ready"]')).toBeVisible();
 
   await page.context().clearCookies();
   await page.goto(`/sign-in?callbackUrl=${encodeURIComponent('/support')}`);
