@@ -96,6 +96,18 @@ export async function remember<T>(
   return { value: entry.value as T, at: new Date(entry.at) };
 }
 
+/**
+ * Gives remember() its first figure for `key`, computed elsewhere: a run found large only once its
+ * exact figure was computed (the headline, the counts) is then read through remember() under another
+ * key, which would otherwise start empty and make every view wait for a second pass over the run.
+ * The figure carries no mark, so its first refresh, after ttlMs and behind the views, computes it again.
+ */
+export function seedRemembered<T>(key: string, value: T): void {
+  if (memo.has(key)) return;
+  const now = Date.now();
+  memo.set(key, { at: now, computedAt: now, mark: null, value });
+}
+
 /** How long a small run's figure may be carried forward on an unchanged mark: the bound on how late a
  *  change that committed out of audit-id order can show (see MAX_CARRY_MS). */
 export const EXACT_CARRY_MS = 2_000;

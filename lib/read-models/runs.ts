@@ -8,6 +8,7 @@ import {
   encodeCursor,
   remember,
   rememberWhileUnchanged,
+  seedRemembered,
   TIMESTAMP_TEXT,
   UUID_TEXT,
   type StateCounts,
@@ -169,7 +170,11 @@ export async function stateCountsFor(db: Db, runIds: string[]): Promise<Map<stri
     map.set(r.run_id, c);
   }
   for (const [runId, counts] of map)
-    if (EFFECT_STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) largeRuns.add(runId);
+    if (!largeRuns.has(runId) && EFFECT_STATES.reduce((sum, s) => sum + counts[s], 0) > LARGE_PLAN) {
+      largeRuns.add(runId);
+      // Counted just now: the next view's rememberCounts starts from these counts, not a second pass.
+      seedRemembered(`counts:${runId}`, counts);
+    }
   return map;
 }
 

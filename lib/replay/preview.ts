@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { Prisma, type DbOrTx } from '../db/client.ts';
 import { notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
-import { remember, rememberWhileUnchanged } from '../read-models/common.ts';
+import { remember, rememberWhileUnchanged, seedRemembered } from '../read-models/common.ts';
 import { changeMark } from '../read-models/change-mark.ts';
 import {
   exactlyOnce,
@@ -129,7 +129,11 @@ async function headline(db: DbOrTx, runId: string) {
   const value = largeSets.has(runId)
     ? (await remember(`replay-headline:${runId}`, HEADLINE_MS, compute, { mark })).value
     : await rememberWhileUnchanged(`replay-headline-exact:${runId}`, compute, mark);
-  if (value.summary.total > LARGE_SET) largeSets.add(runId);
+  if (value.summary.total > LARGE_SET && !largeSets.has(runId)) {
+    largeSets.add(runId);
+    // The next view reads the large run's headline through remember(): start it with this one.
+    seedRemembered(`replay-headline:${runId}`, value);
+  }
   return value;
 }
 

@@ -125,8 +125,15 @@ export async function benchConsolePages(
           warmUp: r === 0,
         });
         const perSecond = (stats.requests - (r === 0 ? (kind === 'pages' ? pages.length : 1) : 0)) / stats.seconds;
+        // Per kind, so that a slow round says which page made it slow.
+        const kinds =
+          kind === 'pages'
+            ? ` (p50/max ms: ${Object.entries(stats.perKind)
+                .map(([k, v]) => `${k} ${Math.round(v.p50)}/${Math.round(v.max)}`)
+                .join(', ')})`
+            : '';
         console.log(
-          `[bench] pages: round ${r + 1} ${kind}: ${perSecond.toFixed(1)}/s, ${stats.failures.length} failed`,
+          `[bench] pages: round ${r + 1} ${kind}: ${perSecond.toFixed(1)}/s, ${stats.failures.length} failed${kinds}`,
         );
         rounds.push({ kind, perSecond, stats });
       }
