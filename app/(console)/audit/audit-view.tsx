@@ -2,15 +2,13 @@
 // The audit trail (A1, A2): every entry the filter matches, newest first, one page at a time; the
 // chain's background verification with its age; the export of what the filter finds. Read from the
 // trail's view, which records the read on the trail itself.
-import { useSearchParams } from 'next/navigation';
 import { Link } from '@/components/ui/link.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
-import { one, searchParamsOf, withParams, type SP } from '@/components/search-params.ts';
+import { one, withParams, type SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
-import { usePageView } from '@/components/views/use-console-view.ts';
-import { ViewFrame } from '@/components/views/view-frame.tsx';
+import { PageView } from '@/components/views/page-view.tsx';
 // The catalogue is plain data (its one import is a type): the action list ships with the page's
 // script, once, rather than in every answer of the view.
 import { AUDIT_ACTIONS } from '@/lib/audit/actions.ts';
@@ -19,13 +17,7 @@ import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { AuditTable } from './audit-table.tsx';
 
 export function AuditView() {
-  const params = useSearchParams();
-  const view = usePageView<AuditPage>();
-  return (
-    <ViewFrame view={view} title="Audit trail">
-      {(page) => <AuditBody view={page} sp={searchParamsOf(params)} />}
-    </ViewFrame>
-  );
+  return <PageView<AuditPage> title="Audit trail" Body={AuditBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */

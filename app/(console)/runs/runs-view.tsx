@@ -1,28 +1,20 @@
 'use client';
 // The runs list: every agent run in the viewer's scope with its plan, its targets by state and the
 // exactly-once figure (P4), filtered and paged by the address, read from the runs view.
-import { useSearchParams } from 'next/navigation';
 import { Link } from '@/components/ui/link.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
 import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
 import { Time } from '@/components/time.tsx';
-import { searchParamsOf, withParams, type SP } from '@/components/search-params.ts';
-import { usePageView } from '@/components/views/use-console-view.ts';
-import { ViewFrame } from '@/components/views/view-frame.tsx';
+import { withParams, type SP } from '@/components/search-params.ts';
+import { PageView } from '@/components/views/page-view.tsx';
 import { SHOWN_RUN_STATUS_TONE, type ShownRunStatus } from '@/lib/read-models/run-status.ts';
 import type { RunsPage } from '@/lib/read-models/views/runs-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 
 export function RunsView() {
-  const params = useSearchParams();
-  const view = usePageView<RunsPage>();
-  return (
-    <ViewFrame view={view} title="Runs">
-      {(page) => <RunsBody view={page} sp={searchParamsOf(params)} />}
-    </ViewFrame>
-  );
+  return <PageView<RunsPage> title="Runs" Body={RunsBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */

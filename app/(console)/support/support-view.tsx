@@ -2,28 +2,20 @@
 // The support queue: every unknown key in the viewer's scope, oldest first, filtered and paged by
 // the address, read from the support view and kept live. Resolving one (a row's dialog or the bulk
 // bar) reads the view again; the decision carries the version its row showed (Z8).
-import { useSearchParams } from 'next/navigation';
 import { Link } from '@/components/ui/link.tsx';
 import { SupportBulkResolve } from '@/app/(console)/_components/support-bulk.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, inputClass } from '@/components/ui/card.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
-import { searchParamsOf, withParams, type SP } from '@/components/search-params.ts';
+import { withParams, type SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
-import { usePageView } from '@/components/views/use-console-view.ts';
-import { ViewFrame } from '@/components/views/view-frame.tsx';
+import { PageView } from '@/components/views/page-view.tsx';
 import type { SupportPage } from '@/lib/read-models/views/support-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { UnknownList } from './unknown-list.tsx';
 
 export function SupportView() {
-  const params = useSearchParams();
-  const view = usePageView<SupportPage>();
-  return (
-    <ViewFrame view={view} title="Support queue">
-      {(page) => <SupportBody view={page} sp={searchParamsOf(params)} />}
-    </ViewFrame>
-  );
+  return <PageView<SupportPage> title="Support queue" Body={SupportBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */

@@ -3,7 +3,6 @@
 // targets) and the decision itself, read from the plan's view and kept live. Who may decide is settled
 // by the view (lib/read-models/views/plan-page.ts); the decision carries the plan's hash and status as
 // shown, so a plan that changed meanwhile is refused rather than decided blind (Z8).
-import { usePathname, useSearchParams } from 'next/navigation';
 import { Link } from '@/components/ui/link.tsx';
 import { approvePlanAction, rejectPlanAction } from '@/app/actions/ledger.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
@@ -11,23 +10,14 @@ import { Badge } from '@/components/ui/badge.tsx';
 import { Card, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
-import { searchParamsOf, type SP } from '@/components/search-params.ts';
-import { usePageView } from '@/components/views/use-console-view.ts';
-import { ViewFrame } from '@/components/views/view-frame.tsx';
-import { runIdOf } from '@/components/views/view-paths.ts';
+import type { SP } from '@/components/search-params.ts';
+import { PageView } from '@/components/views/page-view.tsx';
 import type { PlanPage } from '@/lib/read-models/views/plan-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { PlanTargets } from './plan-targets.tsx';
 
 export function PlanView() {
-  const runId = runIdOf(usePathname());
-  const params = useSearchParams();
-  const view = usePageView<PlanPage>();
-  return (
-    <ViewFrame view={view} title="Plan approval">
-      {(page) => <PlanBody view={page} runId={runId} sp={searchParamsOf(params)} />}
-    </ViewFrame>
-  );
+  return <PageView<PlanPage> title="Plan approval" Body={PlanBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). The plan page reads

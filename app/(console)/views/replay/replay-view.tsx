@@ -3,7 +3,6 @@
 // their live progress and reports, and the typed-count request, read from the run's replay view and
 // kept live. What the viewer may do is settled by the view (lib/read-models/views/replay-page.ts); the
 // request carries the preview's set hash, so a set that moved since is refused with the new figures.
-import { usePathname, useSearchParams } from 'next/navigation';
 import { Link } from '@/components/ui/link.tsx';
 import { RequestReplayForm } from '@/app/(console)/_components/replay/request-form.tsx';
 import { exactlyOncePercent, Report } from '@/app/(console)/_components/replay/report.tsx';
@@ -12,10 +11,8 @@ import { PreviewTable } from '@/app/(console)/_components/replay/preview-table.t
 import { ReplayPanel } from '@/app/(console)/_components/replay/replay-panel.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { LiveRefresh } from '@/components/live/live-refresh.tsx';
-import { searchParamsOf, type SP } from '@/components/search-params.ts';
-import { usePageView } from '@/components/views/use-console-view.ts';
-import { ViewFrame } from '@/components/views/view-frame.tsx';
-import { runIdOf } from '@/components/views/view-paths.ts';
+import type { SP } from '@/components/search-params.ts';
+import { PageView } from '@/components/views/page-view.tsx';
 import type { ReplayPage } from '@/lib/read-models/views/replay-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 
@@ -26,14 +23,7 @@ const FILTERS = [
 ] as const;
 
 export function ReplayView() {
-  const runId = runIdOf(usePathname());
-  const params = useSearchParams();
-  const view = usePageView<ReplayPage>();
-  return (
-    <ViewFrame view={view} title="Force replay">
-      {(page) => <ReplayBody view={page} runId={runId} sp={searchParamsOf(params)} />}
-    </ViewFrame>
-  );
+  return <PageView<ReplayPage> title="Force replay" Body={ReplayBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). The filter and the

@@ -1,7 +1,6 @@
 'use client';
 // The run page (P3): the run's header and status, its targets by state, and the plan joined with the
 // ledger, read from the run's view and kept live.
-import { usePathname, useSearchParams } from 'next/navigation';
 import { Link } from '@/components/ui/link.tsx';
 import { RunTable } from '@/app/(console)/_components/run-table.tsx';
 import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
@@ -9,24 +8,15 @@ import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
-import { searchParamsOf, type SP } from '@/components/search-params.ts';
+import type { SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
-import { usePageView } from '@/components/views/use-console-view.ts';
-import { ViewFrame } from '@/components/views/view-frame.tsx';
-import { runIdOf } from '@/components/views/view-paths.ts';
+import { PageView } from '@/components/views/page-view.tsx';
 import { SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
 import type { RunPage } from '@/lib/read-models/views/run-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 
 export function RunView() {
-  const runId = runIdOf(usePathname());
-  const params = useSearchParams();
-  const view = usePageView<RunPage>();
-  return (
-    <ViewFrame view={view} title="Run">
-      {(page) => <RunBody view={page} runId={runId} sp={searchParamsOf(params)} />}
-    </ViewFrame>
-  );
+  return <PageView<RunPage> title="Run" Body={RunBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */
