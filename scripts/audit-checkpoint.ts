@@ -54,4 +54,5 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+// Exits explicitly: the embedded PostgreSQL package, when loaded, resets process.exitCode on exit.
+process.exit(await main());

@@ -123,4 +123,7 @@ if (
   console.error(USAGE);
   process.exit(2);
 }
-process.exitCode = files[0] ? await verifyFile(files[0], checkpointsFile, keyFiles) : await verifyDatabase();
+const code = files[0] ? await verifyFile(files[0], checkpointsFile, keyFiles) : await verifyDatabase();
+// Exits explicitly: the embedded PostgreSQL package (loaded in database mode) installs an exit hook
+// that resets process.exitCode, which made a broken trail exit 0.
+process.exit(code);

@@ -46,9 +46,13 @@ async function exportJsonl(filter: AuditFilter = {}): Promise<string> {
   return out + summary.line();
 }
 
-function run(cmd: string, args: string[]): Promise<{ code: number | null; output: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: process.cwd() });
+    const child = spawn(cmd, args, { cwd: process.cwd(), env });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -246,4 +250,21 @@ describe('A2, A5: the audit export as evidence', () => {
       problem: 'content does not match its hash',
     });
   });
+
+  it('A2: npm run audit:verify in database mode exits 0 on a whole trail, 1 on a broken one, 2 on a usage error', async () => {
+    const env = { ...process.env, DATABASE_URL: t.appUrl };
+    const whole = await run('npm', ['run', '--silent', 'audit:verify'], env);
+    expect(whole.output).toContain('[audit:verify] ok');
+    expect(whole.code).toBe(0);
+    await t.owner(`
+      ALTER TABLE audit_entry DISABLE TRIGGER audit_entry_no_update;
+      UPDATE audit_entry SET reason = 'rewritten in place' WHERE chain = 'user:evidence' AND seq = 2;
+      ALTER TABLE audit_entry ENABLE TRIGGER audit_entry_no_update;`);
+    const broken = await run('npm', ['run', '--silent', 'audit:verify'], env);
+    expect(broken.output).toContain('BROKEN: chain user:evidence, seq 2');
+    expect(broken.code).toBe(1);
+    const usage = await run('npm', ['run', '--silent', 'audit:verify', '--', '--no-such-option'], env);
+    expect(usage.output).toContain('usage:');
+    expect(usage.code).toBe(2);
+  }, 60_000);
 });
