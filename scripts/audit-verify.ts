@@ -2,7 +2,9 @@
 // the audit trail (A2, A5) and exits 1 naming the first broken entry.
 // - With a file: a JSON Lines export is checked with no database at all; every entry's hash and every
 //   link is recomputed (exit 2 when the file cannot be read). The file is read line by line and only
-//   each entry's place and hashes are kept, so its size is not bounded by the longest string Node holds. This is what an external auditor runs.
+//   each entry's place and hashes are kept, so its size is not bounded by the longest string Node holds;
+//   a malformed line (invalid UTF-8, duplicate names, lone surrogates, a line past MAX_LINE_BYTES, ...)
+//   is a break named by its line (exit 1). This is what an external auditor runs.
 //   With a checkpoints file (`npm run audit:checkpoint -- --export`) and the public keys (one per key
 //   id, from the console), every signature is checked and the export against every checkpoint: a
 //   rewritten or rewound chain is named with its seq.
@@ -42,8 +44,9 @@ async function verifyFile(file: string, checkpointsFile?: string, keyFiles: stri
     return 2;
   }
   // Line by line: the export is never one string (a string cannot exceed about 512 MB, an export can).
+  // Bytes, not text: each line is decoded as strict UTF-8, so an invalid byte is refused, not replaced.
   try {
-    for await (const line of exportLines(createReadStream(file, { encoding: 'utf8' }))) verifier.add(line);
+    for await (const line of exportLines(createReadStream(file))) verifier.add(line);
   } catch (error) {
     console.error(`cannot read ${file}: ${(error as Error).message}`);
     return 2;
@@ -65,6 +68,10 @@ async function verifyFile(file: string, checkpointsFile?: string, keyFiles: stri
   if (checkpoints)
     console.log(
       `  checkpoints: ${checkpoints.file.checkpoints.length} signatures verify; ${result.checkpointsChecked ?? 0} checkpointed heads inside the export match`,
+    );
+  for (const u of result.checkpointsUnchecked ?? [])
+    console.log(
+      `  NOT CHECKED: a checkpoint holds chain ${u.chain} at seq ${u.seq}, beyond ${u.exportEndsAt === null ? 'this export, which holds none of the chain' : `seq ${u.exportEndsAt}, where this export ends`}; the unsigned summary says a filter applied, which this file cannot prove`,
     );
   for (const p of result.partial)
     console.log(

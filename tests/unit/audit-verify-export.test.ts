@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { entryHash, GENESIS_HASH, type ExportedEntry } from '@/lib/sdk/audit/canonical.ts';
-import { verifyExport, verifyExportStream, type ExportSummary } from '@/lib/sdk/audit/verify-export.ts';
+import { MAX_LINE_BYTES, verifyExport, verifyExportStream, type ExportSummary } from '@/lib/sdk/audit/verify-export.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'audit-verify-export-'));
 
@@ -60,7 +60,7 @@ function cli(file: string, heapMb?: number): Promise<{ code: number | null; outp
   });
 }
 
-const save = (name: string, text: string) => {
+const save = (name: string, text: string | Buffer) => {
   const file = path.join(dir, name);
   writeFileSync(file, text);
   return file;
@@ -132,5 +132,85 @@ describe('A2: npm run audit:verify reads the export line by line', () => {
       `BROKEN at line 4322: entry ${victim.id} (chain ${victim.chain}, seq ${victim.seq}): content does not match its hash`,
     );
     expect(broken.code).toBe(1);
+  }, 120_000);
+});
+
+describe('A2: the verifier reads strict input and names the line it refuses', () => {
+  const entries = trail(6);
+  const good = exportText(entries, { filtered: false, scoped: false });
+  const lines = good.split('\n'); // the last one is the empty string after the final line break
+  const withLine = (at: number, text: string) => [...lines.slice(0, at), text, ...lines.slice(at + 1)].join('\n');
+  const entry3 = lines[2]!;
+  const cases: [string, string | Buffer, number, RegExp][] = [
+    ['a duplicate member name', withLine(2, entry3.replace('{', '{"chain":"user:9",')), 3, /"chain" appears twice/],
+    ['a duplicate inside the detail', withLine(2, entry3.replace('"detail":{', '"detail":{"i":1,')), 3, /"i" appears twice/],
+    ['an escaped lone surrogate', withLine(2, entry3.replace('"ü"', '"\\ud800"')), 3, /lone surrogate/],
+    ['a byte-order mark', '\ufeff' + good, 1, /byte-order mark/],
+    ['a blank line', withLine(3, '\n' + lines[3]), 4, /blank line/],
+    ['a summary first', [lines[6], ...lines.slice(0, 6), ''].join('\n'), 2, /after the export summary \(line 1\)/],
+    ['a repeated summary', [...lines.slice(0, 7), lines[6], ''].join('\n'), 8, /after the export summary \(line 7\)/],
+    ['{"export":null}', withLine(6, '{"export":null}'), 7, /summary is not shaped/],
+    ['a summary without chains', withLine(6, lines[6]!.replace(/,"chains".*\}\}$/, '}}')), 7, /summary is not shaped/],
+    ['an entry that is an array', withLine(2, '[1,2]'), 3, /not an audit entry/],
+    ['an entry whose seq is text', withLine(2, entry3.replace(/"seq":(\d+)/, '"seq":"$1"')), 3, /seq not as the export writes/],
+    ['an entry without its hash', withLine(2, entry3.replace(/,"hash":"[0-9a-f]+"/, '')), 3, /hash missing/],
+    ['a number beyond a double', withLine(2, entry3.replace('"detail":{', '"detail":{"big":1e400,')), 3, /too large/],
+    [
+      'invalid UTF-8',
+      Buffer.concat([Buffer.from(lines.slice(0, 2).join('\n') + '\n'), Buffer.from(entry3.replace('ü', 'XX')).map((b, i, a) => (a[i - 1] === 0x58 && b === 0x58 ? 0xc3 : b)), Buffer.from('\n' + lines.slice(3).join('\n'))]),
+      3,
+      /not valid UTF-8/,
+    ],
+  ]; // prettier-ignore
+
+  it.each(cases)(
+    'A2: %s is refused at its line, by the library and by npm run audit:verify (exit 1)',
+    async (name, text, line, problem) => {
+      const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+      const pieces = async function* () {
+        for (let i = 0; i < bytes.length; i += 5) yield bytes.subarray(i, i + 5);
+      };
+      expect(await verifyExportStream(pieces())).toMatchObject({
+        ok: false,
+        line,
+        problem: expect.stringMatching(problem),
+      });
+      if (typeof text === 'string') expect(verifyExport(text)).toMatchObject({ ok: false, line });
+      const run = await cli(save(`strict-${name.replace(/\W+/g, '-')}.jsonl`, bytes));
+      expect(run.output).toMatch(new RegExp(`BROKEN at line ${line}: .*${problem.source}`));
+      expect(run.code).toBe(1);
+    },
+    30_000,
+  );
+
+  it('A2: a raw lone surrogate (only a string can hold one; bytes are decoded strictly) is refused at its line', () => {
+    expect(verifyExport(withLine(2, entry3.replace('"ü"', '"\ud800"')))).toMatchObject({
+      ok: false,
+      line: 3,
+      problem: expect.stringMatching(/lone surrogate/),
+    });
+  });
+
+  it('A2: a 32 MB line verifies in a few seconds, and a line past the limit is refused with its number', async () => {
+    const big = Buffer.from(
+      exportText(trail(3, 1, { filler: 'x'.repeat(32 * 1024 * 1024) }), { filtered: false, scoped: false }),
+    );
+    // CPU time of this process, in 64 KiB pieces as a file stream gives them: the machine's load does not count.
+    const pieces = async function* () {
+      for (let i = 0; i < big.length; i += 65536) yield big.subarray(i, i + 65536);
+    };
+    const cpu = process.cpuUsage();
+    expect(await verifyExportStream(pieces())).toMatchObject({ ok: true, entries: 3 });
+    const used = process.cpuUsage(cpu);
+    expect((used.user + used.system) / 1000).toBeLessThan(5_000);
+    const ok = await cli(save('long-line.jsonl', big));
+    expect(ok.output).toContain('OK: 3 entries in 1 chains verify');
+    expect(ok.code).toBe(0);
+    const over = trail(1, 1, { filler: 'y'.repeat(MAX_LINE_BYTES) });
+    const refused = await cli(save('too-long.jsonl', exportText(over, { filtered: false, scoped: false })));
+    expect(refused.output).toContain(
+      `BROKEN at line 1: entry ? (chain ?, seq ?): the line is longer than ${MAX_LINE_BYTES} bytes`,
+    );
+    expect(refused.code).toBe(1);
   }, 120_000);
 });

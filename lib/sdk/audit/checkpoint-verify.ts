@@ -25,6 +25,15 @@ export interface CheckpointProblem {
   problem: string;
 }
 
+/** A checkpoint beyond what a filtered export holds: not checked, since a filter may have cut the
+ *  chain's end there, and reported because nothing signs the summary's word that one did. */
+export interface UncheckedCheckpoint {
+  chain: string;
+  seq: number;
+  /** The last seq of the chain the export holds; null when it holds none of the chain. */
+  exportEndsAt: number | null;
+}
+
 /** What the checks keep of an exported entry: its place in its chain and its hashes. */
 export type ChainLink = Pick<ExportedEntry, 'id' | 'chain' | 'seq' | 'prev_hash' | 'hash'>;
 
@@ -37,11 +46,12 @@ export function checkCheckpoints(
   endLine: number,
   input: CheckpointInput,
   keys: PublicKeys = publicKeysById(input.publicKeys),
-): { problems: CheckpointProblem[]; checked: number } {
+): { problems: CheckpointProblem[]; checked: number; unchecked: UncheckedCheckpoint[] } {
   const problems: CheckpointProblem[] = [];
+  const unchecked: UncheckedCheckpoint[] = [];
   if (input.file?.format !== 'effect-ledger-checkpoints' || !Array.isArray(input.file.checkpoints)) {
     const problem = 'the checkpoints file is not an effect-ledger-checkpoints file';
-    return { problems: [{ line: endLine, id: null, chain: null, seq: null, problem }], checked: 0 };
+    return { problems: [{ line: endLine, id: null, chain: null, seq: null, problem }], checked: 0, unchecked };
   }
   let checked = 0;
   for (const c of input.file.checkpoints) {
@@ -64,6 +74,7 @@ export function checkCheckpoints(
           ...atEnd,
           problem: `the chain was rewound: the export holds none of it, ${signed} holds seq ${c.seq}`,
         });
+      else unchecked.push({ chain: c.chain, seq: c.seq, exportEndsAt: null });
       continue;
     }
     const last = list.at(-1)!;
@@ -76,9 +87,24 @@ export function checkCheckpoints(
           seq: c.seq,
           problem: `the chain was rewound: the export ends at seq ${last.entry.seq}, ${signed} holds seq ${c.seq}`,
         });
+      // The summary that says so is not signed: what it leaves unchecked is reported, not hidden.
+      else unchecked.push({ chain: c.chain, seq: c.seq, exportEndsAt: last.entry.seq });
       continue;
     }
     const here = list.find((p) => p.entry.seq === c.seq);
+    // Left out by a filter: the entry after it, when exported, carries the hash at the checkpointed seq.
+    const after = here ? undefined : list.find((p) => p.entry.seq === c.seq + 1);
+    if (after) {
+      checked++;
+      if (after.entry.prev_hash !== c.hash)
+        problems.push({
+          line: after.line,
+          id: after.entry.id ?? null,
+          chain: c.chain,
+          seq: c.seq,
+          problem: `the chain was rewritten: seq ${c.seq + 1} does not follow the hash at seq ${c.seq} that ${signed} holds`,
+        });
+    }
     if (!here) continue; // outside the exported range, or left out by a filter
     checked++;
     if (here.entry.hash !== c.hash)
@@ -90,5 +116,5 @@ export function checkCheckpoints(
         problem: `the chain was rewritten: the hash at seq ${c.seq} is not the one ${signed} holds`,
       });
   }
-  return { problems, checked };
+  return { problems, checked, unchecked };
 }

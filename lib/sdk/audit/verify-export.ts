@@ -6,8 +6,24 @@
 // streams through. Imports only Node built-ins and its siblings, so the SDK package can ship it.
 // docs/AUDIT.md describes the algorithm.
 import { entryHash, GENESIS_HASH, type ExportedEntry } from './canonical.ts';
-import { checkCheckpoints, type ChainLink, type CheckpointInput, type ExportedChains } from './checkpoint-verify.ts';
+import {
+  checkCheckpoints,
+  type ChainLink,
+  type CheckpointInput,
+  type ExportedChains,
+  type UncheckedCheckpoint,
+} from './checkpoint-verify.ts';
 import { publicKeysById, type PublicKeys } from './checkpoint-signature.ts';
+import {
+  entryShapeProblem,
+  exportLines,
+  lineText,
+  parseStrict,
+  summaryShapeProblem,
+  type OversizedLine,
+} from './export-input.ts';
+
+export { exportLines, MAX_LINE_BYTES } from './export-input.ts';
 
 /** The closing line of an export: what it holds, so a partial export says which seq range it is. */
 export interface ExportSummary {
@@ -44,6 +60,8 @@ export type ExportVerification =
       partial: { chain: string; first_seq: number; last_seq: number }[];
       /** With checkpoints: how many checkpointed (chain, seq) the export holds and agree. */
       checkpointsChecked?: number;
+      /** With checkpoints and a filtered export: those beyond what it holds, not checked. */
+      checkpointsUnchecked?: UncheckedCheckpoint[];
     }
   | ({ ok: false } & BrokenEntry);
 
@@ -67,35 +85,49 @@ export class ExportVerifier {
   private summary: ExportSummary | null = null;
   private entries = 0;
   private lines = 0;
+  /** The line of the summary, once read: nothing may follow it. */
+  private summaryLine: number | null = null;
+  /** The line of an empty line just read: allowed only as the last one (after the final line break). */
+  private blankLine: number | null = null;
 
   constructor(private readonly checkpoints?: CheckpointInput) {
     if (checkpoints) this.keys = publicKeysById(checkpoints.publicKeys);
   }
 
-  /** The next line of the file, without its line break. */
-  add(text: string): void {
+  /** The next line of the file, without its line break: text, or bytes (decoded strictly here). */
+  add(input: string | Uint8Array | OversizedLine): void {
     const line = ++this.lines;
-    const raw = text.trim();
-    if (!raw) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      this.problems.push({ line, id: null, chain: null, seq: null, problem: 'not a JSON line' });
+    const refuse = (problem: string, at: Partial<BrokenEntry> = {}): void => {
+      this.problems.push({ line, id: null, chain: null, seq: null, ...at, problem });
+    };
+    const read = lineText(input);
+    if ('problem' in read) return refuse(read.problem);
+    // An empty line is only the end of the file's last line; one with anything after it is refused.
+    if (this.blankLine !== null) refuse('a blank line inside the export', { line: this.blankLine });
+    this.blankLine = null;
+    if (read.text === '') {
+      this.blankLine = line;
       return;
     }
+    if (this.summaryLine !== null)
+      return refuse(`a line after the export summary (line ${this.summaryLine}): the summary is the last line`);
+    const parsed = parseStrict(read.text);
+    if ('problem' in parsed) return refuse(parsed.problem);
+    const value = parsed.value;
     if (value && typeof value === 'object' && 'export' in value) {
+      this.summaryLine = line;
+      const shape = summaryShapeProblem(value as Record<string, unknown>);
+      if (shape) return refuse(shape);
       this.summary = value as ExportSummary;
       return;
     }
     this.entries++;
-    const entry = (value && typeof value === 'object' ? value : {}) as ExportedEntry;
-    const at = { line, id: entry.id ?? null, chain: entry.chain ?? null, seq: entry.seq ?? null };
-    if (typeof entry.chain !== 'string' || !Number.isInteger(entry.seq) || typeof entry.prev_hash !== 'string') {
-      this.problems.push({ ...at, problem: 'not an audit entry (chain, seq or prev_hash missing)' });
-      return;
-    }
-    if (entryHash(entry) !== entry.hash) this.problems.push({ ...at, problem: 'content does not match its hash' });
+    const shape = entryShapeProblem(value);
+    const entry = value as ExportedEntry;
+    const named = (k: 'id' | 'chain') => (typeof entry?.[k] === 'string' ? entry[k] : null);
+    const at = { id: named('id'), chain: named('chain'), seq: Number.isSafeInteger(entry?.seq) ? entry.seq : null };
+    if (shape) return refuse(shape, at);
+    if (entryHash(entry) !== entry.hash) refuse('content does not match its hash', at);
     let list = this.chains.get(entry.chain);
     if (!list) this.chains.set(entry.chain, (list = []));
     // The chain's name is kept once (the first entry's string), not once per entry.
@@ -158,7 +190,16 @@ export class ExportVerifier {
       const firstBroken = problems.reduce((a, b) => (b.line < a.line ? b : a));
       return { ok: false, ...firstBroken };
     }
-    return { ok: true, entries, chains: chains.size, partial, checkpointsChecked: againstCheckpoints?.checked };
+    return {
+      ok: true,
+      entries,
+      chains: chains.size,
+      partial,
+      ...(againstCheckpoints && {
+        checkpointsChecked: againstCheckpoints.checked,
+        checkpointsUnchecked: againstCheckpoints.unchecked,
+      }),
+    };
   }
 }
 
@@ -169,26 +210,16 @@ export function verifyExport(text: string, checkpoints?: CheckpointInput): Expor
   return verifier.finish();
 }
 
-/** Verifies an export read piece by piece (a file stream with utf8 encoding): lines are cut exactly as
- *  verifyExport cuts a string, so both give the same result, line numbers included. */
+/** Verifies an export read piece by piece: bytes (a file stream without an encoding, each line then
+ *  decoded as strict UTF-8) or text. Lines are cut exactly as verifyExport cuts a string, so both give
+ *  the same result, line numbers included. */
 export async function verifyExportStream(
-  chunks: AsyncIterable<string>,
+  chunks: AsyncIterable<string | Uint8Array>,
   checkpoints?: CheckpointInput,
 ): Promise<ExportVerification> {
   const verifier = new ExportVerifier(checkpoints);
   for await (const line of exportLines(chunks)) verifier.add(line);
   return verifier.finish();
-}
-
-/** The lines of a text that arrives in pieces, as `text.split('\n')` would give them. */
-export async function* exportLines(chunks: AsyncIterable<string>): AsyncGenerator<string> {
-  let rest = '';
-  for await (const chunk of chunks) {
-    const parts = (rest + chunk).split('\n');
-    rest = parts.pop()!;
-    yield* parts;
-  }
-  yield rest;
 }
 
 const brokenAt = (p: Placed, problem: string): BrokenEntry => ({
