@@ -100,6 +100,10 @@ const schema = z.object({
   /** Signed audit checkpoints (docs/AUDIT.md): an Ed25519 private key as PKCS8 PEM, or the path of a
    *  file holding one. Never stored in the database. Unset: no checkpoints are signed. */
   AUDIT_SIGNING_KEY: z.string().min(1).optional(),
+  /** Public keys (PEM files, comma-separated paths) of earlier signing keys: their stored checkpoints
+   *  still bind the signing round after a rotation. A stored checkpoint no trusted key verifies is
+   *  ignored and reported. */
+  AUDIT_PREVIOUS_PUBLIC_KEYS: z.string().min(1).optional(),
   /** How often the worker leader signs the chain heads that moved. */
   AUDIT_CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().positive().default(300),
   /** How long a four-eyes replay request stays approvable (Z3). */

@@ -5,7 +5,13 @@
 // --export writes every stored checkpoint as the file `npm run audit:verify -- --checkpoints` reads;
 // --public-key prints the public key (PEM) of the configured signing key.
 import { writeFileSync } from 'node:fs';
-import { listCheckpoints, loadCheckpointKey, publicKeyPem, signChainHeads } from '@/lib/audit/checkpoint.ts';
+import {
+  listCheckpoints,
+  loadCheckpointKey,
+  loadTrustedKeys,
+  publicKeyPem,
+  signChainHeads,
+} from '@/lib/audit/checkpoint.ts';
 import type { CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
 import { createDb } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
@@ -43,7 +49,11 @@ async function main(): Promise<number> {
       console.log(`[audit:checkpoint] wrote ${file.checkpoints.length} checkpoints to ${target}`);
       return 0;
     }
-    const round = await signChainHeads(db, key!);
+    const round = await signChainHeads(db, key!, loadTrustedKeys(env().AUDIT_PREVIOUS_PUBLIC_KEYS));
+    for (const u of round.untrusted)
+      console.error(
+        `[audit:checkpoint] UNTRUSTED: a stored checkpoint of chain ${u.chain} at seq ${u.seq} (key ${u.keyId}) does not verify with a trusted key; ignored`,
+      );
     console.log(`[audit:checkpoint] signed ${round.signed} chain heads with key ${key!.keyId}`);
     for (const r of round.rewound)
       console.error(`[audit:checkpoint] REWOUND: chain ${r.chain} is at seq ${r.seq}, seq ${r.signedSeq} was signed`);

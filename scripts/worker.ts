@@ -6,7 +6,7 @@
 // on a DATABASE_URL marked pgbouncer=true (its locks need a real session).
 // SIGTERM/SIGINT: no new chunks; running ones get SHUTDOWN_GRACE_SECONDS to finish (an unfinished one
 // goes back to the queue for another worker); leadership is handed back; exit 0.
-import { loadCheckpointKey } from '../lib/audit/checkpoint.ts';
+import { loadCheckpointKey, loadTrustedKeys } from '../lib/audit/checkpoint.ts';
 import { startCheckpointSchedule } from '../lib/audit/checkpoint-schedule.ts';
 import { startAuditVerificationSchedule } from '../lib/audit/verification-schedule.ts';
 import { auditVerificationFigures } from '../lib/audit/verification.ts';
@@ -65,6 +65,7 @@ async function main() {
     ? startCheckpointSchedule({
         db,
         key: loadCheckpointKey(e.AUDIT_SIGNING_KEY),
+        trustedKeys: loadTrustedKeys(e.AUDIT_PREVIOUS_PUBLIC_KEYS),
         intervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
         leader,
         log,

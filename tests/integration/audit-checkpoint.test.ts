@@ -14,7 +14,7 @@ import { appendAudit } from '@/lib/audit/append.ts';
 import { entryHash, type ExportedEntry } from '@/lib/sdk/audit/canonical.ts';
 import { CHECKPOINT_CHAIN, listCheckpoints, loadCheckpointKey, signChainHeads } from '@/lib/audit/checkpoint.ts';
 import { startCheckpointSchedule } from '@/lib/audit/checkpoint-schedule.ts';
-import type { CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
+import { publicKeysById, type CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
 import { verifyAuditTrail } from '@/lib/audit/verify.ts';
 import { verifyExport } from '@/lib/sdk/audit/verify-export.ts';
 import { resetEnvCache } from '@/lib/env.ts';
@@ -103,9 +103,9 @@ describe('signed checkpoints (A2)', () => {
   it('A3: signs every chain head once, audited in the same transaction, append-only for app and owner', async () => {
     const heads = await t.owner<{ n: string }>('SELECT count(*) AS n FROM audit_chain_head');
     const first = await signChainHeads(t.db, key);
-    expect(first).toEqual({ signed: Number(heads.rows[0]!.n), rewound: [] });
+    expect(first).toEqual({ signed: Number(heads.rows[0]!.n), rewound: [], untrusted: [] });
     // Only the signing's own entry moved: nothing to sign again.
-    expect(await signChainHeads(t.db, key)).toEqual({ signed: 0, rewound: [] });
+    expect(await signChainHeads(t.db, key)).toEqual({ signed: 0, rewound: [], untrusted: [] });
     const audited = await t.owner(`SELECT detail FROM audit_entry WHERE chain = $1 AND action = 'audit.checkpoint'`, [
       CHECKPOINT_CHAIN,
     ]);
@@ -214,7 +214,7 @@ describe('key rotation (A2)', () => {
       ALTER TABLE audit_entry ENABLE TRIGGER audit_entry_no_update;`);
 
     const next = loadCheckpointKey(pair().privatePem);
-    const round = await signChainHeads(t.db, next);
+    const round = await signChainHeads(t.db, next, publicKeysById([signing.publicPem]));
     expect(round.rewound).toContainEqual({ chain: rotated, seq: 2, signedSeq: 3 });
     expect(round.signed).toBeGreaterThan(0);
     expect(await checkpointsOf(rotated)).toMatchObject([{ seq: 3, key_id: key.keyId }]);
@@ -222,7 +222,7 @@ describe('key rotation (A2)', () => {
     const other = `user:steady-${suffix()}`;
     await newChain(other);
     await signChainHeads(t.db, key);
-    await signChainHeads(t.db, next);
+    await signChainHeads(t.db, next, publicKeysById([signing.publicPem]));
     expect((await checkpointsOf(other)).map((c) => [c.seq, c.key_id])).toEqual([
       [1, key.keyId],
       [1, next.keyId],
@@ -304,5 +304,34 @@ describe('the public key download', () => {
     const anonymous = await GET(new Request(url), undefined);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('content-type')).toContain('problem+json');
+  });
+});
+
+describe('a planted checkpoint (A2)', () => {
+  it('A2: a stored checkpoint whose signature does not verify neither calls its chain rewound nor stops the round; it is reported', async () => {
+    const planted = `user:planted-${suffix()}`;
+    await newChain(planted);
+    await newChain(planted);
+    // Planted as the owner (the trigger allows INSERT): above the head, and at the next seq under this key id.
+    await t.owner(
+      `INSERT INTO audit_checkpoint (chain, seq, hash, signed_at, key_id, signature)
+       VALUES ($1, 9, repeat('a', 64), now(), $2, 'AAAA'), ($1, 3, repeat('b', 64), now(), 'feedfeedfeedfeed', 'AAAA')`,
+      [planted, key.keyId],
+    );
+    const round = await signChainHeads(t.db, key);
+    expect(round.rewound.filter((r) => r.chain === planted)).toEqual([]);
+    expect(round.untrusted.filter((u) => u.chain === planted).sort((a, b) => a.seq - b.seq)).toEqual([
+      { chain: planted, seq: 3, keyId: 'feedfeedfeedfeed' },
+      { chain: planted, seq: 9, keyId: key.keyId },
+    ]);
+    expect((await checkpointsOf(planted)).filter((c) => c.signature !== 'AAAA')).toMatchObject([
+      { seq: 2, key_id: key.keyId },
+    ]);
+    // The chain moves on to seq 3: its head is signed, the planted seq 3 row (another key id) is ignored.
+    await newChain(planted);
+    const next = await signChainHeads(t.db, key);
+    expect(next.rewound.filter((r) => r.chain === planted)).toEqual([]);
+    expect(next.untrusted).toContainEqual({ chain: planted, seq: 3, keyId: 'feedfeedfeedfeed' });
+    expect((await checkpointsOf(planted)).filter((c) => c.signature !== 'AAAA').map((c) => c.seq)).toEqual([2, 3]);
   });
 });
