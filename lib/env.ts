@@ -104,7 +104,10 @@ const schema = z.object({
   AUDIT_CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().positive().default(300),
   /** The audit tree's name: the origin line of its signed heads and the signer's key name (docs/AUDIT.md).
    *  One per deployment, kept across key rotations: witnesses follow a log by this name. */
-  AUDIT_TREE_ORIGIN: z.string().regex(/^[^\s+]+$/, 'no spaces and no "+"').default('effect-ledger/audit'),
+  AUDIT_TREE_ORIGIN: z
+    .string()
+    .regex(/^[^\s+]+$/, 'no spaces and no "+"')
+    .default('effect-ledger/audit'),
   /** The file holding the tree head the signer signed last (outside the database). Default: the key's
    *  path plus `.tree-state` when AUDIT_SIGNING_KEY is a path; unset with a PEM in the setting: the
    *  tree's heads are not signed. */

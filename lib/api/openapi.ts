@@ -197,7 +197,7 @@ export const OPERATIONS: Op[] = [
     tag: 'Audit',
     summary: 'The newest signed head of the audit tree',
     description:
-      'A C2SP checkpoint note (origin, size, base64 root) signed by the ledger with a timestamped Ed25519 signature, with the cosignatures witnesses submitted for it. Verify it with the log\'s verifier key before trusting it.',
+      "A C2SP checkpoint note (origin, size, base64 root) signed by the ledger with a timestamped Ed25519 signature, with the cosignatures witnesses submitted for it. Verify it with the log's verifier key before trusting it.",
     responses: { 200: { schema: tree.treeHeadResponse, description: 'The head.' } },
     errors: [401, 404],
   },
@@ -208,7 +208,7 @@ export const OPERATIONS: Op[] = [
     tag: 'Audit',
     summary: 'Inclusion proof of an audit entry',
     description:
-      'RFC 9162 inclusion proof of the entry as a leaf of the tree of `size` leaves. 404 when the entry is not (yet) in the tree; 422 when `size` is beyond the tree or below the entry\'s leaf.',
+      "RFC 9162 inclusion proof of the entry as a leaf of the tree of `size` leaves. 404 when the entry is not (yet) in the tree; 422 when `size` is beyond the tree or below the entry's leaf.",
     params: ['size', 'entryId'],
     responses: { 200: { schema: tree.inclusionResponse, description: 'The proof.' } },
     errors: [401, 404, 422],
@@ -219,7 +219,8 @@ export const OPERATIONS: Op[] = [
     id: 'readConsistencyProof',
     tag: 'Audit',
     summary: 'Consistency proof between two tree sizes',
-    description: 'RFC 9162 proof that the tree of `from` leaves is a prefix of the tree of `to` leaves. 422 when from > to or to is beyond the tree.',
+    description:
+      'RFC 9162 proof that the tree of `from` leaves is a prefix of the tree of `to` leaves. 422 when from > to or to is beyond the tree.',
     params: ['from', 'to'],
     responses: { 200: { schema: tree.consistencyResponse, description: 'The proof.' } },
     errors: [401, 422],

@@ -15,7 +15,9 @@ export const consistencyParams = z.strictObject({ from: count('from'), to: count
 const base64Hash = z.string().regex(/^[A-Za-z0-9+/]{43}=$/);
 
 export const treeHeadResponse = z.object({
-  note: z.string().describe('The signed tree head: a C2SP checkpoint note with the log\'s signature and any witness cosignatures.'),
+  note: z
+    .string()
+    .describe("The signed tree head: a C2SP checkpoint note with the log's signature and any witness cosignatures."),
   size: z.number().int().min(0),
   root: base64Hash,
 });
@@ -35,5 +37,11 @@ export const consistencyResponse = z.object({
 });
 
 apiRegistry.add(treeHeadResponse, { id: 'TreeHead', description: 'The newest signed head of the audit tree.' });
-apiRegistry.add(inclusionResponse, { id: 'InclusionProof', description: 'RFC 9162 inclusion proof of one audit entry.' });
-apiRegistry.add(consistencyResponse, { id: 'ConsistencyProof', description: 'RFC 9162 consistency proof between two tree sizes.' });
+apiRegistry.add(inclusionResponse, {
+  id: 'InclusionProof',
+  description: 'RFC 9162 inclusion proof of one audit entry.',
+});
+apiRegistry.add(consistencyResponse, {
+  id: 'ConsistencyProof',
+  description: 'RFC 9162 consistency proof between two tree sizes.',
+});

@@ -3,8 +3,9 @@
 // does not extend its state file's, and two witnesses refuse to cosign a history the owner rewrote
 // (triggers disabled, chain rehashed, tree tables rebuilt, a head forged with the log's own key), so a
 // verifier that requires their quorum refuses it.
+import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,16 @@ import { signTreeHead, type TreeSigner } from '@/lib/audit/tree/signer.ts';
 import { integrateAll, rootAt } from '@/lib/audit/tree/store.ts';
 import { witnessOnce, type WitnessConfig } from '@/lib/audit/tree/witness.ts';
 import { auditLeafHash, TreeBuilder, verifyConsistency, verifyInclusion } from '@/lib/sdk/audit/merkle.ts';
-import { checkpointBody, cosign, formatNote, mergeNotes, openTreeHead, verifierFor } from '@/lib/sdk/audit/signed-note.ts';
+import {
+  checkpointBody,
+  cosign,
+  formatNote,
+  formatVkey,
+  mergeNotes,
+  openTreeHead,
+  verifierFor,
+} from '@/lib/sdk/audit/signed-note.ts';
+import { verifyTreeEvidence } from '@/lib/sdk/audit/tree-verify.ts';
 import { metrics } from '@/lib/ops/metrics.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { BASE, get, makeKey, routeFetch, useApiDb } from './api-support.ts';
@@ -21,7 +31,11 @@ import { BASE, get, makeKey, routeFetch, useApiDb } from './api-support.ts';
 const ORIGIN = 'ledger.test/audit';
 const dir = mkdtempSync(path.join(tmpdir(), 'audit-tree-'));
 const logKey = generateKeyPairSync('ed25519');
-const signer: TreeSigner = { privateKey: logKey.privateKey, origin: ORIGIN, statePath: path.join(dir, 'log.tree-state') };
+const signer: TreeSigner = {
+  privateKey: logKey.privateKey,
+  origin: ORIGIN,
+  statePath: path.join(dir, 'log.tree-state'),
+};
 const logV = verifierFor(ORIGIN, logKey.publicKey);
 let t: TestDatabase;
 let token: string;
@@ -64,7 +78,9 @@ describe('A2: the audit tree', () => {
     const root = await rootAt(t.db, size);
     expect(builder.root().equals(root)).toBe(true);
 
-    const [entry] = (await t.owner<{ id: string }>("SELECT id FROM audit_entry WHERE chain = 'user:tree-b' ORDER BY seq LIMIT 1")).rows;
+    const [entry] = (
+      await t.owner<{ id: string }>("SELECT id FROM audit_entry WHERE chain = 'user:tree-b' ORDER BY seq LIMIT 1")
+    ).rows;
     const inc = (await (await get(`/audit/tree/inclusion/${size}/${entry!.id}`, token)).json()) as {
       leaf_index: number;
       entry_hash: string;
@@ -74,7 +90,15 @@ describe('A2: the audit tree', () => {
     expect(verifyInclusion(inc.leaf_index, size, auditLeafHash(inc.entry_hash), proof, root)).toBe(true);
     const cons = (await (await get(`/audit/tree/consistency/5/${size}`, token)).json()) as { proof: string[] };
     const root5 = await rootAt(t.db, 5);
-    expect(verifyConsistency(5, size, root5, root, cons.proof.map((p) => Buffer.from(p, 'base64')))).toBe(true);
+    expect(
+      verifyConsistency(
+        5,
+        size,
+        root5,
+        root,
+        cons.proof.map((p) => Buffer.from(p, 'base64')),
+      ),
+    ).toBe(true);
 
     // Bad input: a clear 4xx naming the problem.
     expect((await get(`/audit/tree/consistency/${size}/5`, token)).status).toBe(422);
@@ -86,7 +110,12 @@ describe('A2: the audit tree', () => {
     expect((await get('/audit/tree/head', token)).status).toBe(404);
     expect((await get('/audit/tree/head')).status).toBe(401);
 
-    for (const sql of ['UPDATE audit_tree_leaf SET hash = hash', 'DELETE FROM audit_tree_node', "INSERT INTO audit_tree_leaf VALUES (999999, 999999, '\\x00')", 'INSERT INTO audit_tree_pending VALUES (1)'])
+    for (const sql of [
+      'UPDATE audit_tree_leaf SET hash = hash',
+      'DELETE FROM audit_tree_node',
+      "INSERT INTO audit_tree_leaf VALUES (999999, 999999, '\\x00')",
+      'INSERT INTO audit_tree_pending VALUES (1)',
+    ])
       await expect(t.db.$executeRawUnsafe(sql), sql).rejects.toThrow(/permission denied/);
   });
 
@@ -112,8 +141,26 @@ describe('A2: the audit tree', () => {
     expect(a.kind).toBe('cosigned');
     expect(b.kind).toBe('cosigned');
     const both = mergeNotes([(a as { note: string }).note, (b as { note: string }).note]);
-    const trust = { log: logV, witnesses: [verifierFor(one.name, one.privateKey), verifierFor(two.name, two.privateKey)] };
+    const trust = {
+      log: logV,
+      witnesses: [verifierFor(one.name, one.privateKey), verifierFor(two.name, two.privateKey)],
+    };
     expect(openTreeHead(both, { ...trust, quorum: 2 }).size).toBe((second as { size: number }).size);
+    // The files an auditor keeps: the cosigned heads, an entry's inclusion proof, the older head.
+    const size = (second as { size: number }).size;
+    const [entry] = (await t.owner<{ id: string }>("SELECT id FROM audit_entry WHERE chain = 'user:tree-c' LIMIT 1"))
+      .rows;
+    writeFileSync(
+      path.join(dir, 'inclusion.json'),
+      await (await get(`/audit/tree/inclusion/${size}/${entry!.id}`, token)).text(),
+    );
+    writeFileSync(
+      path.join(dir, 'consistency.json'),
+      await (await get(`/audit/tree/consistency/${(first as { size: number }).size}/${size}`, token)).text(),
+    );
+    writeFileSync(path.join(dir, 'first.note'), (first as { note: string }).note);
+    writeFileSync(path.join(dir, 'w1.note'), (a as { note: string }).note);
+    writeFileSync(path.join(dir, 'w2.note'), (b as { note: string }).note);
   });
 
   it('after the owner rewrites a chain and rebuilds the tree, the signer refuses (log, metric, audit entry), no witness cosigns a head forged with the log key, and a quorum verifier refuses it', async () => {
@@ -144,20 +191,64 @@ describe('A2: the audit tree', () => {
     expect(refused).toMatchObject({ kind: 'refused' });
     expect(lines.join('\n')).toMatch(/REFUSED to sign: the tree of \d+ leaves does not extend/);
     expect(await refusals()).toBe(before + 1);
-    const audited = await t.owner("SELECT 1 FROM audit_entry WHERE chain = 'refused:audit:tree' AND action = 'audit.tree_head'");
+    const audited = await t.owner(
+      "SELECT 1 FROM audit_entry WHERE chain = 'refused:audit:tree' AND action = 'audit.tree_head'",
+    );
     expect(audited.rowCount).toBe(1);
 
     // The owner holds the log's key too and publishes a head of the rewritten tree.
     const root = await rootAt(t.db, size);
     const body = checkpointBody({ origin: ORIGIN, size, root });
-    const forged = formatNote({ body, signatures: [cosign(body, Math.floor(Date.now() / 1000), ORIGIN, logKey.privateKey)] });
+    const forged = formatNote({
+      body,
+      signatures: [cosign(body, Math.floor(Date.now() / 1000), ORIGIN, logKey.privateKey)],
+    });
     await t.owner('INSERT INTO audit_tree_head (size, root, note) VALUES ($1, $2, $3)', [size, root, forged]);
     for (const w of [one, two]) {
       const r = await witnessOnce(w);
       expect(r.kind, w.name).toBe('refused');
       expect((r as { problem: string }).problem).toMatch(/does not extend|another root/);
     }
-    const trust = { log: logV, witnesses: [verifierFor(one.name, one.privateKey), verifierFor(two.name, two.privateKey)] };
+    const trust = {
+      log: logV,
+      witnesses: [verifierFor(one.name, one.privateKey), verifierFor(two.name, two.privateKey)],
+    };
     expect(() => openTreeHead(forged, { ...trust, quorum: 2 })).toThrow(/0 of the known witnesses cosigned/);
+    const keys = { logKey: formatVkey(logV), witnessKeys: trust.witnesses.map(formatVkey), quorum: 2 };
+    expect(verifyTreeEvidence({ heads: [forged], ...keys })).toMatchObject({ ok: false });
+
+    // The command line, offline: the cosigned head with an inclusion proof and the consistency from
+    // the first head verifies; the forged head does not.
+    writeFileSync(path.join(dir, 'forged.note'), forged);
+    const cli = (...heads: string[]) =>
+      spawnSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'scripts/audit-tree-verify.ts',
+          ...heads.flatMap((h) => ['--head', path.join(dir, h)]),
+          '--log-key',
+          keys.logKey,
+          ...keys.witnessKeys.flatMap((k) => ['--witness-key', k]),
+          '--quorum',
+          '2',
+          '--inclusion',
+          path.join(dir, 'inclusion.json'),
+          '--since',
+          path.join(dir, 'first.note'),
+          '--consistency',
+          path.join(dir, 'consistency.json'),
+        ],
+        { encoding: 'utf8' },
+      );
+    const good = cli('w1.note', 'w2.note');
+    expect(good.stdout + good.stderr).toMatch(
+      /^OK: head of \d+ leaves signed by ledger\.test\/audit, cosigned by witness/,
+    );
+    expect(good.status).toBe(0);
+    const bad = cli('forged.note');
+    expect(bad.stderr).toMatch(/BROKEN: 0 of the known witnesses cosigned this head, 2 are required/);
+    expect(bad.status).toBe(1);
   });
 });

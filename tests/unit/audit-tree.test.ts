@@ -109,7 +109,9 @@ describe('A2: signed tree heads (C2SP signed note, tlog-checkpoint, tlog-cosigna
   const signed = formatNote({ body, signatures: [cosign(body, 1_700_000_000, logV.name, log.privateKey)] });
 
   it('a head signed by the log opens with its size, root and time; vkeys round-trip', () => {
-    expect(signed).toMatch(/^example\.test\/audit\n7\n[A-Za-z0-9+/]{43}=\n\n\u2014 example\.test\/audit [A-Za-z0-9+/=]+\n$/);
+    expect(signed).toMatch(
+      /^example\.test\/audit\n7\n[A-Za-z0-9+/]{43}=\n\n\u2014 example\.test\/audit [A-Za-z0-9+/=]+\n$/,
+    );
     const head = openTreeHead(signed, { log: logV });
     expect(head).toMatchObject({ size: 7, time: 1_700_000_000, witnesses: [] });
     expect(head.root.equals(mth(leaves(7)))).toBe(true);
@@ -122,7 +124,11 @@ describe('A2: signed tree heads (C2SP signed note, tlog-checkpoint, tlog-cosigna
     const c2 = formatNote({ body, signatures: [cosign(body, 1_700_000_200, w2V.name, w2.privateKey)] });
     const all = mergeNotes([signed, c1, c2]);
     const trust = { log: logV, witnesses: [w1V, w2V] };
-    expect(openTreeHead(all, { ...trust, quorum: 2 }).witnesses.map((w) => w.name).sort()).toEqual([w1V.name, w2V.name]);
+    expect(
+      openTreeHead(all, { ...trust, quorum: 2 })
+        .witnesses.map((w) => w.name)
+        .sort(),
+    ).toEqual([w1V.name, w2V.name]);
     expect(() => openTreeHead(mergeNotes([signed, c1]), { ...trust, quorum: 2 })).toThrow(/1 of the known witnesses/);
     expect(() => openTreeHead(all.replace('\n7\n', '\n8\n'), trust)).toThrow(/does not verify/);
     // A witness line from an unknown key is ignored, not counted.

@@ -31,13 +31,15 @@ export async function newestHead(db: DbOrTx, signer: Pick<TreeSigner, 'origin' |
   const { size, root } = parseCheckpointBody(body);
   const cosigned = await db.$queryRaw<{ note: string }[]>`
     SELECT note FROM audit_tree_cosignature WHERE size = ${size} AND root = ${root} ORDER BY id`;
-  const same = cosigned.map((c) => c.note).filter((n) => {
-    try {
-      return parseNote(n).body === body;
-    } catch {
-      return false;
-    }
-  });
+  const same = cosigned
+    .map((c) => c.note)
+    .filter((n) => {
+      try {
+        return parseNote(n).body === body;
+      } catch {
+        return false;
+      }
+    });
   return { note: mergeNotes([head.note, ...same]), size, root: b64(root) };
 }
 
@@ -51,7 +53,10 @@ export async function entryInclusion(db: DbOrTx, size: number, entryId: number) 
   const leaf = await leafOfEntry(db, BigInt(entryId));
   if (!leaf) throw notFound(`audit entry ${entryId} does not exist or is not in the tree yet`);
   if (leaf.index >= size)
-    throw invalid('size', `entry ${entryId} is leaf ${leaf.index}: it is in trees of ${leaf.index + 1} leaves and more`);
+    throw invalid(
+      'size',
+      `entry ${entryId} is leaf ${leaf.index}: it is in trees of ${leaf.index + 1} leaves and more`,
+    );
   const proof = await asInput('size', () => inclusionAt(db, leaf.index, size));
   return {
     entry_id: leaf.entryId,

@@ -19,7 +19,9 @@ export function treeSignerFrom(e: TreeSettings): TreeSigner | { missing: string 
   const keyIsFile = !e.AUDIT_SIGNING_KEY.includes('-----BEGIN') && existsSync(e.AUDIT_SIGNING_KEY);
   const statePath = e.AUDIT_TREE_STATE ?? (keyIsFile ? `${e.AUDIT_SIGNING_KEY}.tree-state` : undefined);
   if (!statePath)
-    return { missing: 'AUDIT_TREE_STATE is not set (the signing key is given as a PEM, so there is no file to put it beside)' };
+    return {
+      missing: 'AUDIT_TREE_STATE is not set (the signing key is given as a PEM, so there is no file to put it beside)',
+    };
   return { privateKey: loadCheckpointKey(e.AUDIT_SIGNING_KEY).privateKey, origin: e.AUDIT_TREE_ORIGIN, statePath };
 }
 

@@ -4,13 +4,7 @@
 // two passes: the first only records which subtrees the computation names, one query fetches them
 // (O(log n) rows), the second computes. The database never computes a proof of its own.
 import type { DbOrTx } from '../../db/client.ts';
-import {
-  consistencyProof,
-  inclusionProof,
-  treeRoot,
-  type Hash,
-  type PerfectSubtree,
-} from '@/lib/sdk/audit/merkle.ts';
+import { consistencyProof, inclusionProof, treeRoot, type Hash, type PerfectSubtree } from '@/lib/sdk/audit/merkle.ts';
 
 /** Leaves integrated per sequencer call: one transaction stays short, a backlog takes several calls. */
 export const SEQUENCE_BATCH = 20_000;

@@ -65,13 +65,19 @@ export async function witnessOnce(w: WitnessConfig, now: () => number = Date.now
     const { proof } = await getJson<{ proof: string[] }>(w, `/audit/tree/consistency/${last.size}/${head.size}`);
     const hashes = proof.map((p) => Buffer.from(p, 'base64'));
     if (!verifyConsistency(last.size, head.size, last.root, head.root, hashes))
-      return { kind: 'refused', problem: `the head of ${head.size} leaves does not extend the one cosigned (${last.size})` };
+      return {
+        kind: 'refused',
+        problem: `the head of ${head.size} leaves does not extend the one cosigned (${last.size})`,
+      };
   }
   const body = parseNote(note).body;
   const time = Math.max(Math.floor(now() / 1000), last ? Math.max(...last.witnesses.map((x) => x.time)) : 0);
   const own = formatNote({ body, signatures: [cosign(body, time, w.name, w.privateKey)] });
   // Only the log's line and ours: other witnesses' lines are theirs to vouch for.
-  const logLine = formatNote({ body, signatures: parseNote(note).signatures.filter((s) => s.name === w.log.name && s.keyId === w.log.keyId) });
+  const logLine = formatNote({
+    body,
+    signatures: parseNote(note).signatures.filter((s) => s.name === w.log.name && s.keyId === w.log.keyId),
+  });
   const cosigned = mergeNotes([logLine, own]);
   writeStateNote(w.statePath, cosigned);
   return { kind: 'cosigned', note: cosigned, size: head.size };

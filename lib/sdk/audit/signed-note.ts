@@ -90,7 +90,8 @@ export function checkpointBody(head: TreeHead): string {
 /** The tree head a checkpoint body states; extension lines are refused (we never write any). */
 export function parseCheckpointBody(body: string): TreeHead {
   const lines = body.split('\n');
-  if (lines.length !== 4 || lines[3] !== '') throw new NoteError('a checkpoint body is three lines: origin, size, root');
+  if (lines.length !== 4 || lines[3] !== '')
+    throw new NoteError('a checkpoint body is three lines: origin, size, root');
   const [origin = '', sizeText = '', rootText = ''] = lines;
   if (!origin) throw new NoteError('the checkpoint has no origin');
   if (!/^(0|[1-9][0-9]{0,15})$/.test(sizeText) || !Number.isSafeInteger(Number(sizeText)))
@@ -140,7 +141,10 @@ export function parseVkey(text: string): NoteVerifier {
   const bytes = Buffer.from(encoded, 'base64');
   if (bytes.length !== 33 || bytes[0] !== COSIGNATURE_TYPE)
     throw new NoteError('the verifier key is not a timestamped Ed25519 key (type 0x04, 32 bytes)');
-  const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: bytes.subarray(1).toString('base64url') }, format: 'jwk' });
+  const publicKey = createPublicKey({
+    key: { kty: 'OKP', crv: 'Ed25519', x: bytes.subarray(1).toString('base64url') },
+    format: 'jwk',
+  });
   const v = verifierFor(name, publicKey);
   if (v.keyId !== parseInt(id, 16)) throw new NoteError('the verifier key id does not match its name and key');
   return v;
@@ -213,9 +217,11 @@ export function mergeNotes(texts: string[]): string {
   const body = notes[0]?.body;
   if (body === undefined || notes.some((n) => n.body !== body)) throw new NoteError('the notes sign different heads');
   const seen = new Set<string>();
-  const signatures = notes.flatMap((n) => n.signatures).filter((s) => {
-    const k = `${s.name} ${s.keyId} ${s.signature.toString('base64')}`;
-    return seen.has(k) ? false : (seen.add(k), true);
-  });
+  const signatures = notes
+    .flatMap((n) => n.signatures)
+    .filter((s) => {
+      const k = `${s.name} ${s.keyId} ${s.signature.toString('base64')}`;
+      return seen.has(k) ? false : (seen.add(k), true);
+    });
   return formatNote({ body, signatures });
 }
