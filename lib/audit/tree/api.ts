@@ -2,8 +2,8 @@
 // a tree size, a consistency proof between two sizes. Any runtime key may read them: they hold hashes
 // and counts, never an entry's content. Nothing here is trusted by the reader: the head is a signed
 // note, the proofs are checked against signed roots (npm run audit:tree-verify, the SDK).
-import type { DbOrTx } from '../../db/client.ts';
-import { invalid, notFound } from '../../ledger/errors.ts';
+import type { DbOrTx } from '@/lib/db/client.ts';
+import { invalid, notFound } from '@/lib/ledger/errors.ts';
 import { openTreeHead, parseCheckpointBody, parseNote, mergeNotes, verifierFor } from '@/lib/sdk/audit/signed-note.ts';
 import type { TreeSigner } from './signer.ts';
 import { consistencyAt, inclusionAt, leafOfEntry, TreeRangeError } from './store.ts';

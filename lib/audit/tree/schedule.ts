@@ -3,7 +3,7 @@
 // AUDIT_CHECKPOINT_INTERVAL_SECONDS the head is signed when a signer is configured (./signer.ts). A
 // refused head is alerted by the signer every round until someone looks; a failed round is logged and
 // retried at the next tick.
-import type { Db } from '../../db/client.ts';
+import type { Db } from '@/lib/db/client.ts';
 import { signTreeHead, type TreeSigner } from './signer.ts';
 import { integrateAll } from './store.ts';
 

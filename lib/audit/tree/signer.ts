@@ -8,9 +8,9 @@
 // the ledger_audit_tree_sign_refusals_total metric, an audit entry when the database takes one, and no
 // signature.
 import type { KeyObject } from 'node:crypto';
-import type { Db, DbOrTx } from '../../db/client.ts';
-import type { Actor } from '../../ledger/actor.ts';
-import { metrics } from '../../ops/metrics.ts';
+import type { Db, DbOrTx } from '@/lib/db/client.ts';
+import type { Actor } from '@/lib/ledger/actor.ts';
+import { metrics } from '@/lib/ops/metrics.ts';
 import { appendAudit, auditRefusal } from '../append.ts';
 import { consistencyAt, rootAt, treeSize } from './store.ts';
 import { readStateNote, writeStateNote } from './state-file.ts';

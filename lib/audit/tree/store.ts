@@ -3,7 +3,7 @@
 // from the stored complete subtrees by the RFC 9162 functions of the SDK (lib/sdk/audit/merkle.ts), in
 // two passes: the first only records which subtrees the computation names, one query fetches them
 // (O(log n) rows), the second computes. The database never computes a proof of its own.
-import type { DbOrTx } from '../../db/client.ts';
+import type { DbOrTx } from '@/lib/db/client.ts';
 import { consistencyProof, inclusionProof, treeRoot, type Hash, type PerfectSubtree } from '@/lib/sdk/audit/merkle.ts';
 
 /** Leaves integrated per sequencer call: one transaction stays short, a backlog takes several calls. */
