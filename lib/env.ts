@@ -104,8 +104,20 @@ const schema = z.object({
    *  still bind the signing round after a rotation. A stored checkpoint no trusted key verifies is
    *  ignored and reported. */
   AUDIT_PREVIOUS_PUBLIC_KEYS: z.string().min(1).optional(),
-  /** How often the worker leader signs the chain heads that moved. */
+  /** How often the worker leader signs the chain heads that moved (and the audit tree's head). */
   AUDIT_CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().positive().default(300),
+  /** The audit tree's name: the origin line of its signed heads and the signer's key name (docs/AUDIT.md).
+   *  One per deployment, kept across key rotations: witnesses follow a log by this name. */
+  AUDIT_TREE_ORIGIN: z
+    .string()
+    .regex(/^[^\s+]+$/, 'no spaces and no "+"')
+    .default('effect-ledger/audit'),
+  /** The file holding the tree head the signer signed last (outside the database). Default: the key's
+   *  path plus `.tree-state` when AUDIT_SIGNING_KEY is a path; unset with a PEM in the setting: the
+   *  tree's heads are not signed. */
+  AUDIT_TREE_STATE: z.string().min(1).optional(),
+  /** How often the worker leader integrates new audit entries into the audit tree. */
+  AUDIT_TREE_SEQUENCE_SECONDS: z.coerce.number().positive().default(5),
   /** How long a four-eyes replay request stays approvable (Z3). */
   REPLAY_APPROVAL_TTL_MINUTES: z.coerce.number().positive().default(240),
   /** Notifications by email (lib/notifications): the name of an smtp provider in LEDGER_PROVIDERS whose

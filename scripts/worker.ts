@@ -9,6 +9,8 @@
 import { loadCheckpointKey, loadTrustedKeys } from '../lib/audit/checkpoint.ts';
 import { startCheckpointSchedule } from '../lib/audit/checkpoint-schedule.ts';
 import { startAuditVerificationSchedule } from '../lib/audit/verification-schedule.ts';
+import { treeSignerFrom } from '../lib/audit/tree/config.ts';
+import { startTreeSchedule } from '../lib/audit/tree/schedule.ts';
 import { auditVerificationFigures } from '../lib/audit/verification.ts';
 import { createDb, marksTransactionPooler, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
@@ -71,6 +73,18 @@ async function main() {
         log,
       })
     : undefined;
+  // The audit tree (docs/AUDIT.md): the leader integrates new entries and signs the head that extends
+  // the one it signed last; without a signer (or its state file) the tree is kept, not signed.
+  const signer = treeSignerFrom(e);
+  if ('missing' in signer) log(`audit tree heads are not signed: ${signer.missing}`);
+  const tree = startTreeSchedule({
+    db,
+    signer: 'missing' in signer ? undefined : signer,
+    sequenceMs: e.AUDIT_TREE_SEQUENCE_SECONDS * 1000,
+    signMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
+    leader,
+    log,
+  });
   // A2: the leader verifies the audit trail in the background, from where the last pass stopped; the
   // audit page and /metrics read the stored result (lib/audit/verification.ts).
   const verification = startAuditVerificationSchedule({ db, leader, log });
@@ -108,6 +122,7 @@ async function main() {
       await retention.stop();
       await notifications.stop();
       await checkpoints?.stop();
+      await tree.stop();
       await verification.stop();
       await leader.stop();
       await providers.close();

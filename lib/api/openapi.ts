@@ -3,6 +3,7 @@
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from './request-body.ts';
 import { z } from 'zod';
 import * as s from './schemas.ts';
+import * as tree from './tree-schemas.ts';
 
 type Json = Record<string, unknown>;
 
@@ -11,6 +12,7 @@ const TAGS = [
   { name: 'Runs', description: 'A run of a workflow for one trigger occurrence: its plan, its states, its replay.' },
   { name: 'Effects', description: 'Claim an effect before the provider call, report its outcome, report a deletion.' },
   { name: 'Attempts', description: "An attempt's raw provider response (R1)." },
+  { name: 'Audit', description: 'The signed Merkle tree over the whole audit trail: heads and proofs (A2).' },
 ] as const;
 
 /** The project's terms (package.json `license`); tests/integration/api-openapi-client.test.ts keeps them equal. */
@@ -59,6 +61,10 @@ const ERRORS: Record<number, string> = {
 /** Path parameters that are not uuids. */
 const PATH_PARAMS: Record<string, Json> = {
   key: { type: 'string', minLength: 1, maxLength: 4096, description: 'The effect key, percent-encoded.' },
+  size: { type: 'string', pattern: '^(0|[1-9][0-9]{0,14})$', description: 'A tree size (number of leaves).' },
+  entryId: { type: 'string', pattern: '^(0|[1-9][0-9]{0,14})$', description: 'An audit entry id.' },
+  from: { type: 'string', pattern: '^(0|[1-9][0-9]{0,14})$', description: 'The smaller tree size.' },
+  to: { type: 'string', pattern: '^(0|[1-9][0-9]{0,14})$', description: 'The larger tree size.' },
 };
 
 /** Every operation can answer these, whatever it does. */
@@ -183,6 +189,41 @@ export const OPERATIONS: Op[] = [
     body: s.deletionBody,
     responses: { 200: { schema: s.deletionResponse, description: 'Revoked.' } },
     errors: [401, 403, 404, 409, 422],
+  },
+  {
+    method: 'get',
+    path: '/audit/tree/head',
+    id: 'readTreeHead',
+    tag: 'Audit',
+    summary: 'The newest signed head of the audit tree',
+    description:
+      "A C2SP checkpoint note (origin, size, base64 root) signed by the ledger with a timestamped Ed25519 signature, with the cosignatures witnesses submitted for it. Verify it with the log's verifier key before trusting it.",
+    responses: { 200: { schema: tree.treeHeadResponse, description: 'The head.' } },
+    errors: [401, 404],
+  },
+  {
+    method: 'get',
+    path: '/audit/tree/inclusion/{size}/{entryId}',
+    id: 'readInclusionProof',
+    tag: 'Audit',
+    summary: 'Inclusion proof of an audit entry',
+    description:
+      "RFC 9162 inclusion proof of the entry as a leaf of the tree of `size` leaves. 404 when the entry is not (yet) in the tree; 422 when `size` is beyond the tree or below the entry's leaf.",
+    params: ['size', 'entryId'],
+    responses: { 200: { schema: tree.inclusionResponse, description: 'The proof.' } },
+    errors: [401, 404, 422],
+  },
+  {
+    method: 'get',
+    path: '/audit/tree/consistency/{from}/{to}',
+    id: 'readConsistencyProof',
+    tag: 'Audit',
+    summary: 'Consistency proof between two tree sizes',
+    description:
+      'RFC 9162 proof that the tree of `from` leaves is a prefix of the tree of `to` leaves. 422 when from > to or to is beyond the tree.',
+    params: ['from', 'to'],
+    responses: { 200: { schema: tree.consistencyResponse, description: 'The proof.' } },
+    errors: [401, 422],
   },
 ];
 

@@ -156,6 +156,13 @@ export const AUDIT_ACTIONS = {
     what: "pruned retired runs' idempotency records, raw responses and finished replay items, or old notifications",
   },
   'audit.checkpoint': { subject: ['audit'], by: ['system'], what: 'the heads of the chains were signed' },
+  'audit.tree_head': {
+    subject: ['audit'],
+    by: ['system'],
+    what: 'the head of the audit tree was signed, or signing it was refused',
+  },
+  // The audit tree's read API (docs/AUDIT.md); refusals at its door are recorded under this action.
+  'audit.tree_read': { subject: ['audit', 'api'], by: ['runtime'], what: 'a runtime read a tree head or a proof' },
   // Refusals at the console's door are recorded under the permission that was missing (Z2, A4).
   'console.read': { subject: ['console'], by: ['admin', 'operator', 'support', 'auditor'], what: 'console access' },
   'effect.bump.request': { subject: ['effect', 'console'], by: ['operator'], what: 'asked for an epoch bump' },

@@ -32,6 +32,16 @@ function build() {
         this.set(v?.ok == null ? NaN : v.ok ? 1 : 0);
       },
     }),
+    auditTreeRefusals: new Counter({
+      name: 'ledger_audit_tree_sign_refusals_total',
+      help: 'Signing rounds in which the audit tree signer refused the head: it does not extend the head it signed last (the trail or the tree was rewritten). Alert on any increase.',
+      registers: [registry],
+    }),
+    auditTreeSignedSize: new Gauge({
+      name: 'ledger_audit_tree_signed_size',
+      help: 'Leaves of the audit tree in the head this process signed last.',
+      registers: [registry],
+    }),
     claims: new Counter({
       name: 'ledger_claims_total',
       help: 'Effect claims answered by the agent API, by result (won: this caller may call the provider; lost: another holds or finished it; refused: an error answer).',

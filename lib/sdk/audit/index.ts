@@ -13,3 +13,14 @@ export {
 export { canonicalV1, canonicalV2, entryHash, GENESIS_HASH, type ExportedEntry } from './canonical.ts';
 export type { CheckpointInput } from './checkpoint-verify.ts';
 export type { CheckpointsFile } from './checkpoint-signature.ts';
+export {
+  auditLeafHash,
+  merkleLeafHash,
+  nodeHash,
+  TreeBuilder,
+  verifyConsistency,
+  verifyInclusion,
+  rootFromInclusion,
+} from './merkle.ts';
+export { mergeNotes, openTreeHead, parseVkey, type OpenedHead } from './signed-note.ts';
+export { verifyTreeEvidence, type TreeEvidence, type TreeVerification } from './tree-verify.ts';
