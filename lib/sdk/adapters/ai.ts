@@ -5,7 +5,7 @@
 import type { Tool, ToolExecutionOptions } from 'ai';
 import { EffectHeldError, guardCall, type GuardOptions } from './guard.ts';
 
-export { currentEffect, EffectHeldError, type EffectHold, type GuardOptions } from './guard.ts';
+export { currentEffect, currentEffectOrNull, EffectHeldError, type EffectHold, type GuardOptions } from './guard.ts';
 
 // `Tool` with its defaults: any AI SDK tool, whatever its input, output and context types.
 type AnyTool = Tool;

@@ -7,7 +7,7 @@
 import { tool, type FunctionTool, type RunContext, type ToolOptions } from '@openai/agents';
 import { EffectHeldError, guardCall, type GuardOptions } from './guard.ts';
 
-export { currentEffect, EffectHeldError, type EffectHold, type GuardOptions } from './guard.ts';
+export { currentEffect, currentEffectOrNull, EffectHeldError, type EffectHold, type GuardOptions } from './guard.ts';
 
 type Options = ToolOptions<never, unknown, undefined>;
 type ExecuteOf = (input: unknown, context?: RunContext<unknown>, details?: unknown) => unknown;
