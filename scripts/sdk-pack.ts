@@ -34,7 +34,7 @@ export const PEER_RANGES = {
   '@openai/agents': '^0.20.0',
   '@langchain/core': '^1.4.0',
   '@modelcontextprotocol/sdk': '^1.32.0',
-  zod: '^4.0.0',
+  zod: '^4.1.8',
 } as const;
 const PEERS = Object.keys(PEER_RANGES) as (keyof typeof PEER_RANGES)[];
 const isPeer = (specifier: string) => PEERS.some((p) => specifier === p || specifier.startsWith(`${p}/`));

@@ -82,7 +82,7 @@ describe('the SDK package', () => {
       '@openai/agents': '^0.20.0',
       '@langchain/core': '^1.4.0',
       '@modelcontextprotocol/sdk': '^1.32.0',
-      zod: '^4.0.0',
+      zod: '^4.1.8',
     });
     expect(Object.values(manifest.peerDependenciesMeta)).toEqual(peers.map(() => ({ optional: true })));
     expect(Object.keys(manifest.exports)).toEqual([
