@@ -1,7 +1,8 @@
 // K4 check tool: `npm run conformance -- [path/to/tools.ts ...]`. Each module exports `conformance`:
 // an array of { tool, sample } (a ToolDefinition from lib/sdk and realistic arguments). Every
-// model-generated input is varied; the check fails (exit 1) if the key moves or identity() reads a
-// generated input. Without arguments it checks the demo campaign's tool.
+// model-generated input is varied and every identity input spelled otherwise (case, whitespace, a
+// format character, compatibility forms); the check fails (exit 1) if the key moves, or if resolve()
+// reads a generated input. Without arguments it checks the demo campaign's tool.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkConformance, type ToolDefinition } from '../lib/sdk/index.ts';
@@ -31,8 +32,9 @@ async function main() {
   for (const { tool, sample } of entries) {
     const report = await checkConformance(tool, { sample });
     if (report.ok) {
+      const identity = Object.keys(sample).filter((input) => !(tool.generated as readonly string[]).includes(input));
       console.log(
-        `ok    ${tool.name}/${tool.action}: ${report.variations} variations of ${tool.generated.join(', ') || '(no generated inputs)'}; key stable`,
+        `ok    ${tool.name}/${tool.action}: ${report.variations} variations of ${tool.generated.join(', ') || '(no generated inputs)'} and spellings of ${identity.join(', ') || '(no identity inputs)'} (${report.refused} refused by resolve); key stable`,
       );
     } else {
       failed += 1;

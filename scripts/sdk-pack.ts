@@ -25,8 +25,18 @@ const ENTRIES = {
   mcp: 'mcp/index.ts',
   audit: 'audit/index.ts',
 } as const;
-/** The frameworks the boundaries import, as optional peer dependencies, with the versions tested here. */
-const PEERS = ['ai', '@openai/agents', '@langchain/core', '@modelcontextprotocol/sdk', 'zod'] as const;
+/** The frameworks the boundaries import, as optional peer dependencies, with the range each is
+ *  supported in: a project on any release in it installs the SDK without a resolution error. The
+ *  floor is the oldest release tests/integration/sdk-peers.test.ts installs and runs; 0.x ranges
+ *  stay within one minor, since a 0.x minor release may break. */
+export const PEER_RANGES = {
+  ai: '^7.0.0',
+  '@openai/agents': '^0.20.0',
+  '@langchain/core': '^1.4.0',
+  '@modelcontextprotocol/sdk': '^1.32.0',
+  zod: '^4.1.8',
+} as const;
+const PEERS = Object.keys(PEER_RANGES) as (keyof typeof PEER_RANGES)[];
 const isPeer = (specifier: string) => PEERS.some((p) => specifier === p || specifier.startsWith(`${p}/`));
 
 export interface PackedSdk {
@@ -43,8 +53,21 @@ export interface PackedSdk {
 interface RootPackage {
   version: string;
   devDependencies?: Record<string, string>;
+  dependencies?: Record<string, string>;
   license?: string;
   engines?: Record<string, string>;
+}
+
+/** Whether an exact version x.y.z lies in a caret range ^a.b.c (npm's meaning, 0.x included). Written
+ *  here because the range check is this one comparison and semver is not a dependency of the repo. */
+export function satisfiesCaret(version: string, range: string): boolean {
+  const v = /^(\d+)\.(\d+)\.(\d+)$/.exec(version)?.slice(1).map(Number);
+  const r = /^\^(\d+)\.(\d+)\.(\d+)$/.exec(range)?.slice(1).map(Number);
+  if (!v || !r) return false;
+  const [vMajor, vMinor, vPatch] = v as [number, number, number];
+  const [rMajor, rMinor, rPatch] = r as [number, number, number];
+  const atLeast = vMajor !== rMajor ? vMajor > rMajor : vMinor !== rMinor ? vMinor > rMinor : vPatch >= rPatch;
+  return atLeast && vMajor === rMajor && (rMajor > 0 || vMinor === rMinor);
 }
 
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`;
@@ -116,7 +139,13 @@ function manifest(root: RootPackage): Record<string, unknown> {
     types: `./dist/${ENTRIES[name].replace(/\.ts$/, '.d.ts')}`,
     default: `./dist/${name}.js`,
   });
-  const peerDependencies = Object.fromEntries(PEERS.map((p) => [p, root.devDependencies?.[p] ?? '*']));
+  // Each pinned devDependency (the version the repository's own tests run) must lie in its range.
+  for (const p of PEERS) {
+    const pinned = root.devDependencies?.[p] ?? root.dependencies?.[p];
+    if (pinned && !satisfiesCaret(pinned, PEER_RANGES[p]))
+      throw new Error(`${p} ${pinned} (package.json) is outside the peer range ${PEER_RANGES[p]}`);
+  }
+  const peerDependencies = { ...PEER_RANGES };
   return {
     name: '@effect-ledger/sdk',
     version: root.version,

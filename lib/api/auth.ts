@@ -31,7 +31,8 @@ export function requestMeta(request: Request): RequestMeta {
   };
 }
 
-const NO_TOKEN: VerifiedKey = { ok: false, why: 'no bearer runtime key in the Authorization header', prefix: null };
+const NO_TOKEN_WHY = 'no bearer runtime key in the Authorization header';
+const NO_TOKEN: VerifiedKey = { ok: false, why: NO_TOKEN_WHY, told: NO_TOKEN_WHY, prefix: null };
 
 function bearerToken(request: Request): string | null {
   const header = request.headers.get('authorization');
@@ -55,7 +56,8 @@ async function refuse(db: Db, request: Request, meta: RequestMeta, action: ApiDo
     why: result.why,
     request: meta,
   });
-  return new LedgerError('unauthenticated', `${result.why}: send "Authorization: Bearer elk_..." with a runtime key`);
+  // The audit names the failed check; the caller reads `told`, the same for an unknown prefix and a wrong secret.
+  return new LedgerError('unauthenticated', `${result.told}: send "Authorization: Bearer elk_..." with a runtime key`);
 }
 
 export async function authenticate(

@@ -32,13 +32,17 @@ export interface Recipient extends Record<string, unknown> {
   body: string;
 }
 
-/** The demo tool as the SDK sees it: identity is the customer record and the address, never the text. */
-export const welcomeEmail = defineTool<Recipient>({
+/** The demo tool as the SDK sees it: identity is the customer record the tool looks up in its
+ *  directory (demoCustomer) and that customer's address, never the text or the model's spelling. */
+export const welcomeEmail = defineTool({
   name: DEMO_TOOL.name,
   action: 'campaign_welcome',
   targetType: 'email',
   generated: ['subject', 'body'],
-  identity: (r) => ({ record: r.customerId, target: r.email }),
+  resolve: (r: Recipient) => {
+    const customer = demoCustomer(r.customerId);
+    return { record: customer.customerId, target: customer.email };
+  },
 });
 
 const FIRST = [
@@ -67,19 +71,30 @@ const LAST = ['Schmidt', 'Okafor', 'Nguyen', 'Rossi', 'Yilmaz'];
 
 /** 100 deterministic recipients; #1 is Anna, the customer of the seed discussion. */
 export function demoRecipients(n = 100): Recipient[] {
-  return Array.from({ length: n }, (_, i) => {
-    const first = FIRST[i % FIRST.length]!;
-    const last = LAST[Math.floor(i / FIRST.length) % LAST.length]!;
-    const name = `${first} ${last}`;
-    return {
-      customerId: `cust-${String(i + 1).padStart(4, '0')}`,
-      email: `${first}.${last}${i >= FIRST.length * LAST.length ? i : ''}@example.com`.toLowerCase(),
-      name,
-      // Model-written text: it goes to the provider, never into the key.
-      subject: `Welcome to Acme, ${first}!`,
-      body: `Hi ${first},\n\nthanks for joining Acme. Your workspace is ready.\n\nThe Acme team`,
-    };
-  });
+  return Array.from({ length: n }, (_, i) => demoRecipient(i));
+}
+
+/** The demo's customer directory: the customer a typed id names, compared as a CRM compares ids
+ *  (case, surrounding space and width do not matter), or an error when it names none. */
+export function demoCustomer(typed: string): Recipient {
+  const match = /^cust-(\d{4})$/.exec(typed.normalize('NFKC').trim().toLowerCase());
+  const n = match ? Number(match[1]) : 0;
+  if (n < 1) throw new Error(`no demo customer ${JSON.stringify(typed)}`);
+  return demoRecipient(n - 1);
+}
+
+function demoRecipient(i: number): Recipient {
+  const first = FIRST[i % FIRST.length]!;
+  const last = LAST[Math.floor(i / FIRST.length) % LAST.length]!;
+  const name = `${first} ${last}`;
+  return {
+    customerId: `cust-${String(i + 1).padStart(4, '0')}`,
+    email: `${first}.${last}${i >= FIRST.length * LAST.length ? i : ''}@example.com`.toLowerCase(),
+    name,
+    // Model-written text: it goes to the provider, never into the key.
+    subject: `Welcome to Acme, ${first}!`,
+    body: `Hi ${first},\n\nthanks for joining Acme. Your workspace is ready.\n\nThe Acme team`,
+  };
 }
 
 export interface DemoCampaignOptions {

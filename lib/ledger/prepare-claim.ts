@@ -65,7 +65,11 @@ export async function requireClaimScope(
 
 /** K1-K3: the tool's registered action, then the key derived from the registered tool and the run's
  *  trigger. Needs no actor, so it may run before the caller is known (it reads only the catalog). */
-export function deriveClaimKey(input: ClaimIntent, tool: ToolInfo, run: RunInfo): { key: string; target: string } {
+export function deriveClaimKey(
+  input: ClaimIntent,
+  tool: ToolInfo,
+  run: RunInfo,
+): { key: string; target: string; recordId: string } {
   // Runs are created with their trigger in normal form C (create-run.ts). An event stored before
   // that, in another form, would derive the keys of its normal-form twin, which may belong to
   // another workflow: its runs claim nothing.
@@ -93,14 +97,15 @@ function claimCall(
   tool: ToolInfo,
   run: RunInfo,
 ): ClaimCall {
-  const { key, target } = deriveClaimKey(input, tool, run);
+  // The record id is stored as keyed (K3: no surrounding whitespace, normal form C), like the target.
+  const { key, target, recordId } = deriveClaimKey(input, tool, run);
   rememberEffectWorkflow(key, run.workflow);
   const { actor } = ctx;
   return {
     key,
     tool: tool.name,
     action: input.action,
-    recordId: input.recordId,
+    recordId,
     target,
     targetType: tool.targetType,
     triggerId: run.triggerId,

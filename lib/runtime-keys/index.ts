@@ -95,8 +95,18 @@ export async function revokeRuntimeKey(
   });
 }
 
+/** A refusal carries two texts: `why` for the audit trail (which check failed) and `told`, what the
+ *  caller reads. An unknown prefix and a wrong secret tell the caller the same thing, or a caller
+ *  could learn which prefixes exist by trying them. */
 export type VerifiedKey =
-  { ok: true; actor: Extract<Actor, { kind: 'runtime' }> } | { ok: false; why: string; prefix: string | null };
+  | { ok: true; actor: Extract<Actor, { kind: 'runtime' }> }
+  | { ok: false; why: string; told: string; prefix: string | null };
+
+/** What a caller reads for an unknown key and for a wrong secret alike. */
+export const KEY_NOT_ACCEPTED = 'runtime key not accepted (unknown key or wrong secret)';
+// Compared against when no row exists, so an unknown prefix does the same hashing and constant-time
+// comparison as a known one (the same timing class as a wrong secret).
+const NO_SUCH_HASH = Buffer.alloc(32);
 
 /** A runtime key's row as the checks read it. */
 export interface RuntimeKeyRow {
@@ -119,13 +129,19 @@ export function runtimeKeyPrefix(token: string): string | null {
 /** Checks a presented token against its key's row: hash match (constant time), not revoked. */
 export function checkRuntimeKey(row: RuntimeKeyRow | undefined, token: string): VerifiedKey {
   const prefix = runtimeKeyPrefix(token);
-  if (!prefix) return { ok: false, why: 'malformed runtime key (expected elk_<prefix>_<secret>)', prefix: null };
-  if (!row) return { ok: false, why: 'unknown runtime key', prefix };
+  if (!prefix) {
+    const why = 'malformed runtime key (expected elk_<prefix>_<secret>)';
+    return { ok: false, why, told: why, prefix: null };
+  }
   const a = Buffer.from(hashToken(token), 'hex');
-  const b = Buffer.from(row.secret_hash, 'hex');
-  if (a.length !== b.length || !timingSafeEqual(a, b))
-    return { ok: false, why: 'runtime key secret does not match', prefix };
-  if (row.revoked_at) return { ok: false, why: `runtime key "${row.name}" was revoked`, prefix };
+  const b = row ? Buffer.from(row.secret_hash, 'hex') : NO_SUCH_HASH;
+  const matches = a.length === b.length && timingSafeEqual(a, b);
+  if (!row) return { ok: false, why: 'unknown runtime key', told: KEY_NOT_ACCEPTED, prefix };
+  if (!matches) return { ok: false, why: 'runtime key secret does not match', told: KEY_NOT_ACCEPTED, prefix };
+  if (row.revoked_at) {
+    const why = `runtime key "${row.name}" was revoked`;
+    return { ok: false, why, told: why, prefix };
+  }
   return { ok: true, actor: { kind: 'runtime', id: row.id, label: `runtime:${row.name}`, workflows: row.workflows } };
 }
 

@@ -19,7 +19,7 @@ import {
 } from './effect.ts';
 import type { Classification, Provider, RawResponse } from './provider.ts';
 import { followReference } from './follow.ts';
-import type { ToolDefinition } from './tools.ts';
+import { resolveIdentity, type ToolDefinition } from './tools.ts';
 import type { ClaimWon, CreateRunRequest, DeletionRequest, PlanItem, Transport } from './types.ts';
 
 export { ProviderRejected, type CallContext, type EffectOptions, type EffectResult, type EffectSpec };
@@ -155,18 +155,19 @@ export class Ledger {
   }
 
   /**
-   * Runs a registered tool: identity comes from the tool definition, generated inputs never reach the key.
+   * Runs a registered tool: identity comes from the tool definition's resolution step (the record it
+   * looked up and one target), generated inputs never reach the key.
    * `via` is a Provider (the tool's generated inputs are its payload, the identity's target its target)
    * or a function that makes the call itself.
    */
-  tool<A extends object>(
+  async tool<A extends object>(
     tool: ToolDefinition<A>,
     run: string,
     args: A,
     via: Provider | ((ctx: CallContext & { args: A }) => Promise<RawResponse | Response>),
     options?: EffectOptions,
   ): Promise<EffectResult> {
-    const id = tool.identity(args);
+    const id = await resolveIdentity(tool, args, run);
     const spec = { run, tool: tool.name, action: tool.action, record: id.record, target: id.target };
     if (typeof via !== 'function') {
       const generated = tool.generated.filter((input) => input in args);

@@ -1,8 +1,13 @@
-// K4, the token-influence test, as a check tool authors run: vary every model-generated input of a
-// tool and fail if the key (or, against a live ledger, the epoch) moves. It also fails when the
-// identity function so much as reads a generated input.
+// K4, the token-influence test, as a check tool authors run. Two families of variation:
+// - every model-generated input is reworded, emptied, replaced: the key (and, against a live ledger,
+//   the epoch) must not move, and the resolution step must not so much as read such an input;
+// - every identity input (an argument that is not generated: the customer id the model passes) is
+//   spelled differently (case, surrounding whitespace, an invisible format character, Unicode
+//   compatibility and decomposed forms): each spelling must reach the same key or be refused. A tool
+//   that keys on the model's spelling (resolve returning args.customerId verbatim) fails here; one
+//   that looks the record up and returns its canonical id passes.
 import { deriveKey } from './keys.ts';
-import type { ToolDefinition } from './tools.ts';
+import { resolveIdentity, type ToolDefinition } from './tools.ts';
 import type { Transport } from './types.ts';
 
 export interface ConformanceProblem {
@@ -16,7 +21,10 @@ export interface ConformanceReport {
   action: string;
   ok: boolean;
   key: string | null;
+  /** Generated-input variations and identity-input spellings tried. */
   variations: number;
+  /** Identity-input spellings the tool refused (its lookup found no record, or the key's rules). */
+  refused: number;
   problems: ConformanceProblem[];
 }
 
@@ -35,6 +43,23 @@ export function variantsOf(value: unknown): { label: string; value: unknown }[] 
   ];
 }
 
+/** ASCII letters and digits in their fullwidth compatibility forms (U+FF10-U+FF5A): what NFKC undoes. */
+const fullwidth = (s: string) =>
+  s.replace(/[0-9A-Za-z]/g, (c) => String.fromCodePoint(c.codePointAt(0)! - 0x20 + 0xff00));
+
+/** Other spellings a model might give one identity input (an id it copies from context). */
+export function spellingsOf(value: string): { label: string; value: string }[] {
+  const candidates = [
+    { label: 'upper-case', value: value.toUpperCase() },
+    { label: 'lower-case', value: value.toLowerCase() },
+    { label: 'surrounding whitespace', value: ` ${value}\t` },
+    { label: 'format character (U+200B)', value: `${value.slice(0, 1)}\u200b${value.slice(1)}` },
+    { label: 'fullwidth compatibility form', value: fullwidth(value) },
+    { label: 'decomposed (NFD)', value: value.normalize('NFD') },
+  ];
+  return candidates.filter((c) => c.value !== value);
+}
+
 export interface ConformanceOptions<A extends object> {
   /** A realistic set of arguments. */
   sample: A;
@@ -50,7 +75,7 @@ export async function checkConformance<A extends object>(
 ): Promise<ConformanceReport> {
   const triggerId = options.triggerId ?? 'conformance-trigger';
   const problems: ConformanceProblem[] = [];
-  const keyOf = (args: A, input: string, variant: string): string | null => {
+  const keyOf = async (args: A, input: string, variant: string): Promise<string | null> => {
     const reads: string[] = [];
     const watched = new Proxy(args, {
       get(target, prop, receiver) {
@@ -59,12 +84,12 @@ export async function checkConformance<A extends object>(
       },
     });
     try {
-      const id = tool.identity(watched);
+      const id = await resolveIdentity(tool, watched, null);
       if (reads.length)
         problems.push({
           input,
           variant,
-          problem: `identity() reads model-generated input(s) ${[...new Set(reads)].join(', ')} (K1)`,
+          problem: `resolve() reads model-generated input(s) ${[...new Set(reads)].join(', ')} (K1)`,
         });
       return deriveKey({
         triggerId,
@@ -75,14 +100,14 @@ export async function checkConformance<A extends object>(
         target: id.target,
       }).key;
     } catch (error) {
-      problems.push({ input, variant, problem: `identity or key derivation failed: ${(error as Error).message}` });
+      problems.push({ input, variant, problem: `resolve or key derivation failed: ${(error as Error).message}` });
       return null;
     }
   };
-  const base = keyOf(options.sample, '(sample)', 'original');
+  const base = await keyOf(options.sample, '(sample)', 'original');
   let baseLive: { key: string; epoch: number; attemptId: string | null } | null = null;
   const claimLive = async (args: A) => {
-    const id = tool.identity(args);
+    const id = await resolveIdentity(tool, args, options.live!.runId);
     const r = await options.live!.transport.claim({
       runId: options.live!.runId,
       tool: tool.name,
@@ -94,8 +119,10 @@ export async function checkConformance<A extends object>(
   };
   if (options.live && base) baseLive = await claimLive(options.sample);
   let variations = 0;
+  let refused = 0;
   try {
     await varyInputs();
+    if (base) await spellIdentityInputs(base);
   } finally {
     // The live check's own claim sends nothing: it is given back as failed (S3 frees the key), so the
     // sample's record and target are not held pending, then unknown, for support.
@@ -114,6 +141,7 @@ export async function checkConformance<A extends object>(
     ok: problems.length === 0 && base !== null,
     key: base,
     variations,
+    refused,
     problems,
   };
 
@@ -123,7 +151,7 @@ export async function checkConformance<A extends object>(
         variations += 1;
         const args = { ...options.sample, [input]: v.value } as A;
         if (v.value === undefined) delete (args as Record<string, unknown>)[input];
-        const key = keyOf(args, input, v.label);
+        const key = await keyOf(args, input, v.label);
         if (base && key && key !== base)
           problems.push({ input, variant: v.label, problem: `the key moved: ${base} -> ${key}` });
         if (baseLive && key) {
@@ -132,6 +160,50 @@ export async function checkConformance<A extends object>(
             problems.push({ input, variant: v.label, problem: `the server key moved: ${baseLive.key} -> ${live.key}` });
           if (live.epoch !== baseLive.epoch)
             problems.push({ input, variant: v.label, problem: `the epoch moved: ${baseLive.epoch} -> ${live.epoch}` });
+        }
+      }
+    }
+  }
+
+  /** Each identity input spelled otherwise must give the base key, or be refused (no such record,
+   *  or a spelling the key's rules refuse): a third outcome, another key, is a second effect. */
+  async function spellIdentityInputs(baseKey: string) {
+    const generated = new Set<string>(tool.generated);
+    for (const [input, value] of Object.entries(options.sample)) {
+      if (generated.has(input) || typeof value !== 'string') continue;
+      for (const spelling of spellingsOf(value)) {
+        variations += 1;
+        const args = { ...options.sample, [input]: spelling.value } as A;
+        let key: string;
+        try {
+          const id = await resolveIdentity(tool, args, null);
+          key = deriveKey({
+            triggerId,
+            tool: tool.name,
+            action: tool.action,
+            recordId: id.record,
+            recordIds: tool.recordIds,
+            targetType: tool.targetType,
+            target: id.target,
+          }).key;
+        } catch {
+          refused += 1;
+          continue;
+        }
+        if (key !== baseKey)
+          problems.push({
+            input,
+            variant: spelling.label,
+            problem: `another spelling of an identity input moved the key: ${baseKey} -> ${key}. The key takes the model's spelling; resolve the record (look it up) and return its canonical id (K1, K3)`,
+          });
+        if (baseLive && key === baseKey) {
+          const live = await claimLive(args);
+          if (live.key !== baseLive.key)
+            problems.push({
+              input,
+              variant: spelling.label,
+              problem: `the server key moved: ${baseLive.key} -> ${live.key}`,
+            });
         }
       }
     }

@@ -24,8 +24,9 @@ import { encodeRawResponse, type Transport } from './types.ts';
 export interface HttpTransportOptions {
   /** e.g. http://localhost:3000 (the /api/v1 prefix is added). */
   baseUrl: string;
-  /** `elk_<prefix>_<secret>`, created by an admin (npm run runtime-key:create). */
-  runtimeKey: string;
+  /** `elk_<prefix>_<secret>`, created by an admin (npm run runtime-key:create). Typed to take what
+   *  `process.env.LEDGER_KEY` gives (string | undefined): a missing key throws at once, naming it. */
+  runtimeKey: string | undefined;
   /** Per attempt, reading the answer included. Default 30 000 ms. */
   timeoutMs?: number;
   /** Aborts every request of this transport, in flight or waiting to retry (e.g. on shutdown). */
@@ -68,7 +69,9 @@ function answerError(status: number, body: unknown, attempts: number): LedgerApi
 /** Refuses a missing key or a base URL that is not absolute at once, not at the first request. */
 function checkOptions(options: HttpTransportOptions): void {
   if (typeof options.runtimeKey !== 'string' || !options.runtimeKey)
-    throw new TypeError('httpTransport: runtimeKey is required (a runtime key, elk_<prefix>_<secret>)');
+    throw new TypeError(
+      `httpTransport: runtimeKey is required (got ${options.runtimeKey === '' ? 'an empty string' : String(options.runtimeKey)}): a runtime key elk_<prefix>_<secret>, e.g. from the LEDGER_KEY environment variable`,
+    );
   const url = typeof options.baseUrl === 'string' && URL.canParse(options.baseUrl) ? new URL(options.baseUrl) : null;
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
     throw new TypeError(

@@ -7,7 +7,7 @@
 // the very code the server keys with (lib/ledger/keys.ts uses this module), so the two cannot differ.
 import { createHash } from 'node:crypto';
 import { invalid } from './errors.ts';
-import { normalizeTarget, type TargetType } from './normalize.ts';
+import { normalizeRecordId, normalizeTarget, type RecordIdCase, type TargetType } from './normalize.ts';
 
 export const KEY_VERSION = 'v1';
 
@@ -17,8 +17,10 @@ export interface KeyInput {
   /** Tool and action tag as registered in the tool definition. */
   tool: string;
   action: string;
-  /** The business record the tool resolved (looked up, not typed by the model). */
+  /** The business record the tool resolved (looked up, not typed by the model); normalized here. */
   recordId: string;
+  /** How the tool's record ids compare (its definition's `recordIds`); default exact. */
+  recordIds?: RecordIdCase;
   targetType: TargetType;
   /** Exactly one target; normalized here. */
   target: string;
@@ -45,15 +47,20 @@ function component(name: string, value: unknown): string {
 export interface DerivedKey {
   key: string;
   target: string;
+  /** The record id as keyed (normalizeRecordId): what is stored with the key. */
+  recordId: string;
 }
 
 export function deriveKey(input: KeyInput): DerivedKey {
   const target = normalizeTarget(input.targetType, input.target);
+  // Before the component checks: a format character or surrounding whitespace in a record id is
+  // refused or dropped exactly as in a target (K3), not escaped into a second key.
+  const recordId = normalizeRecordId(input.recordId, input.recordIds);
   const parts = {
     triggerId: component('triggerId', input.triggerId),
     tool: component('tool', input.tool),
     action: component('action', input.action),
-    recordId: component('recordId', input.recordId),
+    recordId: component('recordId', recordId),
     target: encodeURIComponent(target),
   };
   const key = [
@@ -72,7 +79,7 @@ export function deriveKey(input: KeyInput): DerivedKey {
       `the effect key would be ${key.length} characters once escaped (at most ${MAX_KEY_LENGTH}): shorten ${longest}`,
     );
   }
-  return { key, target };
+  return { key, target, recordId };
 }
 
 /** The components of a key, for display and tests. */

@@ -46,7 +46,7 @@ const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
  *  pass turned into ss), so two spellings of one address gave two keys. The dotless ı is left as it
  *  is, as full case folding leaves it: its capital is I, which folds to i, so the round trip would
  *  make ılker@ and ilker@ (two mailboxes) one key. */
-function caseFold(s: string): string {
+export function caseFold(s: string): string {
   const fold = (text: string) => text.replace(/[^\u0131]+/g, (run) => run.toLowerCase().toUpperCase().toLowerCase());
   let current = s.normalize('NFC');
   for (let i = 0; i < 8; i++) {
@@ -143,4 +143,27 @@ export function normalizeUrl(raw: string, field = 'target'): string {
   const out = url.toString();
   if (out.length > 2048) throw invalid(field, `${field} is longer than 2048 characters`);
   return out;
+}
+
+/** How a tool's record ids compare: `exact` (the default) keys them as spelled once normalized;
+ *  `case-insensitive` (ids such as CUST-0301 and cust-0301 naming one record) case-folds them first. */
+export type RecordIdCase = 'exact' | 'case-insensitive';
+
+/**
+ * A record id as it is keyed (K1, K3): the id the tool resolved, with the rules targets have where
+ * they apply. An invisible format character is refused naming `recordId` (cust-\u200B0301 looks like
+ * cust-0301 but would be a second key), surrounding whitespace is dropped, the rest is put in normal
+ * form C, and a tool that declares its ids case-insensitive gets them case-folded. Compatibility
+ * forms (fullwidth digits) are not folded: an id is the tool's own, and only its lookup can say
+ * whether ０３０１ names the record 0301; the conformance check (K4) sends such spellings through the
+ * tool's resolve step to find out.
+ */
+export function normalizeRecordId(raw: unknown, recordIds: RecordIdCase = 'exact', field = 'recordId'): string {
+  if (typeof raw !== 'string') throw invalid(field, `${field} must be a string`);
+  if (/\p{Cs}/u.test(raw)) throw invalid(field, `${field} is not well-formed Unicode (lone surrogate)`);
+  refuseFormatCharacters(raw, field);
+  const value = raw.trim().normalize('NFC');
+  // A blank record id is no resolved record: refuse it rather than key on whitespace.
+  if (value.length === 0 && raw.length > 0) throw invalid(field, `${field} must not be blank`);
+  return recordIds === 'case-insensitive' ? caseFold(value) : value;
 }

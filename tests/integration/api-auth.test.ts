@@ -75,6 +75,23 @@ describe('runtime-key authentication (Z6, A4)', () => {
     );
   });
 
+  it('Z6: an unknown key prefix and a wrong secret get one answer (same status, same body), so no caller learns which prefixes exist; the audit still tells them apart', async () => {
+    const good = await makeKey(t.db);
+    const unknownPrefix = `elk_zzzzzzzzzzzz_${'C'.repeat(43)}`;
+    const wrongSecret = `elk_${good.prefix}_${'C'.repeat(43)}`;
+    const answers = [];
+    for (const token of [unknownPrefix, wrongSecret]) {
+      const r = await get('/runs/00000000-0000-4000-8000-000000000000', token);
+      const { instance: _instance, requestId: _requestId, ...body } = (await r.json()) as Record<string, unknown>;
+      answers.push({ status: r.status, authenticate: r.headers.get('www-authenticate'), body });
+    }
+    expect(answers[0]!.status).toBe(401);
+    expect(answers[0]!.body.detail).toContain('unknown key or wrong secret');
+    expect(answers[1]).toEqual(answers[0]);
+    const whys = (await refused('refused:api:auth')).slice(-2).map((a) => a.detail.why);
+    expect(whys).toEqual(['unknown runtime key', 'runtime key secret does not match']);
+  });
+
   it('A4, Z6: a key scoped to another workflow gets 403 on every endpoint, each refusal audited, nothing changed', async () => {
     const ownKey = await makeKey(t.db, ['wf_own']);
     const otherRun = await makeRun(t.db, 'wf_other');

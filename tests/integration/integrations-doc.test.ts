@@ -16,10 +16,11 @@ import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
 import { packSdk } from '@/scripts/sdk-pack.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeKey } from './api-support.ts';
+import { DOC_PAGES, stripTypes, tsBlocks, tsBlockUnder, typecheckStrict } from '../helpers/doc-examples.ts';
 
 const DOC = readFileSync('docs/INTEGRATIONS.md', 'utf8');
 /** The frameworks an agent's project already has; linked from this repository's node_modules. */
-const FRAMEWORKS = ['ai', '@openai/agents', '@langchain/core', '@modelcontextprotocol/sdk', 'zod'];
+const FRAMEWORKS = ['ai', '@openai/agents', '@langchain/core', '@modelcontextprotocol/sdk', 'zod', '@types/node'];
 let t: TestDatabase;
 let api: { url: string; stop(): Promise<void> };
 let sandbox: Sandbox;
@@ -39,13 +40,8 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
   });
 }
 
-/** The one ```js block of a markdown section, verbatim. */
-function exampleIn(heading: string): string {
-  const section = DOC.slice(DOC.indexOf(`\n${heading}\n`));
-  const match = /```js\n([\s\S]*?)```/.exec(section);
-  if (!match) throw new Error(`no js block under "${heading}"`);
-  return match[1]!;
-}
+/** The example under a heading, as Node runs it once its types are stripped. */
+const exampleIn = (heading: string) => stripTypes(tsBlockUnder(DOC, `${heading}\n`));
 
 const env = () => ({ LEDGER_URL: api.url, LEDGER_KEY: token, SANDBOX_URL: sandbox.url });
 
@@ -78,6 +74,18 @@ afterAll(async () => {
 });
 
 describe('docs/INTEGRATIONS.md', () => {
+  it('every TypeScript block of README.md, docs/SDK.md, docs/INTEGRATIONS.md and lib/sdk/README.md typechecks with strict: true against the packed SDK and the frameworks', () => {
+    const blocks = DOC_PAGES.flatMap((page) =>
+      tsBlocks(readFileSync(page, 'utf8')).map((source, i) => ({
+        name: `${page.replace(/[/.]/g, '-')}-${i + 1}`,
+        source,
+      })),
+    );
+    // The ten-line agent three times, the conformance file, the four framework examples.
+    expect(blocks).toHaveLength(8);
+    expect(typecheckStrict(agentDir, blocks)).toEqual([]);
+  });
+
   it.each([
     ['## Vercel AI SDK', 'ai.mjs', 'ines@example.com'],
     ['## OpenAI Agents SDK', 'agents.mjs', 'jun@example.com'],
@@ -117,7 +125,7 @@ describe('docs/INTEGRATIONS.md', () => {
           env: { ...vars, ...env() },
         }),
       );
-      const args = { customerId: 'cust-0204', email: 'lea@example.com', subject, body: 'Your workspace is ready.' };
+      const args = { customerId: 'cust-0204', subject, body: 'Your workspace is ready.' };
       const result = (await client.callTool({ name: 'send_welcome_email', arguments: args })) as CallToolResult;
       await client.close();
       return result;

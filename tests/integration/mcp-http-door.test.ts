@@ -29,7 +29,7 @@ beforeAll(async () => {
     definition: {
       ...definition,
       name: 'lookup_customer',
-      identity: (c: { customerId: string }) => ({ record: c.customerId, target: '' }),
+      resolve: (c: { customerId: string }) => ({ record: c.customerId, target: '' }),
       generated: [],
     },
     description: 'Look a customer up (read-only)',

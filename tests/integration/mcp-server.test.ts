@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
 import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
@@ -142,6 +142,38 @@ describe('the ledgered MCP server', () => {
       expect(sandbox.deliveriesTo('mcp2@example.com')).toHaveLength(1);
       await c2.close();
       two.child.kill('SIGKILL');
+    },
+  );
+
+  it(
+    'a stdio server that cannot start (a key the ledger refuses, a ledger nobody answers at) tells the MCP client why, as an MCP error, instead of closing the connection',
+    { timeout: 120_000 },
+    async () => {
+      const run = await makeRun(t.db, WORKFLOW);
+      const connect = async (env: Record<string, string>) => {
+        const client = new Client({ name: 'test', version: '1.0.0' });
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: CHILD,
+          env: { ...envFor(run.runId), ...env },
+          stderr: 'pipe',
+        });
+        const error = await client.connect(transport).then(
+          () => null,
+          (e: unknown) => e as Error,
+        );
+        await client.close();
+        return error;
+      };
+      const badKey = await connect({ LEDGER_KEY: `elk_zzzzzzzzzzzz_${'D'.repeat(43)}` });
+      expect(badKey).toBeInstanceOf(McpError);
+      expect(badKey!.message).not.toContain('Connection closed');
+      expect(badKey!.message).toContain('could not start: the ledger did not accept the runtime key (LEDGER_KEY)');
+      expect(badKey!.message).toContain('unknown key or wrong secret');
+
+      const unreachable = await connect({ LEDGER_KEY: token, LEDGER_URL: 'http://127.0.0.1:9' });
+      expect(unreachable).toBeInstanceOf(McpError);
+      expect(unreachable!.message).toContain('could not start: the ledger could not be reached (network)');
     },
   );
 });

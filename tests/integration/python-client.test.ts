@@ -2,13 +2,17 @@
 // unittest against the agent API served over real HTTP, with the sandbox provider: effects, a killed
 // agent and a reworded rerun, retries with the same Idempotency-Key, typed errors.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DEMO_WORKFLOW, ensureDemoTool } from '@/lib/demo/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
 import { startSandbox, type Sandbox } from '@/lib/providers/sandbox/index.ts';
 import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeTool } from '../helpers/factories.ts';
+import { makeKey } from './api-support.ts';
 
 let t: TestDatabase;
 let api: { url: string; stop(): Promise<void> };
@@ -64,5 +68,30 @@ describe('the Python client', () => {
     // agent's second send and the one whose report a proxy refused.
     expect(rows.find((r) => r.state === 'pending')?.n).toBe(2);
     expect(rows.find((r) => r.state === 'done')?.n).toBe(sandbox.deliveries.length - 2);
+  });
+
+  it('K1 S1: the Python example of docs/SDK.md runs as written: done, then skipped, one message', async () => {
+    const doc = readFileSync('docs/SDK.md', 'utf8');
+    const example = /```python\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf('## Python client')))![1]!;
+    await ensureDemoTool(t.db);
+    const { token } = await makeKey(t.db, [DEMO_WORKFLOW]);
+    const dir = mkdtempSync(path.join(tmpdir(), 'effect-ledger-python-doc-'));
+    try {
+      writeFileSync(path.join(dir, 'agent.py'), example);
+      const env = {
+        PYTHONPATH: path.join(process.cwd(), 'lib/sdk/python'),
+        LEDGER_URL: api.url,
+        LEDGER_KEY: token,
+        SANDBOX_URL: sandbox.url,
+      };
+      const first = await python([path.join(dir, 'agent.py')], env);
+      expect(first.output.trim()).toBe('done');
+      expect(first.code).toBe(0);
+      const second = await python([path.join(dir, 'agent.py')], env);
+      expect(second.output.trim()).toBe('skipped');
+      expect(sandbox.deliveries.filter((d) => d.to === 'ana@example.com')).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

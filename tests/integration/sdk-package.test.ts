@@ -14,6 +14,7 @@ import { entryHash, GENESIS_HASH, type ExportedEntry } from '@/lib/sdk/audit/can
 import { packSdk, type PackedSdk } from '@/scripts/sdk-pack.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeKey } from './api-support.ts';
+import { stripTypes, tsBlockUnder } from '../helpers/doc-examples.ts';
 
 let t: TestDatabase;
 let api: { url: string; stop(): Promise<void> };
@@ -37,13 +38,7 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
   });
 }
 
-/** The one ```js block of a markdown section, verbatim. */
-function exampleIn(markdown: string, heading: string): string {
-  const section = markdown.slice(markdown.indexOf(heading));
-  const match = /```js\n([\s\S]*?)```/.exec(section);
-  if (!match) throw new Error(`no js block under "${heading}"`);
-  return match[1]!;
-}
+const exampleIn = tsBlockUnder;
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -81,6 +76,14 @@ describe('the SDK package', () => {
     // The framework boundaries' frameworks are optional peers: a team installs only the one it uses.
     const peers = ['ai', '@openai/agents', '@langchain/core', '@modelcontextprotocol/sdk', 'zod'];
     expect(Object.keys(manifest.peerDependencies)).toEqual(peers);
+    // Ranges, not the exact versions this repository pins: a project on a newer release installs.
+    expect(manifest.peerDependencies).toEqual({
+      ai: '^7.0.0',
+      '@openai/agents': '^0.20.0',
+      '@langchain/core': '^1.4.0',
+      '@modelcontextprotocol/sdk': '^1.32.0',
+      zod: '^4.1.8',
+    });
     expect(Object.values(manifest.peerDependenciesMeta)).toEqual(peers.map(() => ({ optional: true })));
     expect(Object.keys(manifest.exports)).toEqual([
       '.',
@@ -108,12 +111,14 @@ describe('the SDK package', () => {
     const shipped = readFileSync(path.join(agentDir, 'node_modules/@effect-ledger/sdk/README.md'), 'utf8');
     expect(exampleIn(shipped, '## The ten-line agent')).toBe(example);
     expect(exampleIn(readFileSync('docs/SDK.md', 'utf8'), '## Wrapping a tool')).toBe(example);
-    writeFileSync(path.join(agentDir, 'agent.mjs'), example);
+    // What `npx tsx agent.ts` or Node's own type stripping does: the types go, the code stays.
+    writeFileSync(path.join(agentDir, 'agent.mjs'), stripTypes(example));
 
     const env = { LEDGER_URL: api.url, LEDGER_KEY: token, SANDBOX_URL: sandbox.url };
     const first = await run(process.execPath, ['agent.mjs'], agentDir, env);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout.trim().split('\n')).toEqual(['lena@example.com done', 'omar@example.com done']);
+    // The second customer is spelled ' CUST-0102 ' by the caller: resolve finds cust-0102.
+    expect(first.stdout.trim().split('\n')).toEqual(['cust-0101 done', 'CUST-0102 done']);
     for (const [to, subject] of [
       ['lena@example.com', 'Welcome, Lena!'],
       ['omar@example.com', 'Welcome, Omar!'],
@@ -128,6 +133,7 @@ describe('the SDK package', () => {
       ['done', 1],
       ['done', 1],
     ]);
+    expect(effects.map((e) => e.key.split('/')[4])).toEqual(['cust-0101', 'cust-0102']);
     for (const e of effects) {
       const attempts = await t.db.attempt.findMany({ where: { effectId: e.id } });
       expect(attempts).toHaveLength(1);
@@ -138,7 +144,7 @@ describe('the SDK package', () => {
 
     const second = await run(process.execPath, ['agent.mjs'], agentDir, env);
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout.trim().split('\n')).toEqual(['lena@example.com skipped', 'omar@example.com skipped']);
+    expect(second.stdout.trim().split('\n')).toEqual(['cust-0101 skipped', 'CUST-0102 skipped']);
     expect(sandbox.deliveriesTo('lena@example.com')).toHaveLength(1);
     expect(sandbox.deliveriesTo('omar@example.com')).toHaveLength(1);
   });
@@ -188,11 +194,16 @@ import { SandboxProvider } from '@effect-ledger/sdk/sandbox';
 interface Customer { customerId: string; email: string; subject: string; body: string }
 const ledger = createLedger(httpTransport({ baseUrl: 'http://localhost:3000', runtimeKey: 'elk_x', timeoutMs: 5000, retries: 2 }));
 const welcome = defineTool<Customer>({ name: 'send_welcome_email', action: 'campaign_welcome', targetType: 'email',
-  generated: ['subject', 'body'], identity: (c) => ({ record: c.customerId, target: c.email }) });
+  generated: ['subject', 'body'], resolve: async (c) => ({ record: c.customerId.toLowerCase(), target: c.email }) });
 export const send = (runId: string, c: Customer): Promise<EffectResult> => ledger.tool(welcome, runId, c, new SandboxProvider('http://127.0.0.1:4010'));
 export const codeOf = (e: unknown): string | null => (e instanceof LedgerApiError ? e.code : null);
 // @ts-expect-error a generated input must be one of the tool's arguments
-defineTool<Customer>({ name: 'x', action: 'y', targetType: 'email', generated: ['nope'], identity: (c) => ({ record: c.customerId, target: c.email }) });
+defineTool<Customer>({ name: 'x', action: 'y', targetType: 'email', generated: ['nope'], resolve: (c) => ({ record: c.customerId, target: c.email }) });
+// The argument type is inferred from resolve, and generated must name its fields.
+const inferred = defineTool({ name: 'x', action: 'y', targetType: 'email', generated: ['subject'], resolve: (c: Customer) => ({ record: c.customerId, target: c.email }) });
+export const args: Parameters<typeof inferred.resolve>[0] = { customerId: 'c', email: 'e', subject: 's', body: 'b' };
+// @ts-expect-error a field resolve's argument type does not have
+defineTool({ name: 'x', action: 'y', targetType: 'email', generated: ['nope'], resolve: (c: Customer) => ({ record: c.customerId, target: c.email }) });
 `,
     );
     const program = ts.createProgram([file], {

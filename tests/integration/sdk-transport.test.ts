@@ -47,15 +47,23 @@ describe('HTTP transport', () => {
   it('K4: the live conformance check claims every variant against the ledger: key and epoch do not move; its claim is given back', async () => {
     const ledger = createLedger(httpTransport({ baseUrl: BASE, runtimeKey: token, fetch: routeFetch }));
     const run = await ledger.createRun({ workflow: 'wf', triggerId: `evt-${randomUUID()}` });
-    const tool = defineTool<{ customerId: string; email: string; subject: string; body: string }>({
+    // The customer directory the tool looks ids up in (case and surrounding space do not matter).
+    const lookUp = (typed: string) => {
+      if (typed.normalize('NFKC').trim().toLowerCase() !== 'c-9') throw new Error(`no customer ${typed}`);
+      return { id: 'c-9', email: 'Live@Example.com' };
+    };
+    const tool = defineTool({
       name: toolName,
       action: 'campaign_welcome',
       targetType: 'email',
       generated: ['subject', 'body'],
-      identity: (a) => ({ record: a.customerId, target: a.email }),
+      resolve: (a: { customerId: string; subject: string; body: string }) => ({
+        record: lookUp(a.customerId).id,
+        target: lookUp(a.customerId).email,
+      }),
     });
     const report = await checkConformance(tool, {
-      sample: { customerId: 'c-9', email: 'Live@Example.com', subject: 'Hello', body: 'World' },
+      sample: { customerId: 'C-9', subject: 'Hello', body: 'World' },
       live: { transport: ledger.transport, runId: run.runId },
     });
     expect(report.problems).toEqual([]);

@@ -45,17 +45,26 @@ async function ledgerErrorAsync(promise: Promise<unknown>): Promise<LedgerError>
 }
 
 describe('K1: a key is built only from trigger, tool, action, record and one target', () => {
-  it('K1: KeyInput has exactly the six intent fields (no subject, body, free text or clock)', () => {
+  it('K1: KeyInput has exactly the six intent fields and how record ids compare (no subject, body, free text or clock)', () => {
     // Compile-time: a Record over keyof KeyInput must list every key and no other (tsc --noEmit).
     const fields: Record<keyof KeyInput, true> = {
       triggerId: true,
       tool: true,
       action: true,
       recordId: true,
+      recordIds: true,
       targetType: true,
       target: true,
     };
-    expect(Object.keys(fields).sort()).toEqual(['action', 'recordId', 'target', 'targetType', 'tool', 'triggerId']);
+    expect(Object.keys(fields).sort()).toEqual([
+      'action',
+      'recordId',
+      'recordIds',
+      'target',
+      'targetType',
+      'tool',
+      'triggerId',
+    ]);
     // @ts-expect-error generated content has no input on deriveKey
     const withSubject = deriveKey({ ...base, subject: 'Welcome!' });
     expect(withSubject.key).toBe(deriveKey(base).key);
@@ -219,7 +228,7 @@ describe('K2: the canonical key is versioned, deterministic and collision-free',
         input.triggerId.normalize('NFC'),
         input.tool.normalize('NFC'),
         input.action.normalize('NFC'),
-        input.recordId.normalize('NFC'),
+        input.recordId.trim().normalize('NFC'),
         targetType,
         normalized,
       ]);
@@ -315,5 +324,28 @@ describe('input hygiene', () => {
       expect(error).toBeInstanceOf(LedgerError);
       expect((error as LedgerError).details.field).toBe('items.1.target');
     }
+  });
+});
+
+describe('K3: record ids get the input rules of targets', () => {
+  it('K3: a format character in a record id is refused naming recordId; surrounding whitespace is dropped and the id put in NFC, so those spellings are one key', () => {
+    const error = ledgerError(() => deriveKey({ ...base, recordId: 'cust-\u200b0301' }));
+    expect(error.details.field).toBe('recordId');
+    expect(error.message).toContain('U+200B');
+    expect(ledgerError(() => deriveKey({ ...base, recordId: '\ufeffcust-0301' })).details.field).toBe('recordId');
+    const plain = deriveKey({ ...base, recordId: 'cust-0301' });
+    expect(plain.recordId).toBe('cust-0301');
+    expect(deriveKey({ ...base, recordId: ' cust-0301\t' })).toEqual(plain);
+    expect(deriveKey({ ...base, recordId: 'caf\u00e9' }).key).toBe(deriveKey({ ...base, recordId: 'cafe\u0301' }).key);
+    expect(ledgerError(() => deriveKey({ ...base, recordId: '   ' })).details.field).toBe('recordId');
+  });
+
+  it('K3: case matters unless the tool declares its record ids case-insensitive; then they are case-folded', () => {
+    const lower = deriveKey({ ...base, recordId: 'cust-0301' });
+    expect(deriveKey({ ...base, recordId: 'CUST-0301' }).key).not.toBe(lower.key);
+    const folded = deriveKey({ ...base, recordId: 'CUST-0301', recordIds: 'case-insensitive' });
+    expect(folded.key).toBe(lower.key);
+    expect(folded.recordId).toBe('cust-0301');
+    expect(deriveKey({ ...base, recordId: 'Stra\u00dfe-1', recordIds: 'case-insensitive' }).recordId).toBe('strasse-1');
   });
 });

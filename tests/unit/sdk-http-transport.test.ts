@@ -193,9 +193,10 @@ describe('HTTP transport errors', () => {
 
 describe('HTTP transport options', () => {
   it('a missing runtime key or a base URL that is not absolute is refused when the transport is made', () => {
-    expect(() => httpTransport({ baseUrl: 'http://localhost:3000', runtimeKey: undefined as never })).toThrow(
-      /runtimeKey is required/,
-    );
+    // Typed to take process.env's string | undefined: the missing key is refused at once, by name.
+    expect(() =>
+      httpTransport({ baseUrl: 'http://localhost:3000', runtimeKey: process.env.NO_SUCH_LEDGER_KEY }),
+    ).toThrow(/runtimeKey is required \(got undefined\)/);
     for (const baseUrl of ['localhost:3000', '/api', 'ftp://host', undefined as never])
       expect(() => httpTransport({ baseUrl, runtimeKey: 'elk_x' })).toThrow(/baseUrl must be an absolute http/);
   });

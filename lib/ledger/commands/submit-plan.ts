@@ -93,7 +93,7 @@ export async function submitPlan(ctx: CommandContext, raw: unknown) {
       continue;
     }
     try {
-      const { key, target } = deriveKey({
+      const { key, target, recordId } = deriveKey({
         triggerId: run.triggerId,
         tool: tool.name,
         action: item.action,
@@ -114,7 +114,7 @@ export async function submitPlan(ctx: CommandContext, raw: unknown) {
         key,
         tool: tool.name,
         action: item.action,
-        recordId: item.recordId,
+        recordId,
         target,
         targetType: tool.targetType,
       });

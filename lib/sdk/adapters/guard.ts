@@ -1,13 +1,13 @@
 // The one ledger path every framework boundary (AI SDK, OpenAI Agents, LangChain, MCP) goes through:
-// a tool call is claimed with a key from the tool definition's identity (record and target taken from
-// the arguments, never generated text), the team's own tool runs only for the claim's winner, and its
+// a tool call is claimed with a key from the tool definition's resolution step (the record the tool
+// looked up for the arguments and its one target, never generated text or the model's spelling), the team's own tool runs only for the claim's winner, and its
 // return value is stored as the attempt's raw response (R1) so a repeated intent gets that stored
 // result back without running the tool again. An effect nobody can vouch for (unknown, stuck, still
 // held by another caller, revoked) becomes a hold: the host must stop, never tell the model it worked.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { CallContext, EffectOptions, Ledger } from '../client.ts';
 import type { Classification, Provider, RawResponse } from '../provider.ts';
-import type { ToolDefinition } from '../tools.ts';
+import { resolveIdentity, type ToolDefinition } from '../tools.ts';
 import type { EffectState } from '../types.ts';
 
 /** The content type of a raw response that is a tool's own return value (JSON), not a provider's answer. */
@@ -63,8 +63,20 @@ export type Guarded<R> =
 
 const effectContext = new AsyncLocalStorage<CallContext>();
 
-/** Inside a guarded tool: the claim's context; pass `idempotencyKey` to the provider (R2). Null outside. */
-export function currentEffect(): CallContext | null {
+/** Inside a ledgered tool call: the claim's context; pass `idempotencyKey` to the provider (R2).
+ *  Never null by type: called anywhere else (outside a call, in a read-only tool) it throws, because
+ *  a provider call made there has no claim and no idempotency key to carry. */
+export function currentEffect(): CallContext {
+  const effect = effectContext.getStore();
+  if (!effect)
+    throw new Error(
+      'currentEffect() is called outside a ledgered tool call: only a tool wrapped by the ledger (and not read-only) has an effect',
+    );
+  return effect;
+}
+
+/** The claim's context inside a ledgered call, or null: for code that also runs unguarded. */
+export function currentEffectOrNull(): CallContext | null {
   return effectContext.getStore() ?? null;
 }
 
@@ -147,8 +159,8 @@ export async function guardCall<A extends object, R>(
 ): Promise<Guarded<R>> {
   if (options.readOnly) return { kind: 'ran', value: await execute(), key: null, receipt: null };
   const { ledger, definition } = options;
-  const id = definition.identity(args);
   const run = typeof options.run === 'function' ? options.run() : options.run;
+  const id = await resolveIdentity(definition, args, run);
   const spec = { run, tool: definition.name, action: definition.action, record: id.record, target: id.target };
   const receiptOf = options.receipt ?? defaultReceipt;
   const classify = options.classify ?? ((value: unknown) => classifyToolResult(value, receiptOf));

@@ -7,7 +7,7 @@ import { ToolMessage } from '@langchain/core/messages';
 import { DynamicStructuredTool, type StructuredToolInterface } from '@langchain/core/tools';
 import { guardCall, type GuardOptions } from './guard.ts';
 
-export { currentEffect, EffectHeldError, type EffectHold, type GuardOptions } from './guard.ts';
+export { currentEffect, currentEffectOrNull, EffectHeldError, type EffectHold, type GuardOptions } from './guard.ts';
 
 export function ledgered<A extends object>(
   original: StructuredToolInterface,

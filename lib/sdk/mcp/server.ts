@@ -1,14 +1,14 @@
 // An MCP server (@modelcontextprotocol/sdk) whose tools are the team's registered tools behind the
 // ledger (../adapters/guard.ts), plus `get_effect`. The runtime key and the run come from the server's
 // configuration (stdio) or the HTTP request's bearer token, never from tool arguments; an effect's key
-// is derived from the declared identity, never given by the model. A held effect is an MCP error result.
+// is derived from what the tool's resolution step returned, never given by the model. A held effect is an MCP error result.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { guardCall, type GuardOptions } from '../adapters/guard.ts';
 import type { Ledger } from '../client.ts';
 import { deriveKey } from '../keys.ts';
-import type { ToolDefinition } from '../tools.ts';
+import { resolveIdentity, type ToolDefinition } from '../tools.ts';
 
 export interface LedgeredMcpTool<A extends object> {
   /** The registered tool: its name is the MCP tool's name. */
@@ -76,7 +76,7 @@ export function createLedgerMcpServer(options: LedgerMcpOptions): McpServer {
     'get_effect',
     {
       description:
-        "The ledger's record of one call of a tool: state (pending, done, failed, unknown, revoked, stuck), epoch and receipt. Give the tool's name and the arguments of that call; the key is derived from its identity.",
+        "The ledger's record of one call of a tool: state (pending, done, failed, unknown, revoked, stuck), epoch and receipt. Give the tool's name and the arguments of that call; the key is derived from the record the tool resolves for them.",
       inputSchema: z.object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) }),
       annotations: { readOnlyHint: true },
     },
@@ -86,9 +86,15 @@ export function createLedgerMcpServer(options: LedgerMcpOptions): McpServer {
         return text({ error: 'unknown_tool', detail: `no ledgered tool named ${name}` }, true);
       const parsed = tool.inputSchema.safeParse(args);
       if (!parsed.success) return text({ error: 'invalid_arguments', detail: parsed.error.message }, true);
-      const id = tool.definition.identity(parsed.data);
+      const run = runOf();
+      let id;
+      try {
+        id = await resolveIdentity(tool.definition, parsed.data, run);
+      } catch (error) {
+        return text({ error: 'unresolved', detail: (error as Error).message }, true);
+      }
       const { key } = deriveKey({
-        triggerId: await triggerOf(runOf()),
+        triggerId: await triggerOf(run),
         tool: tool.definition.name,
         action: tool.definition.action,
         recordId: id.record,

@@ -5,15 +5,69 @@
 // accepted its key (http-door.ts).
 import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ErrorCode, InitializeRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { createLedger } from '../client.ts';
+import { LedgerApiError } from '../errors.ts';
 import { httpTransport } from '../http.ts';
+import type { CreateRunRequest } from '../types.ts';
 import { allowedHostsFor, rebindingProblem, RuntimeKeyCheck } from './http-door.ts';
 import { createLedgerMcpServer, type LedgerMcpOptions } from './server.ts';
 
-export async function serveStdio(options: LedgerMcpOptions): Promise<void> {
-  await createLedgerMcpServer(options).connect(new StdioServerTransport());
+export interface McpStdioOptions extends Omit<LedgerMcpOptions, 'run'> {
+  /** The run these calls belong to: its id, a function returning the current one, or `{ create }`:
+   *  the run to create (ledger.createRun) when the server starts. */
+  run: LedgerMcpOptions['run'] | { create: CreateRunRequest };
+}
+
+/** Why the server could not start, in words for the person reading the MCP client's error. */
+export function startFailure(error: unknown): string {
+  const prefix = 'the effect-ledger MCP server could not start';
+  if (!(error instanceof LedgerApiError)) return `${prefix}: ${error instanceof Error ? error.message : String(error)}`;
+  const what =
+    error.code === 'unauthenticated'
+      ? 'the ledger did not accept the runtime key (LEDGER_KEY)'
+      : error.code === 'forbidden'
+        ? "the runtime key is not scoped to the run's workflow"
+        : ['network', 'timeout', 'aborted'].includes(error.code)
+          ? 'the ledger could not be reached'
+          : 'the ledger refused the start';
+  return `${prefix}: ${what} (${error.code}${error.status ? ` ${error.status}` : ''}): ${error.message}`;
+}
+
+/**
+ * Serves the tools over stdio. The ledger is asked first (the run created or read, which proves the
+ * key and the ledger's address); when that fails the process does not exit, which an MCP client
+ * could only report as a closed connection: it answers the client's `initialize` with an MCP error
+ * naming the cause, and stops when the client goes away.
+ */
+export async function serveStdio(options: McpStdioOptions): Promise<void> {
+  let run: LedgerMcpOptions['run'];
+  try {
+    run = await startRun(options);
+  } catch (error) {
+    await serveStartFailure(startFailure(error));
+    return;
+  }
+  await createLedgerMcpServer({ ...options, run }).connect(new StdioServerTransport());
+}
+
+async function startRun(options: McpStdioOptions): Promise<LedgerMcpOptions['run']> {
+  const { run, ledger } = options;
+  if (typeof run === 'object') return (await ledger.createRun(run.create)).runId;
+  await ledger.readRun(typeof run === 'function' ? run() : run);
+  return run;
+}
+
+async function serveStartFailure(cause: string): Promise<void> {
+  process.stderr.write(`${cause}\n`);
+  const server = new Server({ name: 'effect-ledger', version: '1.0.0' }, { capabilities: {} });
+  server.setRequestHandler(InitializeRequestSchema, () => {
+    throw new McpError(ErrorCode.InternalError, cause);
+  });
+  await server.connect(new StdioServerTransport());
 }
 
 export interface McpHttpOptions extends Omit<LedgerMcpOptions, 'ledger'> {

@@ -20,7 +20,7 @@ const tools = [
     definition: {
       ...definition,
       name: 'lookup_customer',
-      identity: (c: { customerId: string }) => ({ record: c.customerId, target: '' }),
+      resolve: (c: { customerId: string }) => ({ record: c.customerId, target: '' }),
       generated: [],
     },
     description: 'Look a customer up (read-only)',

@@ -79,8 +79,8 @@ export async function runAgents(o: RunOptions): Promise<RunReport> {
       name: 'send_welcome_email',
       description: 'Send a welcome email to one customer',
       parameters: welcomeSchema,
-      execute: async (c: Welcome) => sendWelcome(o.provider, c, o.crashAfter),
-    } as never,
+      execute: async (c) => sendWelcome(o.provider, c, o.crashAfter),
+    },
     { ...o.guard, onHold: (h) => holds.push(h) },
   );
   const model = new ScriptedModel(o.calls);

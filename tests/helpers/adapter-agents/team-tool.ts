@@ -15,21 +15,29 @@ export const welcomeSchema = z.object({
 });
 export type Welcome = z.infer<typeof welcomeSchema>;
 
+/** The team's CRM lookup: customer ids are case- and space-insensitive there and written in any
+ *  width (NFKC); the canonical id is lower-case. An id that is not a customer id names no customer. */
+export function lookUpCustomerId(typed: string): string {
+  const id = typed.normalize('NFKC').trim().toLowerCase();
+  if (!/^cust-[a-z0-9-]+$/.test(id)) throw new Error(`no customer ${JSON.stringify(typed)}`);
+  return id;
+}
+
 export const welcomeDefinition = (name: string) =>
-  defineTool<Welcome>({
+  defineTool({
     name,
     action: 'campaign_welcome',
     targetType: 'email',
     generated: ['subject', 'body'],
-    identity: (c) => ({ record: c.customerId, target: c.email }),
+    resolve: (c: Welcome) => ({ record: lookUpCustomerId(c.customerId), target: c.email }),
   });
 
 export async function sendWelcome(provider: SandboxProvider, c: Welcome, crashAfter?: string) {
-  const effect = currentEffect();
+  const { key, epoch, idempotencyKey } = currentEffect();
   const raw = await provider.send({
-    key: effect?.key ?? 'unguarded',
-    epoch: effect?.epoch ?? 0,
-    idempotencyKey: effect?.idempotencyKey ?? `unguarded-${Date.now()}`,
+    key,
+    epoch,
+    idempotencyKey,
     target: c.email,
     payload: { subject: c.subject, body: c.body },
   });
