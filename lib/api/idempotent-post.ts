@@ -4,7 +4,8 @@
 // - for a claim, which may be answered from reads alone (a claim of a held key changes nothing):
 //   one statement authenticates the caller, reads the claim key's held row and stores the losing
 //   claim's answer with its record (held-claim.ts), so a replayed claim is one round trip and one
-//   shared commit. A key used before decides instead of the new answer (storeAnswer), so a retry
+//   shared commit; when the key is not held, the same statement reserves the record and the claim
+//   runs under it. A key used before decides instead of the new answer (storeAnswer), so a retry
 //   still gets the first answer, 409 or 422 as always.
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
@@ -55,8 +56,9 @@ export async function idempotentPost(
     if (early && early.status === 200 && canonicalJson(early.body) === canonicalJson(stored.body)) {
       return { status: early.status, body: early.body, replayed: false };
     }
-    // The statement stored an answer this request does not give (a check only the application makes
-    // refused it): the record is completed with the real answer, or freed, as for any reservation.
+    // The statement reserved the record for a claim that may win (no answer yet), or stored an answer
+    // this request does not give (a check only the application makes refused it): the claim runs, or
+    // the real answer is used, and the record is completed with it, or freed, as for any reservation.
     return runReserved(db, { id: stored.id }, async () => early ?? run(actor));
   }
   const scope = runtimeScope(actor.id);
