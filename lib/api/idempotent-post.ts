@@ -39,7 +39,7 @@ export async function idempotentPost(
   meta: RequestMeta,
   action: ApiDoorAction,
   idempotency: { key: string; hash: string },
-  run: (actor: RuntimeActor) => Promise<OpResult>,
+  run: (actor: RuntimeActor, answerRecord?: string) => Promise<OpResult>,
   readOnly?: () => Promise<ReadOnlyClaim>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const { key, hash } = idempotency;
@@ -48,7 +48,7 @@ export async function idempotentPost(
   const claim = readOnly && (await readOnly().catch(() => null));
   if (!claim) {
     const { actor, reservation } = await authenticateAndReserve(db, request, meta, action, idempotency);
-    return runReserved(db, reservation, () => run(actor));
+    return runReserved(db, reservation, (id) => run(actor, id));
   }
   const { actor, held, stored } = await authenticateHeldClaim(db, request, meta, action, idempotency, claim);
   const early = await claim.finish(actor, held);
@@ -59,12 +59,12 @@ export async function idempotentPost(
     // The statement reserved the record for a claim that may win (no answer yet), or stored an answer
     // this request does not give (a check only the application makes refused it): the claim runs, or
     // the real answer is used, and the record is completed with it, or freed, as for any reservation.
-    return runReserved(db, { id: stored.id }, async () => early ?? run(actor));
+    return runReserved(db, { id: stored.id }, async (id) => early ?? run(actor, id));
   }
   const scope = runtimeScope(actor.id);
   if (early && keepsAnswer(early.status)) return storeAnswer(db, scope, key, hash, early);
   // No read-only answer, or one that is not stored (404, 422, 5xx): the usual way, so that a retry
   // of a request whose first answer was stored still gets that answer, and the operation reports
   // its own refusal.
-  return runReserved(db, await reserveRecord(db, scope, key, hash), () => run(actor));
+  return runReserved(db, await reserveRecord(db, scope, key, hash), (id) => run(actor, id));
 }
