@@ -16,7 +16,7 @@ const CTES = `answer_record AS (
              'receipt', t.receipt)
       FROM t
      WHERE r.id = $1::bigint AND t.ok AND r.response_status IS NULL
-    RETURNING r.response_body)`;
+    RETURNING r.response_status, r.response_body)`;
 
 /** The write for the record `recordId` reserved by the request reporting on `key`. */
 export function answerWithTransition(recordId: string, key: string): AlongsideWrite {
@@ -24,6 +24,6 @@ export function answerWithTransition(recordId: string, key: string): AlongsideWr
     name: 'idempotency_answer',
     ctes: CTES,
     values: [recordId, key],
-    result: '(SELECT response_body FROM answer_record)',
+    result: "(SELECT jsonb_build_object('status', response_status, 'body', response_body) FROM answer_record)",
   };
 }

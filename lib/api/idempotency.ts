@@ -146,11 +146,11 @@ export async function existingRecord(db: Db, scope: string, key: string, hash: s
 export async function runReserved(
   db: Db,
   reservation: Reservation,
-  run: (recordId: string) => Promise<StoredResponse & { stored?: unknown }>,
+  run: (recordId: string) => Promise<StoredResponse & { stored?: StoredResponse | null }>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   if ('stored' in reservation) return { ...reservation.stored, replayed: true };
   const { id } = reservation;
-  let result: StoredResponse & { stored?: unknown };
+  let result: StoredResponse & { stored?: StoredResponse | null };
   try {
     result = await run(id);
   } catch (error) {
@@ -161,8 +161,9 @@ export async function runReserved(
     await sqlRows(db, FREE_SQL, [id], 'idempotency_free');
   } else {
     const body = jsonSafe(result.body);
+    const { stored } = result;
     const storedAlready =
-      result.status === 200 && result.stored != null && canonicalJson(result.stored) === canonicalJson(body);
+      stored != null && stored.status === result.status && canonicalJson(stored.body) === canonicalJson(body);
     if (!storedAlready) await completeRecord(db, id, result.status, JSON.stringify(body));
     result = { status: result.status, body };
   }

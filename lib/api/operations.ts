@@ -48,8 +48,8 @@ export interface OpContext {
 export interface OpResult<T = unknown> {
   status: number;
   body: T;
-  /** The body the operation's own statement stored with `answerRecord`, when it did. */
-  stored?: unknown;
+  /** The answer the operation's own statement stored with `answerRecord`, when it did. */
+  stored?: { status: number; body: unknown } | null;
 }
 
 export async function opCreateRun(ctx: OpContext, body: z.input<typeof createRunBody>): Promise<OpResult> {
@@ -92,11 +92,12 @@ export async function opReplay(ctx: OpContext, runId: string, body: unknown = {}
 export async function opClaim(ctx: OpContext, body: z.input<typeof claimBody>): Promise<OpResult> {
   const input = parseInput(claimBody, body);
   const result = await claimEffect(ctx, input);
+  const stored = result.answer && { stored: result.answer };
   if (result.claimed) {
     const { key, epoch, attemptId, idempotencyKey } = result;
-    return { status: 201, body: { claimed: true, key, epoch, attemptId, idempotencyKey } };
+    return { status: 201, body: { claimed: true, key, epoch, attemptId, idempotencyKey }, ...stored };
   }
-  return claimLostAnswer(result);
+  return { ...claimLostAnswer(result), ...stored };
 }
 
 /**
@@ -147,7 +148,8 @@ export async function opOutcome(ctx: OpContext, body: z.input<typeof outcomeBody
   }
   const { key, epoch, from, state, changedBy, changedAt, receipt } = result;
   const answer = { key, epoch, from, state, changedBy, changedAt, receipt };
-  return alongside ? { status: 200, body: answer, stored: result.alongside } : { status: 200, body: answer };
+  const stored = result.alongside as { status: number; body: unknown } | null | undefined;
+  return stored ? { status: 200, body: answer, stored } : { status: 200, body: answer };
 }
 
 export async function opDeletion(ctx: OpContext, body: z.input<typeof deletionBody>): Promise<OpResult> {

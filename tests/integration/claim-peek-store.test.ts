@@ -185,7 +185,7 @@ describe('a replayed claim through the API: refusals exactly as before', () => {
     expect(await records(`runtime:${scoped.id}`)).toEqual([{ key: k, response_status: 200, response_body: answer }]);
   });
 
-  it('Z5, S1: a winning claim runs under the record its first statement reserved, completes it with its answer, and a retry gets that answer', async () => {
+  it('Z5, S1: a winning claim runs under the record its first statement reserved, completes it with its answer in its own transaction, and a retry gets that answer', async () => {
     const run = await makeRun(t.db);
     const workflow = (await t.owner<{ workflow: string }>(`SELECT workflow FROM run WHERE id = $1`, [run.runId]))
       .rows[0]!.workflow;
@@ -202,8 +202,14 @@ describe('a replayed claim through the API: refusals exactly as before', () => {
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await retry.json()).toEqual(answer);
     expect(await records(`runtime:${scoped.id}`)).toEqual([{ key: k, response_status: 201, response_body: answer }]);
-    // One claim, one attempt: the retry ran nothing.
-    const attempts = await t.owner<{ n: string }>(`SELECT count(*) AS n FROM attempt WHERE key = $1`, [answer.key]);
-    expect(Number(attempts.rows[0]!.n)).toBe(1);
+    // One claim, one attempt: the retry ran nothing. The answer was stored in the claim's own
+    // transaction (now() is per transaction): no completion of its own.
+    const attempts = await t.owner<{ started_at: Date }>(`SELECT started_at FROM attempt WHERE key = $1`, [answer.key]);
+    expect(attempts.rows).toHaveLength(1);
+    const completed = await t.owner<{ completed_at: Date }>(
+      `SELECT completed_at FROM idempotency_record WHERE scope = $1 AND key = $2`,
+      [`runtime:${scoped.id}`, k],
+    );
+    expect(completed.rows[0]!.completed_at.getTime()).toBe(attempts.rows[0]!.started_at.getTime());
   });
 });
