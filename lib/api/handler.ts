@@ -37,6 +37,8 @@ export interface HandlerContext<B, P> {
   request: RequestMeta;
   body: B;
   params: P;
+  /** The request's reserved Idempotency-Key record, which the operation may complete itself. */
+  answerRecord?: string;
 }
 
 export interface RouteSpec<S extends z.ZodType | undefined> {
@@ -135,10 +137,12 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
         body: input.body as never,
         params: input.params as never,
       });
-      const run = async (actor: RuntimeActor): Promise<OpResult> => {
+      const run = async (actor: RuntimeActor, answerRecord?: string): Promise<OpResult> => {
         actorId = `${actor.kind}:${actor.id}`;
         try {
-          return shape(spec, await fn(context(actor)));
+          const result = await fn({ ...context(actor), answerRecord });
+          const shaped = shape(spec, result);
+          return result.stored === undefined ? shaped : { ...shaped, stored: result.stored };
         } catch (error) {
           return answer(problemFrom(error));
         }

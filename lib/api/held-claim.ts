@@ -1,8 +1,10 @@
-// A replayed claim (its key is held) in one statement: the caller's runtime key row, the claim key's
-// held row and, when every check the statement can make passes, the request's Idempotency-Key record
-// stored with the losing claim's answer (SQL ledger_claim_peek_store). Measured, a replayed claim was
-// two round trips (the key read beside the peek, then the record's insert); now it is one, with one
-// commit shared by the requests of the same moment (lib/db/group-commit.ts). The runtime key's row is
+// A claim's first statement: the caller's runtime key row, the claim key's held row and, when every
+// check the statement can make passes, the request's Idempotency-Key record: stored with the losing
+// claim's answer when the key is held (a replayed claim is then one round trip), reserved without an
+// answer when it is not (the claim then runs under it; SQL ledger_claim_peek_store). Measured, a
+// replayed claim was two round trips (the key read beside the peek, then the record's insert), and a
+// winning claim reserved its record in a statement and a commit of its own; the requests of the same
+// moment share this statement and its commit (lib/db/group-commit.ts). The runtime key's row is
 // still read by every request (Z6: nothing cached); every check and every refusal stays where it was
 // (lib/api/auth.ts, lib/ledger/commands/peek-claim.ts): the statement only decides what to store.
 import type pg from 'pg';
@@ -28,8 +30,8 @@ export interface HeldClaimRead {
   keyRow: RuntimeKeyRow | undefined;
   /** The claim key's row when it is held; undefined when a claim could take it. */
   held: HeldRow | undefined;
-  /** The record stored with the losing claim's answer, or null (a check failed, the key is not held,
-   *  or the Idempotency-Key was used before). */
+  /** The record stored with the losing claim's answer (body null: reserved for a claim that may win,
+   *  which completes it), or null (a check failed, or the Idempotency-Key was used before). */
   stored: { id: string; body: unknown } | null;
 }
 

@@ -140,17 +140,19 @@ export async function existingRecord(db: Db, scope: string, key: string, hash: s
   return { id: taken[0].id };
 }
 
-/** Runs the operation under a reserved record and completes (or frees) the record with its answer. */
+/** Runs the operation under a reserved record and completes (or frees) the record with its answer.
+ *  The operation gets the record's id: one that stores its answer there in its own statement says so
+ *  (`stored`, the body it wrote), and the completion is skipped when that is the answer it gives. */
 export async function runReserved(
   db: Db,
   reservation: Reservation,
-  run: () => Promise<StoredResponse>,
+  run: (recordId: string) => Promise<StoredResponse & { stored?: StoredResponse | null }>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   if ('stored' in reservation) return { ...reservation.stored, replayed: true };
   const { id } = reservation;
-  let result: StoredResponse;
+  let result: StoredResponse & { stored?: StoredResponse | null };
   try {
-    result = await run();
+    result = await run(id);
   } catch (error) {
     await sqlRows(db, FREE_SQL, [id], 'idempotency_free');
     throw error;
@@ -159,8 +161,11 @@ export async function runReserved(
     await sqlRows(db, FREE_SQL, [id], 'idempotency_free');
   } else {
     const body = jsonSafe(result.body);
-    await completeRecord(db, id, result.status, JSON.stringify(body));
+    const { stored } = result;
+    const storedAlready =
+      stored != null && stored.status === result.status && canonicalJson(stored.body) === canonicalJson(body);
+    if (!storedAlready) await completeRecord(db, id, result.status, JSON.stringify(body));
     result = { status: result.status, body };
   }
-  return { ...result, replayed: false };
+  return { status: result.status, body: result.body, replayed: false };
 }

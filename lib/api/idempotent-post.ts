@@ -4,7 +4,8 @@
 // - for a claim, which may be answered from reads alone (a claim of a held key changes nothing):
 //   one statement authenticates the caller, reads the claim key's held row and stores the losing
 //   claim's answer with its record (held-claim.ts), so a replayed claim is one round trip and one
-//   shared commit. A key used before decides instead of the new answer (storeAnswer), so a retry
+//   shared commit; when the key is not held, the same statement reserves the record and the claim
+//   runs under it. A key used before decides instead of the new answer (storeAnswer), so a retry
 //   still gets the first answer, 409 or 422 as always.
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
@@ -38,7 +39,7 @@ export async function idempotentPost(
   meta: RequestMeta,
   action: ApiDoorAction,
   idempotency: { key: string; hash: string },
-  run: (actor: RuntimeActor) => Promise<OpResult>,
+  run: (actor: RuntimeActor, answerRecord?: string) => Promise<OpResult>,
   readOnly?: () => Promise<ReadOnlyClaim>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const { key, hash } = idempotency;
@@ -47,7 +48,7 @@ export async function idempotentPost(
   const claim = readOnly && (await readOnly().catch(() => null));
   if (!claim) {
     const { actor, reservation } = await authenticateAndReserve(db, request, meta, action, idempotency);
-    return runReserved(db, reservation, () => run(actor));
+    return runReserved(db, reservation, (id) => run(actor, id));
   }
   const { actor, held, stored } = await authenticateHeldClaim(db, request, meta, action, idempotency, claim);
   const early = await claim.finish(actor, held);
@@ -55,14 +56,15 @@ export async function idempotentPost(
     if (early && early.status === 200 && canonicalJson(early.body) === canonicalJson(stored.body)) {
       return { status: early.status, body: early.body, replayed: false };
     }
-    // The statement stored an answer this request does not give (a check only the application makes
-    // refused it): the record is completed with the real answer, or freed, as for any reservation.
-    return runReserved(db, { id: stored.id }, async () => early ?? run(actor));
+    // The statement reserved the record for a claim that may win (no answer yet), or stored an answer
+    // this request does not give (a check only the application makes refused it): the claim runs, or
+    // the real answer is used, and the record is completed with it, or freed, as for any reservation.
+    return runReserved(db, { id: stored.id }, async (id) => early ?? run(actor, id));
   }
   const scope = runtimeScope(actor.id);
   if (early && keepsAnswer(early.status)) return storeAnswer(db, scope, key, hash, early);
   // No read-only answer, or one that is not stored (404, 422, 5xx): the usual way, so that a retry
   // of a request whose first answer was stored still gets that answer, and the operation reports
   // its own refusal.
-  return runReserved(db, await reserveRecord(db, scope, key, hash), () => run(actor));
+  return runReserved(db, await reserveRecord(db, scope, key, hash), (id) => run(actor, id));
 }

@@ -19,6 +19,7 @@ import {
 import { LedgerError } from '../ledger/errors.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { problem } from './problem.ts';
+import { answerWithTransition } from './answer-with-transition.ts';
 import { readRun } from '../read-models/run-view.ts';
 import { readEffect } from '../read-models/effect-view.ts';
 import { parseInput } from '../ledger/validate.ts';
@@ -38,12 +39,17 @@ export interface OpContext {
   db: Db;
   actor: Actor;
   request?: RequestMeta;
+  /** The Idempotency-Key record reserved for this request (Z5), which an operation may complete with
+   *  its answer in its own statement (reported back as `stored`). */
+  answerRecord?: string;
 }
 
 /** An operation's answer: the HTTP status and the JSON body (the direct transport sees the same). */
 export interface OpResult<T = unknown> {
   status: number;
   body: T;
+  /** The answer the operation's own statement stored with `answerRecord`, when it did. */
+  stored?: { status: number; body: unknown } | null;
 }
 
 export async function opCreateRun(ctx: OpContext, body: z.input<typeof createRunBody>): Promise<OpResult> {
@@ -86,11 +92,12 @@ export async function opReplay(ctx: OpContext, runId: string, body: unknown = {}
 export async function opClaim(ctx: OpContext, body: z.input<typeof claimBody>): Promise<OpResult> {
   const input = parseInput(claimBody, body);
   const result = await claimEffect(ctx, input);
+  const stored = result.answer && { stored: result.answer };
   if (result.claimed) {
     const { key, epoch, attemptId, idempotencyKey } = result;
-    return { status: 201, body: { claimed: true, key, epoch, attemptId, idempotencyKey } };
+    return { status: 201, body: { claimed: true, key, epoch, attemptId, idempotencyKey }, ...stored };
   }
-  return claimLostAnswer(result);
+  return { ...claimLostAnswer(result), ...stored };
 }
 
 /**
@@ -120,25 +127,29 @@ export async function opOutcome(ctx: OpContext, body: z.input<typeof outcomeBody
   const input = parseInput(outcomeBody, body);
   const { outcome, response, ...fields } = input;
   const rest = { ...fields, response: response && decodeRawResponse(response, 'response.bodyBase64') };
+  // The answer goes into the request's Idempotency-Key record in the transition's own statement.
+  const alongside = ctx.answerRecord ? answerWithTransition(ctx.answerRecord, rest.key) : undefined;
   let result;
   switch (outcome) {
     case 'done':
-      result = await completeEffect(ctx, rest);
+      result = await completeEffect(ctx, rest, alongside);
       break;
     case 'failed':
-      result = await failEffect(ctx, rest);
+      result = await failEffect(ctx, rest, alongside);
       break;
     case 'unknown':
-      result = await markUnknown(ctx, rest);
+      result = await markUnknown(ctx, rest, alongside);
       break;
     case 'stuck':
-      result = await markStuck(ctx, rest);
+      result = await markStuck(ctx, rest, alongside);
       break;
     default:
       return outcome satisfies never;
   }
   const { key, epoch, from, state, changedBy, changedAt, receipt } = result;
-  return { status: 200, body: { key, epoch, from, state, changedBy, changedAt, receipt } };
+  const answer = { key, epoch, from, state, changedBy, changedAt, receipt };
+  const stored = result.alongside as { status: number; body: unknown } | null | undefined;
+  return stored ? { status: 200, body: answer, stored } : { status: 200, body: answer };
 }
 
 export async function opDeletion(ctx: OpContext, body: z.input<typeof deletionBody>): Promise<OpResult> {

@@ -19,6 +19,9 @@ export interface ClaimCall extends KeyInput {
   leaseSeconds: number;
   /** Where the request came from (A1), as JSON text. */
   request: string;
+  /** The agent API request's reserved Idempotency-Key record (Z5): completed with the claim's answer
+   *  in the claim's own statement and transaction. */
+  answerRecord?: string | null;
 }
 
 export interface ClaimRow {
@@ -29,6 +32,9 @@ export interface ClaimRow {
   idempotency_key: string;
   changed_by: string;
   changed_at: Date;
+  /** The answer stored with the call's answerRecord, when it has one. */
+  answer_status?: number | null;
+  answer_body?: unknown;
 }
 
 export const CLAIM_COLUMNS = 'claimed, epoch, state, attempt_id, idempotency_key, changed_by, changed_at';
@@ -41,10 +47,43 @@ export const CLAIM_SQL = `
   SELECT ${CLAIM_COLUMNS}
   FROM ${CLAIM_CALL}`;
 
+// The claim's answer as the agent API gives it (201 with the attempt to use, or 200 naming who holds
+// the key; changedAt as JSON.stringify writes a Date), stored with the request's Idempotency-Key
+// record in the claim's own transaction: measured, completing the record on its own was one of the
+// claim's three statements and commits. The application compares it with its own answer and completes
+// the record again should they ever differ (lib/api/idempotency.ts runReserved).
+const ANSWER_STATUS = 'CASE WHEN c.claimed THEN 201 ELSE 200 END';
+const answerBody = (key: string) => `CASE WHEN c.claimed
+      THEN jsonb_build_object('claimed', true, 'key', ${key}, 'epoch', c.epoch, 'attemptId', c.attempt_id,
+                              'idempotencyKey', c.idempotency_key)
+      ELSE jsonb_build_object('claimed', false, 'key', ${key}, 'epoch', c.epoch, 'state', c.state,
+                              'changedBy', c.changed_by,
+                              'changedAt', to_char(c.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      END`;
+
+/** One claim and its answer record ($14, null for none). */
+const ONE_ANSWERED_SQL = `
+  WITH c AS MATERIALIZED (SELECT ${CLAIM_COLUMNS} FROM ${CLAIM_CALL}),
+  rec AS (
+    UPDATE idempotency_record r
+       SET response_status = ${ANSWER_STATUS}, response_body = ${answerBody('$1::text')}, completed_at = now()
+      FROM c WHERE r.id = $14::bigint AND r.response_status IS NULL
+    RETURNING r.response_status, r.response_body)
+  SELECT c.*, rec.response_status AS answer_status, rec.response_body AS answer_body FROM c LEFT JOIN rec ON true`;
+
 const BATCH_SQL = `
-  SELECT ord, ${CLAIM_COLUMNS}
-  FROM ledger_claim_batch($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                          $8::uuid[], $9::text[], $10::text[], $11::text[], $12::int[], $13::jsonb[])`;
+  WITH c AS MATERIALIZED (
+    SELECT ord, ${CLAIM_COLUMNS}
+    FROM ledger_claim_batch($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                            $8::uuid[], $9::text[], $10::text[], $11::text[], $12::int[], $13::jsonb[])),
+  rec AS (
+    UPDATE idempotency_record r
+       SET response_status = ${ANSWER_STATUS}, response_body = ${answerBody('($1::text[])[c.ord]')},
+           completed_at = now()
+      FROM c WHERE r.id = ($14::bigint[])[c.ord] AND r.response_status IS NULL
+    RETURNING r.id, r.response_status, r.response_body)
+  SELECT c.*, rec.response_status AS answer_status, rec.response_body AS answer_body
+    FROM c LEFT JOIN rec ON rec.id = ($14::bigint[])[c.ord]`;
 
 /** The most claims one transaction carries: bounds how long its row locks are held. */
 export const MAX_BATCH = 64;
@@ -85,7 +124,13 @@ export class ClaimBatcher {
       maxBatch: MAX_BATCH,
       minBatch: MIN_SPLIT,
       runOne: async (call) =>
-        (await pool.query<ClaimRow>({ name: 'ledger_claim', text: CLAIM_SQL, values: claimParams(call) })).rows[0]!,
+        (
+          await pool.query<ClaimRow>({
+            name: 'ledger_claim_answered',
+            text: ONE_ANSWERED_SQL,
+            values: [...claimParams(call), call.answerRecord ?? null],
+          })
+        ).rows[0]!,
       runBatch: async (calls) => {
         const column = <K extends keyof ClaimCall>(k: K) => calls.map((c) => c[k]);
         const values = [
@@ -102,9 +147,10 @@ export class ClaimBatcher {
           column('actorLabel'),
           column('leaseSeconds'),
           column('request'),
+          calls.map((c) => c.answerRecord ?? null),
         ];
         const { rows } = await pool.query<ClaimRow & { ord: number }>({
-          name: 'ledger_claim_batch',
+          name: 'ledger_claim_batch_answered',
           text: BATCH_SQL,
           values,
         });

@@ -1,9 +1,10 @@
 // The floor the agent path is measured against: a bare node:http server with a pg pool doing the least
-// an effects ledger must do per effect (one INSERT ... ON CONFLICT DO NOTHING to claim, one UPDATE for
-// the raw response, one UPDATE for the outcome; three POSTs), on the same database with fsync on. It
-// writes no transition row, audit entry or idempotency record and checks no key, which the product
-// must: the goal is half of it, not all. Run as a child process (argv[2] = database URL, argv[3] =
-// pool size); prints its URL and stops when stdin closes.
+// an effects ledger must do per effect, in two POSTs as the SDK makes them: a claim (one INSERT ... ON
+// CONFLICT DO NOTHING) and an outcome carrying the raw response (one UPDATE of the response, the state
+// and the receipt), on the same database with fsync on. It writes no transition row, audit entry or
+// idempotency record and checks no key, which the product must: the goal is half of it, not all. Run
+// as a child process (argv[2] = database URL, argv[3] = pool size); prints its URL and stops when
+// stdin closes.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -14,23 +15,28 @@ const SCHEMA = `
     response_status int, response_headers jsonb, response_body bytea)`;
 const CLAIM = `INSERT INTO bench_floor_effect (key, epoch, state) VALUES ($1, 1, 'pending')
                ON CONFLICT (key) DO NOTHING RETURNING epoch`;
-const RESPONSE = `UPDATE bench_floor_effect SET response_status = $2, response_headers = $3::jsonb,
-                  response_body = decode($4, 'base64') WHERE key = $1`;
-const OUTCOME = `UPDATE bench_floor_effect SET state = $2, receipt = $3 WHERE key = $1 AND state = 'pending'`;
+const OUTCOME = `UPDATE bench_floor_effect SET state = $2, receipt = $3, response_status = $4,
+                   response_headers = $5::jsonb, response_body = decode($6, 'base64')
+                 WHERE key = $1 AND state = 'pending'`;
 
-type Body = { key: string; status?: number; headers?: unknown; bodyBase64?: string; state?: string; receipt?: string };
+type Body = { key: string; state?: string; receipt?: string; response?: RawWire };
+type RawWire = { status: number; headers: [string, string][]; bodyBase64: string };
 
 const routes: Record<string, (pool: pg.Pool, b: Body) => Promise<[number, unknown]>> = {
   '/claim': async (pool, b) => {
     const { rows } = await pool.query(CLAIM, [b.key]);
     return rows[0] ? [201, { claimed: true, key: b.key, epoch: 1 }] : [200, { claimed: false, key: b.key }];
   },
-  '/response': async (pool, b) => {
-    await pool.query(RESPONSE, [b.key, b.status, JSON.stringify(b.headers), b.bodyBase64]);
-    return [201, { key: b.key }];
-  },
   '/outcome': async (pool, b) => {
-    await pool.query(OUTCOME, [b.key, b.state, b.receipt ?? null]);
+    const r = b.response;
+    await pool.query(OUTCOME, [
+      b.key,
+      b.state,
+      b.receipt ?? null,
+      r?.status ?? null,
+      r ? JSON.stringify(r.headers) : null,
+      r?.bodyBase64 ?? null,
+    ]);
     return [200, { key: b.key, state: b.state }];
   },
 };

@@ -94,31 +94,43 @@ export const AGENT_PATH_GOAL = { ratio: 0.5, p50Ratio: 3 };
 
 export function sdkLines(s: SdkHttpBench, ledgerClaimsPerSecond: number | null): string[] {
   const correct =
-    s.deliveries.afterSend === s.effects &&
-    s.deliveries.afterReplay === s.effects &&
-    s.deliveries.distinctTargets === s.effects &&
-    s.done === s.effects;
+    s.done === s.effects &&
+    s.deliveries.byReplay === 0 &&
+    s.deliveries.bySdk === s.deliveries.expected &&
+    s.deliveries.distinctTargets === s.deliveries.expected;
   const row = (label: string, x: SideBySide) =>
-    `| ${label} | ${fmt(x.product.perSecond)} | ${fmt(x.product.p50ms, 2)} | ${fmt(x.floor.perSecond)} | ${fmt(x.floor.p50ms, 2)} | **${fmt(x.ratio, 2)}** (${verdict(x.ratio >= AGENT_PATH_GOAL.ratio)}) | ${fmt(x.p50Ratio, 2)} (${verdict(x.p50Ratio < AGENT_PATH_GOAL.p50Ratio)}) |`;
+    `| ${label} | ${fmt(x.product.perSecond)} | ${fmt(x.product.p50ms, 2)} | ${fmt(x.product.p95ms, 2)} | ${fmt(x.floor.perSecond)} | ${fmt(x.floor.p50ms, 2)} | ${fmt(x.floor.p95ms, 2)} | **${fmt(x.ratio, 2)}** (${verdict(x.ratio >= AGENT_PATH_GOAL.ratio)}) | ${fmt(x.p50Ratio, 2)} (${verdict(x.p50Ratio < AGENT_PATH_GOAL.p50Ratio)}) |`;
   const rounds = (x: SideBySide) =>
     x.rounds.map((r) => `${fmt(r.product.perSecond)} / ${fmt(r.floor.perSecond)}`).join(', ');
+  const a = s.added;
   return [
-    `${fmt(s.effects)} effects, ${s.agents} agents at once. Each effect of the product is a claim, the sandbox provider call and the outcome report carrying the raw response, through the SDK's HTTP transport (two calls to the ledger). ${s.server === 'production server' ? "The API is served by the production server (`scripts/support/web-server.ts`, what `npm run start:prod` runs) on the project's own build: its front hands /api/v1 to the route handlers of `app/api/v1` and writes a JSON access line per request." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the route handlers of \`app/api/v1\`, the lean path the production server takes for the agent API.`}`,
+    `${fmt(s.effects)} effects per side, ${s.agents} agents at once, Node's \`fetch\` on both sides. ${s.server === 'production server' ? "The API is served by the production server (`scripts/support/web-server.ts`, what `npm run start:prod` runs) on the project's own build: its front hands /api/v1 to the route handlers of `app/api/v1` and writes a JSON access line per request." : `The API is served over real HTTP by a plain \`node:http\` server (${s.server}) dispatching to the route handlers of \`app/api/v1\`, the lean path the production server takes for the agent API, with its JSON access line per request.`}`,
     '',
-    "The floor is a bare `node:http` server with a `pg` pool on the same database (fsync on) doing the least an effects ledger does: an `INSERT ... ON CONFLICT DO NOTHING` to claim, an `UPDATE` for the raw response and one for the outcome, three POSTs, with the same provider call and the same client (Node's `fetch`). It checks no key and writes no transition row, audit entry or idempotency record, which the product must: the goal is half the floor's rate, with a p50 under three times the floor's. Product and floor rounds alternate; each figure is the median of three rounds.",
+    "- **product**: the SDK's own path through its HTTP transport: a claim, then the outcome report carrying the raw response (R1), each a POST with its own Idempotency-Key (Z5). No provider is called: the raw response is made in process and classified by the sandbox's classifier.",
+    '- **floor**: a bare `node:http` server with a `pg` pool on the same database (fsync on) doing the same two POSTs: an `INSERT ... ON CONFLICT DO NOTHING` to claim and one `UPDATE` of the response, state and receipt for the outcome (`scripts/bench/floor-server.ts`). It checks no key and writes no transition row, audit entry or idempotency record, which the product must.',
     '',
-    '| figure | product effects/s | product p50 ms | floor effects/s | floor p50 ms | product / floor | p50 product / floor |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-    row('send (claim + provider + outcome)', s.send),
-    row('replay of the same run, subjects reworded (every effect skipped)', s.replay),
+    `Goal: the product at least ${AGENT_PATH_GOAL.ratio} of the floor's effects/s, with a p50 under ${AGENT_PATH_GOAL.p50Ratio} times the floor's. Product and floor rounds alternate; each figure is the median of three rounds.`,
     '',
-    `Rounds, product / floor effects/s: send ${rounds(s.send)}; replay ${rounds(s.replay)}.`,
+    '| figure | product effects/s | p50 ms | p95 ms | floor effects/s | p50 ms | p95 ms | product / floor | p50 product / floor |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    row('effect (claim + outcome with the raw response)', s.send),
+    row('replay of the same effects, subjects reworded (every one skipped)', s.replay),
+    '',
+    `Rounds, product / floor effects/s: effect ${rounds(s.send)}; replay ${rounds(s.replay)}.`,
     ledgerClaimsPerSecond
       ? `End-to-end effects/s / ledger claims/s at 0% duplicates (the claim is the ceiling of an effect): ${fmt(s.send.product.perSecond / ledgerClaimsPerSecond, 2)}.`
       : 'Ledger claims were not measured in this run, so no claims ratio.',
-    `Checked: ${correct ? `${fmt(s.effects)} deliveries to ${fmt(s.effects)} distinct targets, none added by the replay, ${fmt(s.done)} effects done` : `**wrong counts**: ${JSON.stringify({ ...s.deliveries, done: s.done })}`}.`,
     '',
-    "A replayed effect is one claim request that loses (its key is held): the product sends one statement (`ledger_claim_peek_store`) that reads the runtime key and the claim's current state (`ledger_claim_peek`, the definition of a held key that `ledger_claim_batch` uses too) and, when the key is good and scoped to the run's workflow, stores the answer with its Idempotency-Key record; the server then makes the key, permission and scope checks itself on what came back. Requests of the same moment share that statement and its commit. The floor's replay is one `INSERT ... ON CONFLICT DO NOTHING` that finds the row.",
+    `What the ledger adds to an agent's provider call, as the agent sees it: the sandbox provider called directly, and through the SDK (claim, the same call, the outcome), ${s.agents} agents, alternating rounds, medians:`,
+    '',
+    '| path | effects/s | p50 ms | p95 ms | mean ms |',
+    '|---|---:|---:|---:|---:|',
+    `| sandbox called directly | ${fmt(a.direct.perSecond)} | ${fmt(a.direct.p50ms, 2)} | ${fmt(a.direct.p95ms, 2)} | ${fmt(a.direct.meanMs, 2)} |`,
+    `| through the SDK | ${fmt(a.product.perSecond)} | ${fmt(a.product.p50ms, 2)} | ${fmt(a.product.p95ms, 2)} | ${fmt(a.product.meanMs, 2)} |`,
+    '',
+    `Added per effect: **${fmt(a.addedP50ms, 1)} ms** at the p50, ${fmt(a.addedMeanMs, 1)} ms on average.`,
+    '',
+    `Checked: ${correct ? `${fmt(s.done)} effects done; the replay sent nothing; ${fmt(s.deliveries.bySdk)} deliveries through the SDK to as many distinct targets` : `**wrong counts**: ${JSON.stringify({ ...s.deliveries, done: s.done, effects: s.effects })}`}.`,
     ...cpuLines(s),
     ...replayProfileLines(s),
   ];
@@ -142,7 +154,8 @@ function cpuLines(s: SdkHttpBench): string[] {
     `|---|${parts.map(() => '---:').join('|')}|---:|`,
     ...(['send', 'replay'] as const).flatMap((phase) =>
       (['product', 'floor'] as const).map(
-        (side) => `| ${phase}, ${side} | ${cell(s[phase].cpu![side])} | ${total(s[phase].cpu![side])} |`,
+        (side) =>
+          `| ${phase === 'send' ? 'effect' : phase}, ${side} | ${cell(s[phase].cpu![side])} | ${total(s[phase].cpu![side])} |`,
       ),
     ),
   ];

@@ -1,10 +1,11 @@
 // End-to-end effects per second: agents using the SDK's HTTP transport against the agent API served
-// over real HTTP, sending through the sandbox provider. The server is the production server
-// (production-server.ts) when the project has a `.next` build newer than its sources, else (a clean
-// clone) sdk-http-server.ts in its own process: the same route handlers behind a plain node:http
-// server. BENCH_SDK_SERVER forces one. Each effect is a claim, the provider call and the outcome report
-// with the raw response, as in production.
-// Then the same run is replayed with reworded subjects: every effect must be skipped (K1, S1).
+// over real HTTP. The server is the production server (production-server.ts) when the project has a
+// `.next` build newer than its sources, else (a clean clone) sdk-http-server.ts in its own process:
+// the same route handlers behind a plain node:http server. BENCH_SDK_SERVER forces one.
+// Three phases: the SDK's own path (claim, then the outcome carrying a raw response made in process:
+// no provider call) against the two-POST floor (agent-path.ts); the same effects replayed through the
+// sandbox provider with reworded subjects, every one of which must be skipped (K1, S1); and what the
+// ledger adds to an agent's provider call (the sandbox called directly and through the SDK).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,9 +14,17 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createDb } from '@/lib/db/client.ts';
 import { createRuntimeKey } from '@/lib/runtime-keys/index.ts';
-import { createLedger, defineTool, httpTransport } from '@/lib/sdk/index.ts';
+import { createLedger, httpTransport } from '@/lib/sdk/index.ts';
 import { SandboxProvider, startSandbox } from '@/lib/providers/sandbox/index.ts';
-import { floorAgent, sideBySide, startFloor, type SideBySide } from './agent-path.ts';
+import {
+  addedLatency,
+  cannedResponse,
+  floorAgent,
+  sideBySide,
+  startFloor,
+  type AddedLatency,
+  type SideBySide,
+} from './agent-path.ts';
 import { closedLoop } from './harness.ts';
 import { cpuMeter, postmasterOf, procAvailable } from './proc-cpu.ts';
 import { summarize, type ProfileShare } from './profile-summary.ts';
@@ -29,14 +38,18 @@ import { nextBuildIsFresh } from '../support/next-build.ts';
 export interface SdkHttpBench {
   effects: number;
   agents: number;
-  /** The product's sends against the floor's, alternating rounds, medians. */
+  /** The product's effects against the floor's (no provider call on either side), alternating
+   *  rounds, medians. */
   send: SideBySide;
-  /** Replaying every effect with a reworded subject (all must skip without a provider call), against
-   *  the floor's losing claim. */
+  /** Replaying every effect with a reworded subject through the sandbox provider (all must skip
+   *  without a provider call), against the floor's losing claim. */
   replay: SideBySide;
-  /** Sandbox deliveries after the send and after the replay: both must equal `effects`. */
-  deliveries: { afterSend: number; afterReplay: number; distinctTargets: number };
-  /** Effects in state done for the run: must equal `effects`. */
+  /** The sandbox called directly and through the SDK: what the ledger adds per effect. */
+  added: AddedLatency;
+  /** Sandbox deliveries: by the replay (must be 0), and by the SDK in the added-latency phase (must
+   *  equal `added` effects, each to its own target). */
+  deliveries: { byReplay: number; bySdk: number; distinctTargets: number; expected: number };
+  /** Effects in state done for the send phase's run: must equal `effects`. */
   done: number;
   server: ServerKind;
   /** With BENCH_SDK_PROFILE: where the API server's time went during the replay (server-probe.ts). */
@@ -68,13 +81,6 @@ function readReplayProfile(): ReplayProfile | undefined {
 export type ServerKind = 'production server' | 'child process' | 'in process';
 
 const root = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
-
-interface Customer {
-  customerId: string;
-  email: string;
-  subject: string;
-  body: string;
-}
 
 interface ApiServer {
   url: string;
@@ -156,49 +162,26 @@ export async function benchSdkHttp(opts: {
     });
     const provider = new SandboxProvider(sandbox.url);
     const ledger = createLedger(httpTransport({ baseUrl: api.url, runtimeKey: token }));
-    const welcome = defineTool<Customer>({
-      name: toolRow.name,
+    // The SDK's own path (Ledger.effect: what tool() and send() run), so the bench does not depend on
+    // how a tool definition resolves its identity.
+    const spec = (run: string, i: number, prefix = 'bench') => ({
+      run,
+      tool: toolRow.name,
       action: 'campaign_welcome',
-      targetType: 'email',
-      generated: ['subject', 'body'],
-      identity: (a) => ({ record: a.customerId, target: a.email }),
+      record: `cust-${i}`,
+      target: `${prefix}${i}@example.com`,
     });
+    // No provider: the outcome carries a raw response made in process, classified as the sandbox's.
+    const effectOnly = (run: string, i: number, prefix?: string) =>
+      ledger.effect(spec(run, i, prefix), async ({ key }) => cannedResponse(key), { provider });
+    const viaSandbox = (run: string, i: number, subject: string, prefix?: string) =>
+      ledger.send(provider, spec(run, i, prefix), { subject, body: `Hello ${i}` });
     const { runId } = await ledger.createRun({ workflow, triggerId: `evt-${tag}` });
-    const customer = (i: number, subject: string): Customer => ({
-      customerId: `cust-${i}`,
-      email: `bench${i}@example.com`,
-      subject,
-      body: `Hello ${i}`,
-    });
-    const sendOne = (c: Customer) =>
-      ledger.tool(
-        welcome,
-        runId,
-        c,
-        ({ idempotencyKey, key, epoch, signal, args }) =>
-          provider.send(
-            { key, epoch, idempotencyKey, target: args.email, payload: { subject: args.subject, body: args.body } },
-            signal,
-          ),
-        { provider },
-      );
 
     // Warm both servers (JIT, connection pools, plan caches) before measuring.
     const warm = Math.min(100, Math.ceil(effects / 10));
     const warmRun = await ledger.createRun({ workflow, triggerId: `evt-warm-${tag}` });
-    await closedLoop(warm, agents, (i) =>
-      ledger.tool(
-        welcome,
-        warmRun.runId,
-        { customerId: `warm-${i}`, email: `warm${i}@example.com`, subject: 'Warm', body: 'Warm' },
-        ({ idempotencyKey, key, epoch, signal, args }) =>
-          provider.send(
-            { key, epoch, idempotencyKey, target: args.email, payload: { subject: args.subject, body: args.body } },
-            signal,
-          ),
-        { provider },
-      ),
-    );
+    await closedLoop(warm, agents, (i) => effectOnly(warmRun.runId, i, 'warm'));
 
     // CPU per effect by part: the product's server, the floor's, PostgreSQL and the agents.
     const meter =
@@ -208,7 +191,6 @@ export async function benchSdkHttp(opts: {
     const floor = floorAgent(floorServer.url, provider, tag);
     const floorWarm = floorAgent(floorServer.url, provider, `${tag}-warm`);
     await closedLoop(warm, agents, (i) => floorWarm.send(i));
-    const baseline = sandbox.deliveries.length;
     const perRound = Math.ceil(effects / ROUNDS);
     const log = (line: string) => console.log(`[bench] sdk over http: ${line}`);
     log(`${perRound * ROUNDS} effects per side in ${ROUNDS} alternating rounds, ${agents} agents at once`);
@@ -218,29 +200,59 @@ export async function benchSdkHttp(opts: {
       perRound,
       agents,
       async (i) => {
-        const r = await sendOne(customer(i, 'Welcome aboard'));
+        const r = await effectOnly(runId, i);
         if (r.status !== 'done') throw new Error(`effect ${i} ended ${r.status}`);
       },
       floor.send,
       log,
       meter,
     );
-    const floorSent = perRound * ROUNDS;
-    const afterSend = sandbox.deliveries.length - baseline - floorSent;
-    log('the same effects again, subjects reworded: every one must be skipped');
+    const sent = perRound * ROUNDS;
+    log('the same effects again through the sandbox, subjects reworded: every one must be skipped');
+    const beforeReplay = sandbox.deliveries.length;
     api.phase?.('replay');
     const replay = await sideBySide(
       ROUNDS,
       perRound,
       agents,
       async (i) => {
-        const r = await sendOne(customer(i, 'Welcome aboard, again (reworded on replay)'));
+        const r = await viaSandbox(runId, i, 'Welcome aboard, again (reworded on replay)');
         if (r.status !== 'skipped') throw new Error(`replayed effect ${i} was not skipped: ${r.status}`);
       },
       floor.replay,
       log,
       meter,
     );
+    const byReplay = sandbox.deliveries.length - beforeReplay;
+    log('what the ledger adds to a provider call: the sandbox directly, and through the SDK');
+    api.phase?.('added');
+    const addedRun = await ledger.createRun({ workflow, triggerId: `evt-added-${tag}` });
+    const addedPerRound = Math.ceil(perRound / 2);
+    const beforeAdded = sandbox.deliveries.length;
+    const added = await addedLatency(
+      ROUNDS,
+      addedPerRound,
+      agents,
+      async (i) => {
+        const r = await viaSandbox(addedRun.runId, i, 'Welcome aboard', 'added');
+        if (r.status !== 'done') throw new Error(`effect ${i} ended ${r.status}`);
+      },
+      async (i) => {
+        const raw = await provider.send({
+          key: `direct:${tag}:${i}`,
+          epoch: 1,
+          idempotencyKey: `direct-${tag}-${i}`,
+          target: `direct${i}@example.com`,
+          payload: { subject: 'Welcome aboard', body: `Hello ${i}` },
+        });
+        if (provider.classify(raw).outcome !== 'done') throw new Error(`direct send ${i} was not accepted`);
+      },
+      log,
+    );
+    const bySdk = sandbox.deliveries
+      .slice(beforeAdded)
+      .filter((d) => d.to.startsWith('added'))
+      .map((d) => d.to);
     const owner = new pg.Client({ connectionString: opts.ownerUrl });
     await owner.connect();
     const done = Number(
@@ -252,19 +264,16 @@ export async function benchSdkHttp(opts: {
     );
     await owner.end();
     result = {
-      effects: floorSent,
+      effects: sent,
       agents,
       send,
       replay,
+      added,
       deliveries: {
-        afterSend,
-        afterReplay: sandbox.deliveries.length - baseline - floorSent,
-        distinctTargets: new Set(
-          sandbox.deliveries
-            .slice(baseline)
-            .filter((d) => !d.to.startsWith('floor-'))
-            .map((d) => d.to),
-        ).size,
+        byReplay,
+        bySdk: bySdk.length,
+        distinctTargets: new Set(bySdk).size,
+        expected: addedPerRound * ROUNDS,
       },
       done,
       server,

@@ -247,3 +247,45 @@ describe('POST /api/v1/effects/outcome carrying the raw response', () => {
     expect(await snapshot(t.db)).toEqual(before);
   });
 });
+
+describe('the outcome answer stored with its Idempotency-Key record', () => {
+  const record = async (key: string) =>
+    (
+      await t.owner<{ response_status: number | null; response_body: unknown; completed_at: Date | null }>(
+        'SELECT response_status, response_body, completed_at FROM idempotency_record WHERE key = $1',
+        [key],
+      )
+    ).rows[0]!;
+
+  it('Z5, A1: an accepted report stores its answer in the transaction of the transition; a retry gets it, a refusal is stored too', async () => {
+    const c = await claim('grace@example.com');
+    const report = {
+      key: c.key,
+      epoch: c.epoch,
+      outcome: 'done',
+      receipt: 'msg_7',
+      attemptId: c.attemptId,
+      response: raw(202, '{"id":"msg_7"}'),
+    };
+    const k = `k-outcome-${c.key.slice(0, 8)}`;
+    const res = await post('/effects/outcome', report, { token, idempotencyKey: k });
+    expect(res.status).toBe(200);
+    const answer = await res.json();
+    const stored = await record(k);
+    expect(stored).toMatchObject({ response_status: 200, response_body: answer });
+    // One transaction: the record was completed at the transition's own time (now() is per transaction).
+    const { rows } = await t.owner<{ at: Date }>(
+      `SELECT at FROM effect_transition WHERE key = $1 AND to_state = 'done'`,
+      [c.key],
+    );
+    expect(stored.completed_at!.getTime()).toBe(rows[0]!.at.getTime());
+    const retry = await post('/effects/outcome', report, { token, idempotencyKey: k });
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await retry.json()).toEqual(answer);
+    // A refused report (the effect is done already) is answered and stored the usual way.
+    const k2 = `${k}-again`;
+    const refused = await post('/effects/outcome', { ...report, receipt: 'msg_8' }, { token, idempotencyKey: k2 });
+    expect(refused.status).toBe(409);
+    expect(await record(k2)).toMatchObject({ response_status: 409, response_body: await refused.json() });
+  });
+});

@@ -1,6 +1,7 @@
 // A replayed claim in one statement (SQL ledger_claim_peek_store, lib/api/held-claim.ts): the runtime
-// key's row, the claim key's held row and, only when the key is good, scoped and the claim key held,
-// the Idempotency-Key record stored with the losing claim's answer, exactly the answer the API gives.
+// key's row, the claim key's held row and, only when the key is good and scoped, the Idempotency-Key
+// record: stored with the losing claim's answer (exactly the answer the API gives) when the claim key
+// is held, reserved without an answer when it is not (the claim runs under it).
 // Through the API, a wrong, revoked or out-of-scope key is refused exactly as by the usual path.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readHeldClaim } from '@/lib/api/held-claim.ts';
@@ -40,7 +41,7 @@ const request = (key: Key, workflow: string, claimKey: string, idempotencyKey: s
 });
 
 describe('ledger_claim_peek_store (a replayed claim in one statement)', () => {
-  it('Z5, Z6: stores the losing answer only for a good, scoped key and a held claim key; the same Idempotency-Key twice stores once, the first in one statement', async () => {
+  it('Z5, Z6: stores the losing answer for a good, scoped key and a held claim key, reserves the record for a claim key not held; the same Idempotency-Key twice stores once, the first in one statement', async () => {
     const run = await makeRun(t.db);
     const workflow = (await t.owner<{ workflow: string }>(`SELECT workflow FROM run WHERE id = $1`, [run.runId]))
       .rows[0]!.workflow;
@@ -84,10 +85,11 @@ describe('ledger_claim_peek_store (a replayed claim in one statement)', () => {
     }
     expect(gone!.keyRow!.revoked_at).not.toBeNull();
     expect(notHeld!.held).toBeUndefined();
-    expect(notHeld!.stored).toBeNull();
+    expect(notHeld!.stored).toMatchObject({ body: null });
     expect(unknown!.keyRow).toBeUndefined();
     expect(unknown!.stored).toBeNull();
     expect((await records(`runtime:${scoped.id}`)).map((r) => [r.key, r.response_status, r.response_body])).toEqual([
+      ['k-fresh', null, null],
       ['k-good', 200, answer],
     ]);
     for (const k of [revoked, outsider]) expect(await records(`runtime:${k.id}`)).toEqual([]);
@@ -181,5 +183,33 @@ describe('a replayed claim through the API: refusals exactly as before', () => {
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await retry.json()).toEqual(answer);
     expect(await records(`runtime:${scoped.id}`)).toEqual([{ key: k, response_status: 200, response_body: answer }]);
+  });
+
+  it('Z5, S1: a winning claim runs under the record its first statement reserved, completes it with its answer in its own transaction, and a retry gets that answer', async () => {
+    const run = await makeRun(t.db);
+    const workflow = (await t.owner<{ workflow: string }>(`SELECT workflow FROM run WHERE id = $1`, [run.runId]))
+      .rows[0]!.workflow;
+    const template = await makeEffect(t.db, 'done', { tool: toolName, runId: run.runId });
+    const scoped = await makeKey(t.db, [workflow]);
+    const input = { ...template.input, recordId: `rec-${suffix()}` };
+    const k = `k-${suffix()}`;
+    const first = await post('/effects/claim', input, { token: scoped.token, idempotencyKey: k });
+    expect(first.status).toBe(201);
+    const answer = await first.json();
+    expect(answer).toMatchObject({ claimed: true, epoch: 1 });
+    const retry = await post('/effects/claim', input, { token: scoped.token, idempotencyKey: k });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await retry.json()).toEqual(answer);
+    expect(await records(`runtime:${scoped.id}`)).toEqual([{ key: k, response_status: 201, response_body: answer }]);
+    // One claim, one attempt: the retry ran nothing. The answer was stored in the claim's own
+    // transaction (now() is per transaction): no completion of its own.
+    const attempts = await t.owner<{ started_at: Date }>(`SELECT started_at FROM attempt WHERE key = $1`, [answer.key]);
+    expect(attempts.rows).toHaveLength(1);
+    const completed = await t.owner<{ completed_at: Date }>(
+      `SELECT completed_at FROM idempotency_record WHERE scope = $1 AND key = $2`,
+      [`runtime:${scoped.id}`, k],
+    );
+    expect(completed.rows[0]!.completed_at.getTime()).toBe(attempts.rows[0]!.started_at.getTime());
   });
 });

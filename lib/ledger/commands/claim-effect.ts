@@ -19,20 +19,25 @@ export const claimEffectInput = z.strictObject({
 });
 export type ClaimEffectInput = z.input<typeof claimEffectInput>;
 
-export type ClaimEffectResult =
-  | { claimed: true; key: string; epoch: number; attemptId: string; idempotencyKey: string; target: string }
-  | {
-      claimed: false;
-      key: string;
-      epoch: number;
-      state: EffectState;
-      changedBy: string;
-      changedAt: Date;
-      target: string;
-    };
+/** The answer stored with the caller's Idempotency-Key record in the claim's transaction (Z5). */
+type StoredAnswer = { answer?: { status: number; body: unknown } };
+
+export type ClaimEffectResult = StoredAnswer &
+  (
+    | { claimed: true; key: string; epoch: number; attemptId: string; idempotencyKey: string; target: string }
+    | {
+        claimed: false;
+        key: string;
+        epoch: number;
+        state: EffectState;
+        changedBy: string;
+        changedAt: Date;
+        target: string;
+      }
+  );
 
 export function claimEffect(
-  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta; answerRecord?: string },
   rawInput: unknown,
 ): Promise<ClaimEffectResult> {
   const attributes = { 'ledger.actor': ctx.actor.kind, 'ledger.request_id': ctx.request?.requestId ?? '' };
@@ -44,12 +49,12 @@ export function claimEffect(
 }
 
 async function claimEffectUntraced(
-  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta; answerRecord?: string },
   rawInput: unknown,
 ): Promise<ClaimEffectResult> {
   const input = parseInput(claimEffectInput, rawInput);
   const { db } = ctx;
-  const call = await prepareClaim(ctx, input);
+  const call = { ...(await prepareClaim(ctx, input)), answerRecord: ctx.answerRecord ?? null };
   // On the root client, concurrent claims share a commit (claim-batcher.ts); inside a caller's
   // transaction the claim is part of that transaction and commits with it.
   const pool = sqlPool(db);
@@ -61,6 +66,8 @@ async function claimEffectUntraced(
 
 /** The claimer's answer from ledger_claim's row: the attempt to use, or who holds the key. */
 export function claimResult(call: ClaimCall, row: ClaimRow): ClaimEffectResult {
+  const stored: StoredAnswer =
+    row.answer_status != null ? { answer: { status: row.answer_status, body: row.answer_body } } : {};
   if (row.claimed) {
     return {
       claimed: true,
@@ -69,6 +76,7 @@ export function claimResult(call: ClaimCall, row: ClaimRow): ClaimEffectResult {
       attemptId: row.attempt_id!,
       idempotencyKey: row.idempotency_key,
       target: call.target,
+      ...stored,
     };
   }
   return {
@@ -79,5 +87,6 @@ export function claimResult(call: ClaimCall, row: ClaimRow): ClaimEffectResult {
     changedBy: row.changed_by,
     changedAt: row.changed_at,
     target: call.target,
+    ...stored,
   };
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseInput } from '../validate.ts';
 import { effectRef, evidenceField, type CommandContext } from './common.ts';
 import { rawResponseInput } from './record-response.ts';
-import { transitionEffect } from './transition-effect.ts';
+import { transitionEffect, type AlongsideWrite } from './transition-effect.ts';
 
 export const completeEffectInput = z.strictObject({
   ...effectRef,
@@ -14,16 +14,20 @@ export const completeEffectInput = z.strictObject({
   evidence: evidenceField.optional(),
 });
 
-export async function completeEffect(ctx: CommandContext, raw: unknown) {
+export async function completeEffect(ctx: CommandContext, raw: unknown, alongside?: AlongsideWrite) {
   const input = parseInput(completeEffectInput, raw);
-  return transitionEffect(ctx, {
-    key: input.key,
-    epoch: input.epoch,
-    to: 'done',
-    action: 'effect.complete',
-    receipt: input.receipt,
-    attemptId: input.attemptId,
-    response: input.response,
-    evidence: input.evidence,
-  });
+  return transitionEffect(
+    ctx,
+    {
+      key: input.key,
+      epoch: input.epoch,
+      to: 'done',
+      action: 'effect.complete',
+      receipt: input.receipt,
+      attemptId: input.attemptId,
+      response: input.response,
+      evidence: input.evidence,
+    },
+    alongside,
+  );
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseInput } from '../validate.ts';
 import { effectRef, evidenceField, type CommandContext } from './common.ts';
 import { rawResponseInput } from './record-response.ts';
-import { transitionEffect } from './transition-effect.ts';
+import { transitionEffect, type AlongsideWrite } from './transition-effect.ts';
 
 export const markStuckInput = z.strictObject({
   ...effectRef,
@@ -13,15 +13,19 @@ export const markStuckInput = z.strictObject({
   response: rawResponseInput.optional(),
 });
 
-export async function markStuck(ctx: CommandContext, raw: unknown) {
+export async function markStuck(ctx: CommandContext, raw: unknown, alongside?: AlongsideWrite) {
   const input = parseInput(markStuckInput, raw);
-  return transitionEffect(ctx, {
-    key: input.key,
-    epoch: input.epoch,
-    to: 'stuck',
-    action: 'effect.mark_stuck',
-    evidence: input.evidence,
-    attemptId: input.attemptId,
-    response: input.response,
-  });
+  return transitionEffect(
+    ctx,
+    {
+      key: input.key,
+      epoch: input.epoch,
+      to: 'stuck',
+      action: 'effect.mark_stuck',
+      evidence: input.evidence,
+      attemptId: input.attemptId,
+      response: input.response,
+    },
+    alongside,
+  );
 }

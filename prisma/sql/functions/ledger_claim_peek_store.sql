@@ -1,15 +1,18 @@
--- A replayed claim of the agent API in one statement (lib/api/held-claim.ts): for each request, its
--- runtime key's row (read on every request, never cached: Z6), the claim key's held state
+-- A claim of the agent API, first step, in one statement (lib/api/held-claim.ts): for each request,
+-- its runtime key's row (read on every request, never cached: Z6), the claim key's held state
 -- (ledger_claim_peek, the one definition of "held") and, when the key's secret matches, the key is not
--- revoked, its workflows cover the run's and the claim key is held, the request's Idempotency-Key
--- record stored with the losing claim's answer (Z5). One round trip and at most one commit instead of
--- a read and an insert; a request of which any check fails stores nothing here and is decided by the
--- application exactly as before (401 or 403 audited, a claim that may win runs).
+-- revoked and its workflows cover the run's, the request's Idempotency-Key record (Z5): stored with the
+-- losing claim's answer when the claim key is held (a replayed claim is then answered from this one
+-- round trip), reserved without an answer when it is not (the claim then runs under that reservation
+-- and completes it, as a reservation made on its own would be: one round trip and one commit fewer
+-- per winning claim). A request of which any check fails stores nothing here and is decided by the
+-- application exactly as before (401 or 403 audited).
 --
 -- The checks here only decide whether to store: the application still makes every check itself on
 -- the returned key row and refuses from there, and it compares the stored answer with its own,
--- correcting the record should they ever differ. The stored answer is the losing claim's body as the
--- API gives it (changedAt as an ISO 8601 UTC time with milliseconds, as JSON.stringify writes a Date).
+-- correcting the record should they ever differ (a reservation is completed or freed with the real
+-- answer). The stored answer is the losing claim's body as the API gives it (changedAt as an ISO 8601
+-- UTC time with milliseconds, as JSON.stringify writes a Date).
 --
 -- A key used before is left as it is (ON CONFLICT DO NOTHING): that request gets no record_id and the
 -- earlier record decides. The same Idempotency-Key twice in one call behaves as two requests one after
@@ -43,16 +46,18 @@ AS $$
     SELECT p.ord AS o, p.epoch, p.state, p.changed_by, p.changed_at FROM ledger_claim_peek(p_keys) p
   ), answer AS (
     SELECT v.o, p_scope_prefix || k.id AS scope, v.idem, v.request_hash,
-           jsonb_build_object(
+           CASE WHEN h.o IS NOT NULL THEN jsonb_build_object(
              'claimed', false, 'key', v.claim_key, 'epoch', h.epoch, 'state', h.state,
              'changedBy', h.changed_by,
              'changedAt', to_char(h.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-           ) AS body
-      FROM v JOIN k ON k.o = v.o JOIN held h ON h.o = v.o
+           ) END AS body
+      FROM v JOIN k ON k.o = v.o LEFT JOIN held h ON h.o = v.o
      WHERE k.may_claim
   ), stored AS (
     INSERT INTO idempotency_record AS r (scope, key, request_hash, response_status, response_body, completed_at)
-    SELECT a.scope, a.idem, a.request_hash, 200, a.body, now() FROM answer a ORDER BY a.o
+    SELECT a.scope, a.idem, a.request_hash, CASE WHEN a.body IS NOT NULL THEN 200 END, a.body,
+           CASE WHEN a.body IS NOT NULL THEN now() END
+      FROM answer a ORDER BY a.o
     ON CONFLICT (scope, key) DO NOTHING
     RETURNING r.id::text AS id, r.scope, r.key, r.response_body
   ), first AS (
