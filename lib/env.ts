@@ -13,7 +13,11 @@ const schema = z.object({
    *  track them (also implied by `pgbouncer=true` in the URL). */
   DATABASE_PREPARED_STATEMENTS: z.stringbool().default(true),
   /** How long a query waits for a free connection of the pool before it fails (503 to an agent). */
-  DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  DATABASE_POOL_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000),
+  /** The web process's deadline for one statement: a database that stops answering (paused,
+   *  partitioned) is answered 503 after this, and the connection is closed. 0: no deadline. With the
+   *  pool timeout it bounds how long a request can wait on the database (under 10 s by default). */
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).default(6_000),
   /** Where the embedded PostgreSQL keeps its data and generated credentials. */
   LEDGER_DATA_DIR: z.string().default('.data'),
   PORT: z.coerce.number().int().positive().default(3000),

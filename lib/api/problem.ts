@@ -3,6 +3,7 @@
 // ours: `code` (stable, for programs), `field` (the input at fault) and any details of the refusal.
 import { isConnectionLoss } from '../db/connection-loss.ts';
 import { LedgerError, type LedgerErrorCode } from '../ledger/errors.ts';
+import { componentLogger } from '../ops/log.ts';
 
 export type ProblemCode = LedgerErrorCode | 'internal';
 
@@ -80,7 +81,8 @@ export function problemFrom(error: unknown): Problem {
   if (isConnectionLoss(error)) {
     return problem('unavailable', 'the database cannot be reached right now: nothing was changed; retry shortly');
   }
-  console.error('[api] unexpected error', error);
+  // One JSON line with the stack inside it (a log shipper reads one object per line).
+  componentLogger('api', true).error({ err: error }, 'unexpected error');
   return problem('internal', PROBLEM_TYPES.internal.when);
 }
 

@@ -7,6 +7,8 @@ import { problemFrom, problemResponse } from '../api/problem.ts';
 import { auditRefusal } from '../audit/append.ts';
 import type { AuditSubjectOf } from '../audit/actions.ts';
 import { db, type Db } from '../db/client.ts';
+import { isConnectionLoss } from '../db/connection-loss.ts';
+import { componentLogger } from '../ops/log.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import { LedgerError } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
@@ -166,7 +168,14 @@ export function toActionError(error: unknown): ActionResult<never> {
       details: JSON.parse(JSON.stringify(rest)),
     };
   }
-  console.error(error);
+  if (isConnectionLoss(error)) {
+    return {
+      ok: false,
+      code: 'unavailable',
+      error: 'The database cannot be reached right now: nothing was changed. Try again in a moment.',
+    };
+  }
+  componentLogger('console', true).error({ err: error }, 'unexpected error in a console action');
   return {
     ok: false,
     code: 'internal',

@@ -2,6 +2,7 @@
 // redirect's ?error=, and anyone can send a person a link with an ?error= of their choosing; so the
 // check throws only the sentences below (publicSignInError), and the page shows only texts it knows
 // (signInNotice): a forged "call this number" never appears on the console's own page.
+import { componentLogger } from '../ops/log.ts';
 import { LIMIT_MESSAGES } from './rate-limit.ts';
 
 export type OidcRefusal = 'sso_unverified' | 'sso_unknown' | 'sso_disabled';
@@ -27,7 +28,7 @@ const KNOWN_CREDENTIALS_MESSAGES = new Set<string>(Object.values(CREDENTIALS_MES
  *  it did not foresee (whose text, such as a database error's, is logged for the operator instead). */
 export function publicSignInError(error: unknown): Error {
   if (error instanceof Error && KNOWN_CREDENTIALS_MESSAGES.has(error.message)) return error;
-  console.error('[auth] sign-in failed', error);
+  componentLogger('auth', true).error({ err: error }, 'sign-in failed');
   return new Error(CREDENTIALS_MESSAGES.unavailable);
 }
 

@@ -55,15 +55,57 @@ function withoutStatementNames(pool: pg.Pool): void {
     );
 }
 
-function makeClient(connectionString: string, max = 20) {
+/**
+ * A statement that has not answered within the query deadline gets an error (503 to its caller), and
+ * its connection is closed: a server that stops answering without closing its connections (paused,
+ * partitioned) would otherwise hold the connection, and every query queued behind it, for as long as
+ * it hangs. node-postgres's query_timeout only answers the caller; it leaves the connection waiting.
+ */
+function closeOnQueryDeadline(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const close = (error: unknown) => {
+    if ((error as Error | undefined)?.message === 'Query read timeout') {
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    }
+  };
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (error: unknown, result: unknown) => {
+        close(error);
+        (callback as (e: unknown, r: unknown) => void)(error, result);
+      };
+      return query(...args);
+    }
+    const result = query(...args);
+    if (result && typeof (result as Promise<unknown>).then === 'function') {
+      (result as Promise<unknown>).then(undefined, close);
+    }
+    return result;
+  };
+}
+
+export interface ClientOptions {
+  /** Pool size (20 unless given). */
+  max?: number;
+  /** Client-side deadline of each statement, in ms; 0 or unset: none. */
+  queryTimeoutMs?: number;
+}
+
+function makeClient(connectionString: string, options: ClientOptions = {}) {
   const { url, prepared } = preparedStatementsFor(connectionString);
+  const queryTimeoutMs = options.queryTimeoutMs || undefined;
   const pool = new pg.Pool({
     connectionString: url,
-    max,
-    // A request waits at most this long for a connection, then fails (503 to an agent) instead of
-    // queueing without bound behind an exhausted pool or an unreachable server.
+    max: options.max ?? 20,
+    // A request waits at most this long for a connection (acquired, or opened: a paused server
+    // accepts the TCP connection and never answers the startup), then fails (503 to an agent)
+    // instead of queueing without bound behind an exhausted pool or an unreachable server.
     connectionTimeoutMillis: env().DATABASE_POOL_TIMEOUT_MS,
+    query_timeout: queryTimeoutMs,
   });
+  if (queryTimeoutMs) pool.on('connect', closeOnQueryDeadline);
   // A connection that drops while idle in the pool (PostgreSQL or PgBouncer restarted, a network
   // blip) is an 'error' on the pool; unheard, it is an uncaught exception that ends the process. The
   // pool has already discarded that connection and the next query opens a fresh one: log and go on.
@@ -113,12 +155,12 @@ export function db(): Db {
   if (!holder.__ledgerDb) {
     const url = env().DATABASE_URL;
     if (!url) throw new Error('DATABASE_URL is not set: start the app with `npm start`, which provides it.');
-    holder.__ledgerDb = makeClient(url);
+    holder.__ledgerDb = makeClient(url, { queryTimeoutMs: env().DATABASE_QUERY_TIMEOUT_MS });
   }
   return holder.__ledgerDb;
 }
 
 /** A separate client (tests, benchmarks, scripts that talk to several databases). */
-export function createDb(connectionString: string, max?: number): Db {
-  return makeClient(connectionString, max);
+export function createDb(connectionString: string, max?: number, options: Omit<ClientOptions, 'max'> = {}): Db {
+  return makeClient(connectionString, { ...options, max });
 }

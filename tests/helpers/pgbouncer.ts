@@ -2,7 +2,7 @@
 // started on a free port in front of the test server. CI installs it (.ci/run); PGBOUNCER_PATH
 // overrides where it is. Run as root, it must be told to drop to another user.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '@/lib/db/embedded.ts';
@@ -14,32 +14,42 @@ export interface PgBouncer {
   stop(): Promise<void>;
 }
 
-export async function startPgBouncer(server: { host: string; port: number }, logins: Record<string, string>) {
+/** The repository's deploy/pgbouncer.ini with its "site" lines (addresses, port, authentication) set
+ *  for this test server: the tests run the configuration the docs hand to operators. */
+function siteConfig(server: { host: string; port: number }, port: number, authFile: string): string {
+  const shipped = readFileSync(path.join(import.meta.dirname, '../../deploy/pgbouncer.ini'), 'utf8');
+  const site: Record<string, string> = {
+    '*': `host=${server.host} port=${server.port}`,
+    listen_addr: '127.0.0.1',
+    listen_port: String(port),
+    unix_socket_dir: "''",
+    auth_type: 'trust',
+    auth_file: authFile,
+  };
+  return shipped
+    .split('\n')
+    .map((line) => {
+      const name = /^([\w*]+)\s*=/.exec(line)?.[1];
+      return name && name in site ? `${name} = ${site[name]}` : line;
+    })
+    .join('\n');
+}
+
+export async function startPgBouncer(
+  server: { host: string; port: number },
+  logins: Record<string, string>,
+  options: { port?: number } = {},
+) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ledger-pgbouncer-'));
   chmodSync(dir, 0o755);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const users = Object.entries(logins)
     .map(([u, p]) => `"${u}" "${p}"`)
     .join('\n');
   writeFileSync(path.join(dir, 'users.txt'), `${users}\n`, { mode: 0o644 });
-  writeFileSync(
-    path.join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `* = host=${server.host} port=${server.port}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      "unix_socket_dir = ''",
-      'auth_type = trust',
-      `auth_file = ${path.join(dir, 'users.txt')}`,
-      'pool_mode = transaction',
-      'default_pool_size = 10',
-      'max_client_conn = 200',
-      '',
-    ].join('\n'),
-    { mode: 0o644 },
-  );
+  writeFileSync(path.join(dir, 'pgbouncer.ini'), siteConfig(server, port, path.join(dir, 'users.txt')), {
+    mode: 0o644,
+  });
   const root = process.getuid?.() === 0;
   const child: ChildProcess = spawn(
     process.env.PGBOUNCER_PATH ?? '/usr/sbin/pgbouncer',

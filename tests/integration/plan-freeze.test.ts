@@ -49,7 +49,8 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
         plan.planId,
       ),
     );
-    expect(update.message).toMatch(/approved and frozen/);
+    // The app role holds no UPDATE on items at all (they are only ever inserted).
+    expect(update.message).toMatch(/permission denied for table plan_item/);
     // The app role has no DELETE grant at all (T1); the trigger refuses it for the owner too.
     const del = await sqlError(t.db.$executeRawUnsafe(`DELETE FROM plan_item WHERE plan_id = $1::uuid`, plan.planId));
     expect(del.message).toMatch(/permission denied|approved and frozen/);
@@ -62,7 +63,7 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
     // Through Prisma as well.
     await expect(
       t.db.planItem.updateMany({ where: { planId: plan.planId }, data: { target: 'x@example.com' } }),
-    ).rejects.toThrow(/approved and frozen/);
+    ).rejects.toThrow(/permission denied/);
     expect(await snapshot(t.db)).toEqual(before);
   });
 
@@ -80,7 +81,12 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
         open.planId,
       ),
     );
-    expect(error.message).toMatch(/approved and frozen/);
+    expect(error.message).toMatch(/permission denied for table plan_item/);
+    // Nor by the owner: the frozen plan's trigger refuses whoever asks.
+    const ownerMove = await sqlError(
+      t.owner(`UPDATE plan_item SET plan_id = $1::uuid WHERE plan_id = $2::uuid`, [frozen.planId, open.planId]),
+    );
+    expect(ownerMove.code).toBe('EL001');
   });
 
   it('P1: the approved plan row itself is frozen: status, hash, approver and count cannot change', async () => {
@@ -93,8 +99,12 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
       `approved_by_id = gen_random_uuid()`,
       `item_count = 99`,
     ]) {
+      // The decision columns are the app role's to write, so the freeze refuses them; the others it
+      // may not write at all.
       const error = await sqlError(t.db.$executeRawUnsafe(`UPDATE plan SET ${set} WHERE id = $1::uuid`, plan.planId));
-      expect(error.message).toMatch(/approved and frozen/);
+      expect(error.message).toMatch(/approved and frozen|permission denied for table plan/);
+      const ownerError = await sqlError(t.owner(`UPDATE plan SET ${set} WHERE id = $1::uuid`, [plan.planId]));
+      expect(ownerError.code).toBe('EL001');
     }
     expect((await sqlError(t.owner(`DELETE FROM plan WHERE id = $1::uuid`, [plan.planId]))).code).toBe('EL001');
     expect(await snapshot(t.db)).toEqual(before);
@@ -113,10 +123,11 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
 
   it('P1: a plan whose items changed after review is not approved (the hash is checked against the items themselves)', async () => {
     const plan = await submitted(runtimeActor());
-    // Someone edits a submitted plan's item directly: the stored hash no longer describes the set.
-    await t.db.$executeRawUnsafe(
+    // Someone edits a submitted plan's item directly (only the owner still can): the stored hash no
+    // longer describes the set.
+    await t.owner(
       `UPDATE plan_item SET target = 'attacker@example.com', key = key || 'x' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`,
-      plan.planId,
+      [plan.planId],
     );
     const before = await snapshot(t.db);
     const error = await approvePlan(
@@ -130,8 +141,9 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
 
   it('P1: an item edit still uncommitted when the approval starts is never frozen under the reviewed hash', async () => {
     const plan = await submitted(runtimeActor());
-    // A second app-role session edits an item of the submitted plan and holds its transaction open.
-    const editor = new pg.Client({ connectionString: t.appUrl });
+    // A second session (the owner's: the app role may not edit items) edits an item of the submitted
+    // plan and holds its transaction open.
+    const editor = new pg.Client({ connectionString: t.ownerUrl });
     await editor.connect();
     try {
       await editor.query('BEGIN');
@@ -185,9 +197,9 @@ describe('P1: an approved plan is immutable, enforced by the database', () => {
 
   it('P1: an item whose target was edited without its key is not approved either', async () => {
     const plan = await submitted(runtimeActor());
-    await t.db.$executeRawUnsafe(
+    await t.owner(
       `UPDATE plan_item SET target = 'attacker@example.com' WHERE id = (SELECT min(id) FROM plan_item WHERE plan_id = $1::uuid)`,
-      plan.planId,
+      [plan.planId],
     );
     const before = await snapshot(t.db);
     const error = await approvePlan(

@@ -1,5 +1,7 @@
 // The sign-in page shows only texts the console knows, whatever a link puts in ?error= or ?reason=,
 // and the credentials check leaves with one of its own sentences or a plain one.
+import type { Logger } from 'pino';
+import { logger } from '@/lib/ops/log.ts';
 import { describe, expect, it, vi } from 'vitest';
 import { CREDENTIALS_MESSAGES, publicSignInError, signInNotice } from '@/lib/auth/sign-in-errors.ts';
 
@@ -28,7 +30,11 @@ describe('the sign-in page notice', () => {
 
 describe('what the credentials check leaves with', () => {
   it("passes the check's own sentences and turns anything else into the plain one", () => {
-    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    // The unforeseen error goes to the structured log (one JSON line, lib/ops/log.ts), not to the page.
+    const logged = vi.fn();
+    const child = vi
+      .spyOn(logger(), 'child')
+      .mockReturnValue({ error: logged } as unknown as ReturnType<Logger['child']>);
     try {
       const own = new Error(CREDENTIALS_MESSAGES.wrong);
       expect(publicSignInError(own)).toBe(own);
@@ -39,7 +45,7 @@ describe('what the credentials check leaves with', () => {
       expect(publicSignInError('a string').message).toBe(CREDENTIALS_MESSAGES.unavailable);
       expect(logged).toHaveBeenCalledTimes(2);
     } finally {
-      logged.mockRestore();
+      child.mockRestore();
     }
   });
 });

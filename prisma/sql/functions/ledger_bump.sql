@@ -1,12 +1,17 @@
 -- Epoch bump (E1-E3): only done, revoked or stuck can be superseded; pending and unknown block it.
 -- The head row lock serializes bumps; the new epoch starts pending and awaiting its claim, and
 -- since the old epoch's row already exists, no racing claim can ever win on the old epoch.
+-- Runs as the ledger's owner (SECURITY DEFINER): the application role may not write the ledger's
+-- tables itself, only through this function and its rules. search_path is pinned (pg_temp last) so
+-- a caller's temporary table can never stand in for a ledger table.
 CREATE OR REPLACE FUNCTION ledger_bump(
   p_key text, p_expected_epoch integer,
   p_actor_kind "ActorKind", p_actor_id text, p_actor_label text, p_actor_role text,
   p_reason text, p_detail jsonb, p_request jsonb
 ) RETURNS TABLE (ok boolean, epoch integer, from_state "EffectState", state "EffectState", problem text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 #variable_conflict use_column
 DECLARE
   v_head effect_key%ROWTYPE;

@@ -3,6 +3,9 @@
 -- (key, epoch) for a new epoch, or the conditional UPDATE of a failed / awaiting-claim row (the row
 -- lock makes every other updater re-check the state and find it taken). Losers get the current
 -- state and write nothing. Callers (lib/ledger/commands/claim.ts) derive the key and authorize.
+-- Runs as the ledger's owner (SECURITY DEFINER): the application role may not write the ledger's
+-- tables itself, only through this function and its rules. search_path is pinned (pg_temp last) so
+-- a caller's temporary table can never stand in for a ledger table.
 CREATE OR REPLACE FUNCTION ledger_claim(
   p_key text, p_tool text, p_action text, p_record_id text, p_target text, p_target_type "TargetType",
   p_trigger_id text, p_run_id uuid, p_actor_kind "ActorKind", p_actor_id text, p_actor_label text,
@@ -11,7 +14,9 @@ CREATE OR REPLACE FUNCTION ledger_claim(
   claimed boolean, epoch integer, state "EffectState", attempt_id uuid, idempotency_key text,
   changed_by text, changed_at timestamptz, effect_id bigint
 )
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 #variable_conflict use_column
 DECLARE
   v_epoch integer;

@@ -23,6 +23,9 @@
 -- Its plans are generic (plan_cache_mode = force_generic_plan): its statements take arrays of claims
 -- whose length changes from call to call, so PostgreSQL judged every custom plan cheaper and
 -- re-planned the six-table claim statement on every call (20261130160000_claim_batch_fixed_cost).
+-- Runs as the ledger's owner (SECURITY DEFINER): the application role may not write the ledger's
+-- tables itself, only through this function and its rules. search_path is pinned (pg_temp last) so
+-- a caller's temporary table can never stand in for a ledger table.
 CREATE OR REPLACE FUNCTION ledger_claim_batch(
   p_keys text[], p_tools text[], p_actions text[], p_record_ids text[], p_targets text[],
   p_target_types text[], p_trigger_ids text[], p_run_ids uuid[], p_actor_kinds text[],
@@ -31,8 +34,9 @@ CREATE OR REPLACE FUNCTION ledger_claim_batch(
   ord integer, claimed boolean, epoch integer, state "EffectState", attempt_id uuid, idempotency_key text,
   changed_by text, changed_at timestamptz, effect_id bigint
 )
-LANGUAGE plpgsql
+LANGUAGE plpgsql SECURITY DEFINER
 SET plan_cache_mode = force_generic_plan
+SET search_path = public, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE

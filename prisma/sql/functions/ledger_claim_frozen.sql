@@ -9,6 +9,9 @@
 -- transaction holds the new head, a concurrent claimer waits for it; one that got there first makes
 -- the target moved. Otherwise the row is ledger_claim's, with moved_to NULL; when the target moved,
 -- nothing is written and moved_to is its fingerprint now.
+-- Runs as the ledger's owner (SECURITY DEFINER): the application role may not write the ledger's
+-- tables itself, only through this function and its rules. search_path is pinned (pg_temp last) so
+-- a caller's temporary table can never stand in for a ledger table.
 CREATE OR REPLACE FUNCTION ledger_claim_frozen(
   p_key text, p_tool text, p_action text, p_record_id text, p_target text, p_target_type "TargetType",
   p_trigger_id text, p_run_id uuid, p_actor_kind "ActorKind", p_actor_id text, p_actor_label text,
@@ -17,7 +20,9 @@ CREATE OR REPLACE FUNCTION ledger_claim_frozen(
   claimed boolean, epoch integer, state "EffectState", attempt_id uuid, idempotency_key text,
   changed_by text, changed_at timestamptz, effect_id bigint, moved_to text
 )
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 #variable_conflict use_column
 DECLARE
   v_epoch integer;

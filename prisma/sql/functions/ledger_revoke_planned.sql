@@ -4,11 +4,16 @@
 -- are created revoked, with the transition and the audit entry, in one transaction. If a claim got
 -- there first (the key exists), nothing is written and `exists` is true: the caller revokes the
 -- existing epoch through ledger_transition instead, under its lock.
+-- Runs as the ledger's owner (SECURITY DEFINER): the application role may not write the ledger's
+-- tables itself, only through this function and its rules. search_path is pinned (pg_temp last) so
+-- a caller's temporary table can never stand in for a ledger table.
 CREATE OR REPLACE FUNCTION ledger_revoke_planned(
   p_key text, p_actor_kind "ActorKind", p_actor_id text, p_actor_label text, p_actor_role text,
   p_reason text, p_request jsonb
 ) RETURNS TABLE (ok boolean, "exists" boolean, epoch integer, run_id uuid, changed_at timestamptz, problem text)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 #variable_conflict use_column
 DECLARE
   v_item plan_item%ROWTYPE;

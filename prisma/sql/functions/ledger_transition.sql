@@ -3,6 +3,9 @@
 -- transition row and the audit entry together. A refusal changes nothing but is itself audited on
 -- the subject's "refused:" chain (A4), so the subject's own chain head does not move. A report that
 -- names an attempt moves a pending effect only while that attempt is its newest claim.
+-- Runs as the ledger's owner (SECURITY DEFINER): the application role may not write the ledger's
+-- tables itself, only through this function and its rules. search_path is pinned (pg_temp last) so
+-- a caller's temporary table can never stand in for a ledger table.
 CREATE OR REPLACE FUNCTION ledger_transition(
   p_key text, p_epoch integer, p_to "EffectState", p_allowed_from "EffectState"[],
   p_actor_kind "ActorKind", p_actor_id text, p_actor_label text, p_actor_role text,
@@ -12,7 +15,9 @@ CREATE OR REPLACE FUNCTION ledger_transition(
   ok boolean, epoch integer, from_state "EffectState", state "EffectState",
   changed_by text, changed_at timestamptz, receipt text, run_id uuid, problem text
 )
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 #variable_conflict use_column
 DECLARE
   v_row effect%ROWTYPE;
