@@ -130,6 +130,11 @@ const schema = z.object({
   /** How often each worker sends the pending notification emails, and how often it tries one before giving up. */
   NOTIFY_EMAIL_INTERVAL_SECONDS: z.coerce.number().positive().default(10),
   NOTIFY_EMAIL_MAX_ATTEMPTS: z.coerce.number().int().positive().default(8),
+  /** Chat webhooks (lib/notifications/webhooks): the notification routes as JSON, inline or in a file
+   *  (docs/NOTIFICATIONS.md). Each route's signing secret comes from the environment variable it names. */
+  NOTIFY_WEBHOOK_ROUTES: z.string().min(1).optional(),
+  NOTIFY_WEBHOOK_ROUTES_FILE: z.string().min(1).optional(),
+  NOTIFY_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().positive().default(10),
   /** Retention of notifications (lib/retention/prune-notifications.ts): days after which a read
    *  notification is pruned, and after which any notification is, read or not (at least as long). */
   NOTIFY_RETENTION_READ_DAYS: z.coerce.number().int().min(1).default(30),
@@ -161,4 +166,10 @@ export function resetEnvCache(): void {
 /** Which of these variables are unset or blank (production refuses to start without them). */
 export function unsetVariables<N extends string>(names: readonly N[]): N[] {
   return names.filter((name) => !process.env[name]?.trim());
+}
+
+/** A secret whose variable's name comes from configuration (a notification route's `secretEnv`): the
+ *  schema above cannot list it, so it is read here, where every read of the environment lives. */
+export function namedSecret(name: string): string | undefined {
+  return process.env[name]?.trim() || undefined;
 }

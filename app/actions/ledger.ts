@@ -18,6 +18,7 @@ import {
   seenEffectField,
 } from '@/lib/ledger/index.ts';
 import { effectKeyField, effectKeysField, reasonField } from '@/lib/ledger/fields.ts';
+import { seenField, seenFields, seenPerKey } from '@/lib/ledger/seen-required.ts';
 
 export async function rejectPlanAction(input: unknown) {
   return consoleAction(
@@ -26,6 +27,7 @@ export async function rejectPlanAction(input: unknown) {
     input,
     (g, i) => rejectPlan(g, i),
     (i) => ({ type: 'plan', id: i.planId }),
+    { seen: seenFields(seenField('seenStatus', "plan's status"), seenField('itemsHash', "plan's items hash")) },
   );
 }
 
@@ -36,17 +38,18 @@ export async function approvePlanAction(input: unknown) {
     input,
     (g, i) => approvePlan(g, i),
     (i) => ({ type: 'plan', id: i.planId }),
+    { seen: seenField('seenStatus', "plan's status") },
   );
 }
 
-// Z8: `seen` holds, per key, the version the page showed; a key that changed since is refused.
-/** Z8: per key, the version the page showed; a key that changed since is refused on its own. */
-const seenPerKey = z.record(effectKeyField, seenEffectField).optional();
+/** Z8: per key, the version the page showed (required for every key, seenPerKey below); a key that
+ *  changed since is refused on its own. */
+const seenOfKeys = z.record(effectKeyField, seenEffectField).optional();
 
 const revokeManyInput = z.strictObject({
   keys: effectKeysField,
   reason: reasonField,
-  seen: seenPerKey,
+  seen: seenOfKeys,
 });
 
 export async function revokeAction(input: unknown) {
@@ -69,6 +72,7 @@ export async function revokeAction(input: unknown) {
       return { revoked, failed };
     },
     (i) => effectsSubject(i.keys),
+    { seen: seenPerKey },
   );
 }
 
@@ -79,6 +83,7 @@ export async function resolveUnknownAction(input: unknown) {
     input,
     (g, i) => resolveUnknown(g, i),
     (i) => ({ type: 'effect', id: i.key }),
+    { seen: seenField('seen', "key's version (epoch, state, changedAt)") },
   );
 }
 
@@ -90,9 +95,9 @@ const resolveManyInput = z.discriminatedUnion('outcome', [
     outcome: z.literal('sent'),
     reason: reasonField,
     receipt: z.string().trim().min(1, 'give the evidence reference that covers every selected key').max(1024),
-    seen: seenPerKey,
+    seen: seenOfKeys,
   }),
-  z.strictObject({ keys: effectKeysField, outcome: z.literal('not_sent'), reason: reasonField, seen: seenPerKey }),
+  z.strictObject({ keys: effectKeysField, outcome: z.literal('not_sent'), reason: reasonField, seen: seenOfKeys }),
 ]);
 
 export async function resolveManyAction(input: unknown) {
@@ -120,6 +125,7 @@ export async function resolveManyAction(input: unknown) {
       return { resolved, failed };
     },
     (i) => effectsSubject(i.keys),
+    { seen: seenPerKey },
   );
 }
 
@@ -130,6 +136,7 @@ export async function requestBumpAction(input: unknown) {
     input,
     (g, i) => requestBump(g, i),
     (i) => effectsSubject(i.keys),
+    { seen: seenPerKey },
   );
 }
 
@@ -140,5 +147,6 @@ export async function decideBumpAction(input: unknown) {
     input,
     (g, i) => decideBump(g, i),
     (i) => ({ type: 'approval', id: i.requestId }),
+    { seen: seenField('seenStatus', "request's status") },
   );
 }

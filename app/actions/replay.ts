@@ -3,6 +3,7 @@
 // on the server with the permission table (operators only), delegate to lib/replay, whose commands
 // re-check the role and audit in the same transaction as the change.
 import { consoleAction } from '@/lib/auth/guard.ts';
+import { seenField } from '@/lib/ledger/seen-required.ts';
 import {
   approveReplay,
   approveReplayInput,
@@ -26,6 +27,7 @@ export async function requestReplayAction(input: unknown) {
     input,
     (g, i) => requestReplay(g, i),
     (i) => ({ type: 'run', id: i.runId, runId: i.runId }),
+    { seen: seenField('setHash', "set's hash from the preview") },
   );
 }
 
@@ -36,6 +38,7 @@ export async function approveReplayAction(input: unknown) {
     input,
     (g, i) => approveReplay(g, i),
     (i) => ({ type: 'approval', id: i.approvalRequestId }),
+    { seen: seenField('seenStatus', "request's status") },
   );
 }
 
@@ -46,6 +49,7 @@ export async function rejectReplayAction(input: unknown) {
     input,
     (g, i) => rejectReplay(g, i),
     (i) => ({ type: 'approval', id: i.approvalRequestId }),
+    { seen: seenField('seenStatus', "request's status") },
   );
 }
 
@@ -56,6 +60,7 @@ export async function startReplayAction(input: unknown) {
     input,
     (g, i) => startReplay(g, i),
     (i) => ({ type: 'replay', id: i.replayId }),
+    { seen: seenField('seenStatus', "replay's status") },
   );
 }
 
@@ -66,6 +71,7 @@ export async function pauseReplayAction(input: unknown) {
     input,
     (g, i) => pauseReplay(g, i),
     (i) => ({ type: 'replay', id: i.replayId }),
+    { seen: seenField('seenStatus', "replay's status") },
   );
 }
 
@@ -76,6 +82,7 @@ export async function resumeReplayAction(input: unknown) {
     input,
     (g, i) => resumeReplay(g, i),
     (i) => ({ type: 'replay', id: i.replayId }),
+    { seen: seenField('seenStatus', "replay's status") },
   );
 }
 
@@ -89,5 +96,6 @@ export async function cancelReplayAction(input: unknown) {
       return { ...result, progress: await getReplayProgress(g, { replayId: i.replayId }) };
     },
     (i) => ({ type: 'replay', id: i.replayId }),
+    { seen: seenField('seenStatus', "replay's status") },
   );
 }

@@ -10,7 +10,8 @@ import { db, type Db } from '../db/client.ts';
 import { isConnectionLoss } from '../db/connection-loss.ts';
 import { componentLogger } from '../ops/log.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { LedgerError } from '../ledger/errors.ts';
+import { invalid, LedgerError } from '../ledger/errors.ts';
+import type { SeenRequirement } from '../ledger/seen-required.ts';
 import { parseInput } from '../ledger/validate.ts';
 import type { Role } from '../db/generated/enums.ts';
 import { ALL_WORKFLOWS_ONLY, canOn, inScope, roleFor, roleSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
@@ -194,7 +195,7 @@ export async function consoleAction<S extends z.ZodType, T>(
   raw: unknown,
   run: (g: Guarded, input: z.output<S>) => Promise<T>,
   subject?: (input: z.output<S>) => Subject,
-  options: { passwordChange?: boolean } = {},
+  options: { passwordChange?: boolean; seen?: SeenRequirement<z.output<S>> } = {},
 ): Promise<ActionResult<T>> {
   try {
     const info = await currentRequest();
@@ -205,16 +206,45 @@ export async function consoleAction<S extends z.ZodType, T>(
     } catch (error) {
       parseError = error;
     }
+    // The guard fills in the subject's run, under which a refusal after it is audited too.
+    const about = input !== undefined && subject ? subject(input) : undefined;
     const g = await authorize(info, permission, {
       mutating: true,
-      subject: input !== undefined && subject ? subject(input) : undefined,
+      subject: about,
       passwordChange: options.passwordChange,
     });
     if (parseError) throw parseError;
+    if (options.seen) await refuseBlindDecision(g, permission, about, options.seen(input as z.output<S>));
     return { ok: true, data: await run(g, input as z.output<S>) };
   } catch (error) {
     return toActionError(error);
   }
+}
+
+/**
+ * Z8: a person's decision that names no version of what it decides on is refused (422 naming the
+ * field) after authorization, with nothing written but its refusal on the subject's `refused:` chain
+ * (A4), as every other refused attempt.
+ */
+export async function refuseBlindDecision(
+  g: Guarded,
+  permission: Permission,
+  subject: Subject | undefined,
+  missing: ReturnType<SeenRequirement<never>>,
+): Promise<void> {
+  if (!missing) return;
+  const about = subject ?? { type: 'console' as const, id: permission };
+  await auditRefusal(g.db, {
+    chain: `${about.type}:${about.id}`,
+    actor: g.actor,
+    action: permission,
+    subjectType: about.type,
+    subjectId: about.id,
+    runId: about.runId ?? null,
+    why: missing.message,
+    request: g.request,
+  });
+  throw invalid(missing.field, missing.message, missing.keys ? { keys: missing.keys } : {});
 }
 
 /** A console route handler: authorized, errors mapped to HTTP in one place. With `signInFirst`, a

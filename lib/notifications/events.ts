@@ -6,7 +6,9 @@ import { ROLES, can } from '@/lib/auth/permissions.ts';
 import { workflowsOfSubject } from '@/lib/auth/subject-workflows.ts';
 import type { DbOrTx } from '@/lib/db/client.ts';
 import { APPROVING_PERMISSION, type NotificationKind } from './kinds.ts';
-import { tell } from './tell.ts';
+import { tell, type NotificationEventInput } from './tell.ts';
+import { enqueueWebhooks } from './webhooks/enqueue.ts';
+import { notificationRoutes } from './webhooks/routes.ts';
 
 type ApprovalRow = {
   id: string;
@@ -79,18 +81,48 @@ async function whoStillSee(
     .map((p) => p.id);
 }
 
+/** The people are told (the inbox, email), and the chat routes that take the event get it as well
+ *  (./webhooks), in the same transaction. */
+async function announce(
+  tx: DbOrTx,
+  event: NotificationEventInput,
+  subject: { type: 'approval' | 'replay'; id: string },
+  /** A chat channel is read by a team, not by the person the inbox row addresses. */
+  chat: () => Promise<{ title: string; text?: string }> | { title: string; text?: string },
+): Promise<number> {
+  const told = await tell(tx, event);
+  if (notificationRoutes().length > 0) {
+    const workflows = (await workflowsOfSubject(tx, subject.type, [subject.id]))?.workflows ?? [];
+    const { title, text } = await chat();
+    await enqueueWebhooks(tx, {
+      type: event.kind,
+      subjectId: event.subjectId,
+      workflows,
+      title,
+      text: text ?? event.body,
+      link: event.link,
+    });
+  }
+  return told;
+}
+
 /** A four-eyes request was created: every eligible approver is told. */
 export async function notifyApprovalWaiting(tx: DbOrTx, approvalRequestId: string): Promise<number> {
   const r = await tx.approvalRequest.findUnique({ where: { id: approvalRequestId } });
   if (!r) return 0;
-  return tell(tx, {
-    kind: 'approval.waiting',
-    subjectId: r.id,
-    recipients: await eligibleApprovers(tx, r),
-    title: `${describeRequest(r)} waits for your approval`,
-    body: `${await emailOf(tx, r.requestedById)} asked: ${r.reason}. It expires at ${r.expiresAt.toISOString()}.`,
-    link: requestLink(r),
-  });
+  return announce(
+    tx,
+    {
+      kind: 'approval.waiting',
+      subjectId: r.id,
+      recipients: await eligibleApprovers(tx, r),
+      title: `${describeRequest(r)} waits for your approval`,
+      body: `${await emailOf(tx, r.requestedById)} asked: ${r.reason}. It expires at ${r.expiresAt.toISOString()}.`,
+      link: requestLink(r),
+    },
+    { type: 'approval', id: r.id },
+    () => ({ title: `${describeRequest(r)} waits for a second operator's approval` }),
+  );
 }
 
 /** A request was approved, rejected or expired (an open request past its expiry counts as expired):
@@ -111,14 +143,22 @@ export async function notifyApprovalOutcome(tx: DbOrTx, approvalRequestId: strin
   const body = expired
     ? `Nobody decided it before ${r.expiresAt.toISOString()}. Ask again if it is still needed.`
     : `${r.status === 'approved' ? 'Approved' : 'Rejected'} by ${await emailOf(tx, r.decidedById)}.`;
-  return tell(tx, {
-    kind,
-    subjectId: r.id,
-    recipients: await whoStillSee(tx, [r.requestedById], { type: 'approval', id: r.id }),
-    title: `${what}: ${expired ? 'expired' : r.status}`,
-    body: `${body} You asked: ${r.reason}`,
-    link: requestLink(r),
-  });
+  return announce(
+    tx,
+    {
+      kind,
+      subjectId: r.id,
+      recipients: await whoStillSee(tx, [r.requestedById], { type: 'approval', id: r.id }),
+      title: `${what}: ${expired ? 'expired' : r.status}`,
+      body: `${body} You asked: ${r.reason}`,
+      link: requestLink(r),
+    },
+    { type: 'approval', id: r.id },
+    async () => ({
+      title: `${what}: ${expired ? 'expired' : r.status}`,
+      text: `${body} ${await emailOf(tx, r.requestedById)} asked: ${r.reason}`,
+    }),
+  );
 }
 
 /** A replay completed: its requester is told, as failed when any target failed or is unknown. */
@@ -126,14 +166,23 @@ export async function notifyReplayEnded(tx: DbOrTx, replayId: string): Promise<n
   const r = await tx.replay.findUnique({ where: { id: replayId } });
   if (!r || r.status !== 'completed') return 0;
   const failed = r.failed + r.unknown > 0;
-  return tell(tx, {
-    kind: failed ? 'replay.failed' : 'replay.finished',
-    subjectId: r.id,
-    recipients: await whoStillSee(tx, [r.requestedById], { type: 'replay', id: r.id }),
-    title: failed
-      ? `Your replay finished with ${r.failed} failed and ${r.unknown} unknown target(s)`
-      : `Your replay of ${r.total} target(s) finished`,
-    body: `Sent ${r.sent}, skipped ${r.skipped}, failed ${r.failed}, unknown ${r.unknown} of ${r.total}.`,
-    link: `/runs/${r.runId}/replay`,
-  });
+  return announce(
+    tx,
+    {
+      kind: failed ? 'replay.failed' : 'replay.finished',
+      subjectId: r.id,
+      recipients: await whoStillSee(tx, [r.requestedById], { type: 'replay', id: r.id }),
+      title: failed
+        ? `Your replay finished with ${r.failed} failed and ${r.unknown} unknown target(s)`
+        : `Your replay of ${r.total} target(s) finished`,
+      body: `Sent ${r.sent}, skipped ${r.skipped}, failed ${r.failed}, unknown ${r.unknown} of ${r.total}.`,
+      link: `/runs/${r.runId}/replay`,
+    },
+    { type: 'replay', id: r.id },
+    () => ({
+      title: failed
+        ? `A replay finished with ${r.failed} failed and ${r.unknown} unknown target(s)`
+        : `A replay of ${r.total} target(s) finished`,
+    }),
+  );
 }

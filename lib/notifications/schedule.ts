@@ -1,12 +1,14 @@
 // What each worker does for notifications every NOTIFY_EMAIL_INTERVAL_SECONDS: tell the requesters
 // of requests that expired undecided (nothing else happens at that moment, so a sweep finds them),
-// then send the due emails of the outbox. Every worker may run both at once: the event row makes the
+// queue and post the chat webhooks (./webhooks), then send the due emails of the outbox. Every worker may run both at once: the event row makes the
 // sweep tell each requester once, and SKIP LOCKED leases keep two workers off the same email.
 import type { Db } from '@/lib/db/client.ts';
 import { SmtpProvider } from '@/lib/providers/smtp/index.ts';
 import type { ProviderRegistry, RegisteredProvider } from '@/lib/providers/registry.ts';
 import { deliverPendingEmails, type DeliveryOptions } from './email-outbox.ts';
 import { notifyApprovalOutcome } from './events.ts';
+import { checkWebhookEvents } from './webhooks/checks.ts';
+import { deliverPendingWebhooks } from './webhooks/deliver.ts';
 
 /** Requests that expired longer ago than this are not announced (a first start on an old database). */
 const EXPIRY_LOOKBACK_DAYS = 7;
@@ -44,6 +46,7 @@ export function startNotificationSchedule(options: {
   provider?: RegisteredProvider;
   baseUrl: string;
   delivery?: Omit<DeliveryOptions, 'provider' | 'baseUrl'>;
+  webhooks?: Parameters<typeof deliverPendingWebhooks>[1];
   log: (line: string) => void;
 }): NotificationSchedule {
   let pass: Promise<void> = Promise.resolve();
@@ -51,6 +54,13 @@ export function startNotificationSchedule(options: {
   const once = async () => {
     const expired = await sweepExpiredApprovals(options.db);
     if (expired > 0) options.log(`notifications: told ${expired} requester(s) of expired requests`);
+    // Chat webhooks: the events no transaction records (unknowns, the audit chain), then the outbox.
+    const queued = await checkWebhookEvents(options.db);
+    const w = await deliverPendingWebhooks(options.db, options.webhooks);
+    if (queued + w.sent + w.retrying + w.gaveUp > 0)
+      options.log(
+        `notifications: webhooks queued ${queued}, sent ${w.sent}, retrying ${w.retrying}, given up ${w.gaveUp}`,
+      );
     if (!options.provider) return;
     const r = await deliverPendingEmails(options.db, {
       ...options.delivery,

@@ -10,12 +10,7 @@ import { SmtpProvider, type SmtpSettings } from './smtp/index.ts';
 import { WebhookProvider, type WebhookSettings } from './webhook/index.ts';
 import { webhookSecretProblem } from './webhook/secret.ts';
 
-/** Providers may know a receipt before the call (SMTP: the Message-ID from the idempotency key). */
-export interface ReceiptHinting {
-  receiptHint?(idempotencyKey: string): string;
-}
-
-export type RegisteredProvider = Provider & ReceiptHinting & { close?(): void | Promise<void> };
+export type RegisteredProvider = Provider & { close?(): void | Promise<void> };
 
 const base = {
   rateLimitPerSecond: z.number().positive().optional(),

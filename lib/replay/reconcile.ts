@@ -6,7 +6,8 @@
 //   provider error                  -> nothing changes (C3)
 // The receipt comes from the raw response stored with the attempt (R1), or, when the process died
 // before recording it, from the provider's receipt hint (SMTP: the Message-ID derived from the
-// idempotency key). A provider with no lookup at all cannot confirm anything: after the settle
+// idempotency key), or the message is looked up by its idempotency key where the provider offers
+// that (the sandbox). A provider with no lookup at all cannot confirm anything: after the settle
 // window the key becomes unknown with that stated as evidence, for support; so does a key whose
 // provider this worker does not have. A pass is bounded in time, and keys whose lookup failed lately
 // go to the back of the queue (reconcile-backoff.ts), so failing keys never hold up the others.
@@ -137,8 +138,16 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
     if (verdict.outcome === 'done') receipt = verdict.receipt;
   }
   receipt ??= provider?.receiptHint?.(row.idempotency_key) ?? null;
+  // Without a receipt to look up, a provider that finds messages by their idempotency key is asked
+  // that way (the process died before it stored the answer).
+  const byKey = !(receipt && provider?.supportsReceiptLookup) && provider?.lookupByIdempotencyKey;
+  const look = byKey
+    ? (signal: AbortSignal) => byKey.call(provider, row.idempotency_key, signal)
+    : provider && receipt && provider.supportsReceiptLookup
+      ? (signal: AbortSignal) => provider.lookup(receipt, signal)
+      : null;
 
-  if (!provider || !receipt || !provider.supportsReceiptLookup) {
+  if (!provider || !look) {
     if (!settled) {
       result.waiting++;
       return;
@@ -165,7 +174,7 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
 
   let found;
   try {
-    found = await provider.lookup(receipt, AbortSignal.timeout(LOOKUP_TIMEOUT_MS));
+    found = await look(AbortSignal.timeout(LOOKUP_TIMEOUT_MS));
   } catch {
     result.errors++; // C3: a provider error changes nothing
     return;
@@ -177,7 +186,11 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
       epoch: row.epoch,
       attemptId: row.attempt_id ?? undefined,
       receipt: found.receipt,
-      evidence: { reconciler: 'receipt found', state: found.state, lookupStatus: found.raw.status },
+      evidence: {
+        reconciler: byKey ? 'message found by its idempotency key' : 'receipt found',
+        state: found.state,
+        lookupStatus: found.raw.status,
+      },
     });
     result.done++;
     await settleInterrupted(db, row, 'sent', `receipt ${found.receipt} found by the reconciler`);
@@ -194,6 +207,7 @@ async function reconcileKey(db: Db, providers: ProviderRegistry, row: Row, resul
     evidence: {
       reconciler: found.found ? 'provider reports the message failed' : 'lookup miss after the settle window',
       receipt,
+      ...(byKey ? { idempotencyKey: row.idempotency_key } : {}),
       settleWindowSeconds: settle,
       sentAt: since.toISOString(),
       lookup: {

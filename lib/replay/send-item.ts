@@ -10,7 +10,8 @@ import type { RawResponse } from '../providers/types.ts';
 import { RetryChunk, type ItemContext } from './executor.ts';
 import type { ItemRow } from './item-window.ts';
 import { outcomeWithoutSend } from './outcome-without-send.ts';
-import { settle, settleVerdict } from './settle-verdict.ts';
+import { learnInterruptedFate } from './interrupted-fate.ts';
+import { settle, settleVerdict, type SentItem } from './settle-verdict.ts';
 import { span } from './step-trace.ts';
 
 const defaultPayload = (i: { action: string; recordId: string }) => {
@@ -23,6 +24,14 @@ export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped'
   const { deps, tally, actor } = c;
   const itemId = item.id;
   const decided = outcomeWithoutSend(item, actor);
+  if (decided?.outcome === 'interrupted') {
+    // Our claim, its handler gone: the provider may tell what became of the send (interrupted-fate.ts).
+    const tool = await getTool(deps.db, item.tool);
+    const provider = deps.providers.has(tool.provider) ? deps.providers.get(tool.provider) : null;
+    const resend = (claim: SentItem & { idempotencyKey: string }) =>
+      sendClaimed(c, item, tool.provider, provider!, claim, item.target);
+    if (provider && (await learnInterruptedFate(c, item, provider, resend))) return;
+  }
   if (decided) return tally.record(itemId, decided.outcome, decided.note);
 
   const tool = await getTool(deps.db, item.tool);
@@ -37,7 +46,7 @@ export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped'
 
   // F3: the same claim as the runtime's (claimEffect), gated by the replay's status, for the key
   // frozen in the item.
-  let ts = performance.now();
+  const ts = performance.now();
   const answer = await claimReplayTarget(
     { db: deps.db, actor },
     {
@@ -82,8 +91,23 @@ export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped'
     return tally.record(itemId, 'skipped', `lost the claim: ${claim.state} by ${claim.changedBy} (F3)`);
   }
   const sent = { itemId, key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId };
-  const target = claim.target;
+  await sendClaimed(c, item, tool.provider, provider, { ...sent, idempotencyKey: claim.idempotencyKey }, claim.target);
+}
 
+/** The send of a claimed item with the claim's idempotency key (R2), and its answer settled. Also the
+ *  re-send of an interrupted item inside the provider's idempotency window (interrupted-fate.ts). */
+export async function sendClaimed(
+  c: ItemContext,
+  item: ItemRow,
+  providerName: string,
+  provider: RegisteredProvider,
+  claim: SentItem & { idempotencyKey: string },
+  target: string,
+): Promise<void> {
+  const { deps, tally } = c;
+  const sent: SentItem = { itemId: claim.itemId, key: claim.key, epoch: claim.epoch, attemptId: claim.attemptId };
+  const itemId = claim.itemId;
+  const tool = { provider: providerName };
   const payload = (deps.payload ?? defaultPayload)({
     tool: item.tool,
     action: item.action,
@@ -91,7 +115,7 @@ export async function sendItem(c: ItemContext, item: ItemRow): Promise<'stopped'
     target,
   });
   let raw: RawResponse;
-  ts = performance.now();
+  const ts = performance.now();
   try {
     const timeout =
       (deps.providers.has(tool.provider) ? deps.providers.settings(tool.provider).sendTimeoutSeconds : undefined) ?? 30;

@@ -46,6 +46,18 @@ export interface Provider {
   lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult>;
   /** R3: read the prior object an "already existed" reply points at. */
   followReference?(reference: string, signal?: AbortSignal): Promise<LookupResult>;
+  // How the ledger can learn the fate of a send whose answer was lost (the process died between the
+  // call and its report). A provider declares each way it offers by implementing it; the ledger tries
+  // them in this order (lib/replay/interrupted-fate.ts), and without any the key waits for a person.
+  /** Read-only lookup of the message sent with this idempotency key (a miss proves nothing alone: the
+   *  lost call may still be on its way to the provider). Throws on a provider error. */
+  lookupByIdempotencyKey?(idempotencyKey: string, signal?: AbortSignal): Promise<LookupResult>;
+  /** The receipt the provider gives a message sent with this key, known before the call (SMTP: the
+   *  Message-ID derived from the key), to be looked up with lookup(). */
+  receiptHint?(idempotencyKey: string): string;
+  /** How long the provider answers a repeat of an idempotency key with the original message instead of
+   *  sending again: a re-send with the same key inside this window is safe, and tells the fate. */
+  readonly idempotencyWindowSeconds?: number;
 }
 
 /** Whether anything may have left this process when a call failed without a response. */

@@ -100,11 +100,17 @@ const evidenceOf = (raw: RawResponse, body: unknown) => ({
 export class SandboxProvider implements Provider {
   readonly supportsIdempotencyKey = true;
   readonly supportsReceiptLookup = true;
+  /** The sandbox answers a repeated idempotency key with the original message for as long as it runs;
+   *  a day is what it promises. */
+  readonly idempotencyWindowSeconds: number;
 
   constructor(
     readonly baseUrl: string,
     readonly name = 'sandbox',
-  ) {}
+    options: { idempotencyWindowSeconds?: number } = {},
+  ) {
+    this.idempotencyWindowSeconds = options.idempotencyWindowSeconds ?? 86_400;
+  }
 
   async send(request: SendRequest, signal?: AbortSignal): Promise<RawResponse> {
     const { subject, body } = request.payload as { subject?: unknown; body?: unknown };
@@ -167,7 +173,16 @@ export class SandboxProvider implements Provider {
    *  completion, a status this client does not know) and an answer past the size cap are a miss:
    *  never done, and unknown for support once the settle window has passed (C2). */
   async lookup(receipt: string, signal?: AbortSignal): Promise<LookupResult> {
-    const raw = await call('GET', `${this.baseUrl}/v1/messages/${encodeURIComponent(receipt)}`, {}, null, signal);
+    return this.read(`${this.baseUrl}/v1/messages/${encodeURIComponent(receipt)}`, signal);
+  }
+
+  /** The message sent with this idempotency key, read like a receipt (same states, same misses). */
+  lookupByIdempotencyKey(idempotencyKey: string, signal?: AbortSignal): Promise<LookupResult> {
+    return this.read(`${this.baseUrl}/v1/messages?idempotency_key=${encodeURIComponent(idempotencyKey)}`, signal);
+  }
+
+  private async read(url: string, signal?: AbortSignal): Promise<LookupResult> {
+    const raw = await call('GET', url, {}, null, signal);
     if (raw.status === 404 || truncated(raw)) return { found: false, raw };
     if (raw.status !== 200) throw new Error(`sandbox lookup failed with status ${raw.status}`);
     const body = parse(raw);

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, makeTool, suffix } from '../helpers/factories.ts';
+import { seenOf, seenOfKeys } from '../helpers/seen.ts';
 import { resetEnvCache } from '@/lib/env.ts';
 import type { Role } from '@/lib/db/generated/enums.ts';
 
@@ -174,43 +175,136 @@ const MATRIX: {
   name: string;
   permission: Parameters<typeof auth.can>[1];
   call: () => Promise<{ ok: boolean; code?: string; error?: string }>;
+  /** Z8: the same decision naming no version of what it decides on (bulk: missing for one key). */
+  blind?: () => Promise<{ ok: boolean; code?: string; error?: string; field?: string }>;
+  seenField?: string;
 }[] = [
   {
     name: 'approvePlanAction',
     permission: 'plan.approve',
     call: async () => {
       const p = await submittedPlan();
+      return actions.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash, seenStatus: 'submitted' });
+    },
+    blind: async () => {
+      const p = await submittedPlan();
       return actions.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash });
     },
+    seenField: 'seenStatus',
+  },
+  {
+    name: 'rejectPlanAction',
+    permission: 'plan.approve',
+    call: async () => {
+      const p = await submittedPlan();
+      return actions.rejectPlanAction({
+        planId: p.planId,
+        itemsHash: p.itemsHash,
+        seenStatus: 'submitted',
+        reason: 'wrong list',
+      });
+    },
+    blind: async () => {
+      const p = await submittedPlan();
+      return actions.rejectPlanAction({ planId: p.planId, itemsHash: p.itemsHash, reason: 'wrong list' });
+    },
+    seenField: 'seenStatus',
   },
   {
     name: 'revokeAction',
     permission: 'effect.revoke',
-    call: async () => actions.revokeAction({ keys: [await doneKey()], reason: 'customer asked' }),
+    call: async () => {
+      const key = await doneKey();
+      return actions.revokeAction({ keys: [key], reason: 'customer asked', seen: await seenOfKeys(t.db, [key]) });
+    },
+    blind: async () => actions.revokeAction({ keys: [await doneKey()], reason: 'customer asked' }),
+    seenField: 'seen',
+  },
+  {
+    name: 'revokeAction (bulk, one key without its version)',
+    permission: 'effect.revoke',
+    call: async () => {
+      const keys = [await doneKey(), await doneKey()];
+      return actions.revokeAction({ keys, reason: 'customer asked', seen: await seenOfKeys(t.db, keys) });
+    },
+    blind: async () => {
+      const keys = [await doneKey(), await doneKey()];
+      return actions.revokeAction({ keys, reason: 'customer asked', seen: await seenOfKeys(t.db, keys.slice(0, 1)) });
+    },
+    seenField: 'seen',
   },
   {
     name: 'resolveUnknownAction',
     permission: 'effect.resolve',
-    call: async () =>
+    call: async () => {
+      const key = await doneKey('unknown');
+      return actions.resolveUnknownAction({
+        key,
+        outcome: 'sent',
+        receipt: 'msg_9',
+        reason: 'seen in provider log',
+        seen: await seenOf(t.db, key),
+      });
+    },
+    blind: async () =>
       actions.resolveUnknownAction({
         key: await doneKey('unknown'),
         outcome: 'sent',
         receipt: 'msg_9',
         reason: 'seen in provider log',
       }),
+    seenField: 'seen',
+  },
+  {
+    name: 'resolveManyAction',
+    permission: 'effect.resolve',
+    call: async () => {
+      const keys = [await doneKey('unknown'), await doneKey('unknown')];
+      return actions.resolveManyAction({
+        keys,
+        outcome: 'not_sent',
+        reason: 'not in the provider log',
+        seen: await seenOfKeys(t.db, keys),
+      });
+    },
+    blind: async () => {
+      const keys = [await doneKey('unknown'), await doneKey('unknown')];
+      return actions.resolveManyAction({
+        keys,
+        outcome: 'not_sent',
+        reason: 'not in the provider log',
+        seen: await seenOfKeys(t.db, keys.slice(1)),
+      });
+    },
+    seenField: 'seen',
   },
   {
     name: 'requestBumpAction',
     permission: 'effect.bump.request',
-    call: async () => actions.requestBumpAction({ keys: [await doneKey()], reason: 'resend' }),
+    call: async () => {
+      const key = await doneKey();
+      return actions.requestBumpAction({ keys: [key], reason: 'resend', seen: await seenOfKeys(t.db, [key]) });
+    },
+    blind: async () => actions.requestBumpAction({ keys: [await doneKey()], reason: 'resend' }),
+    seenField: 'seen',
   },
   {
     name: 'decideBumpAction',
     permission: 'effect.bump.approve',
     call: async () => {
       const r = await openBumpRequest();
+      return actions.decideBumpAction({
+        requestId: r.requestId,
+        setHash: r.setHash,
+        decision: 'approve',
+        seenStatus: 'open',
+      });
+    },
+    blind: async () => {
+      const r = await openBumpRequest();
       return actions.decideBumpAction({ requestId: r.requestId, setHash: r.setHash, decision: 'approve' });
     },
+    seenField: 'seenStatus',
   },
   {
     name: 'createUserAction',
@@ -253,45 +347,89 @@ const MATRIX: {
   {
     name: 'requestReplayAction',
     permission: 'replay.request',
-    call: async () =>
+    call: async () => {
+      const runId = await approvedRunForReplay();
+      return actions.requestReplayAction({
+        runId,
+        confirmCount: 1,
+        reason: 'crashed run',
+        setHash: await hashOf(runId),
+      });
+    },
+    blind: async () =>
       actions.requestReplayAction({ runId: await approvedRunForReplay(), confirmCount: 1, reason: 'crashed run' }),
+    seenField: 'setHash',
   },
   {
     name: 'approveReplayAction',
     permission: 'replay.approve',
     call: async () => {
       const r = await replayIn('awaiting_approval');
+      return actions.approveReplayAction({
+        approvalRequestId: r.approvalRequestId!,
+        setHash: r.setHash,
+        seenStatus: 'open',
+      });
+    },
+    blind: async () => {
+      const r = await replayIn('awaiting_approval');
       return actions.approveReplayAction({ approvalRequestId: r.approvalRequestId!, setHash: r.setHash });
     },
+    seenField: 'seenStatus',
   },
   {
     name: 'rejectReplayAction',
     permission: 'replay.approve',
     call: async () => {
       const r = await replayIn('awaiting_approval');
+      return actions.rejectReplayAction({
+        approvalRequestId: r.approvalRequestId!,
+        reason: 'wrong run',
+        seenStatus: 'open',
+      });
+    },
+    blind: async () => {
+      const r = await replayIn('awaiting_approval');
       return actions.rejectReplayAction({ approvalRequestId: r.approvalRequestId!, reason: 'wrong run' });
     },
+    seenField: 'seenStatus',
   },
   {
     name: 'startReplayAction',
     permission: 'replay.control',
-    call: async () => actions.startReplayAction({ replayId: (await replayIn('approved')).replayId }),
+    call: async () =>
+      actions.startReplayAction({ replayId: (await replayIn('approved')).replayId, seenStatus: 'approved' }),
+    blind: async () => actions.startReplayAction({ replayId: (await replayIn('approved')).replayId }),
+    seenField: 'seenStatus',
   },
   {
     name: 'pauseReplayAction',
     permission: 'replay.control',
-    call: async () => actions.pauseReplayAction({ replayId: (await replayIn('running')).replayId }),
+    call: async () =>
+      actions.pauseReplayAction({ replayId: (await replayIn('running')).replayId, seenStatus: 'running' }),
+    blind: async () => actions.pauseReplayAction({ replayId: (await replayIn('running')).replayId }),
+    seenField: 'seenStatus',
   },
   {
     name: 'resumeReplayAction',
     permission: 'replay.control',
-    call: async () => actions.resumeReplayAction({ replayId: (await replayIn('paused')).replayId }),
+    call: async () =>
+      actions.resumeReplayAction({ replayId: (await replayIn('paused')).replayId, seenStatus: 'paused' }),
+    blind: async () => actions.resumeReplayAction({ replayId: (await replayIn('paused')).replayId }),
+    seenField: 'seenStatus',
   },
   {
     name: 'cancelReplayAction',
     permission: 'replay.control',
     call: async () =>
+      actions.cancelReplayAction({
+        replayId: (await replayIn('awaiting_approval')).replayId,
+        reason: 'not now',
+        seenStatus: 'awaiting_approval',
+      }),
+    blind: async () =>
       actions.cancelReplayAction({ replayId: (await replayIn('awaiting_approval')).replayId, reason: 'not now' }),
+    seenField: 'seenStatus',
   },
   {
     name: 'saveToolAction',
@@ -345,6 +483,43 @@ describe('Z2: every console server action, called directly as each role', () => 
   }
 });
 
+describe('Z8: every human decision names the version it was made on', () => {
+  for (const entry of MATRIX.filter((m) => m.blind)) {
+    const who = (['operator', 'support'] as const).find((r) => auth_can(r, entry.permission))!;
+    it(`Z8/A4: ${entry.name} without the version (${entry.seenField}) is refused 422, audited, nothing written`, async () => {
+      const before = await refusedCount(entry.permission, who);
+      const writesBefore = await writesBy(who);
+      const result = await as(who, entry.blind!);
+      expect(result, JSON.stringify(result)).toMatchObject({ ok: false, code: 'validation', field: entry.seenField });
+      expect(result.error).toMatch(/\(seen\)|^seen:/);
+      expect(await refusedCount(entry.permission, who)).toBe(before + 1);
+      // Every change writes its audit entry in its own transaction (A1): none by this person means none made.
+      expect(await writesBy(who)).toBe(writesBefore);
+    });
+  }
+});
+
+/** A revoke of a fresh done key, on the version a page would show. */
+async function revokeFresh() {
+  const key = await doneKey();
+  return actions.revokeAction({ keys: [key], reason: 'x', seen: await seenOfKeys(t.db, [key]) });
+}
+
+async function writesBy(who: Role) {
+  const [row] = (
+    await t.owner<{ n: string }>(
+      `SELECT count(*) AS n FROM audit_entry WHERE outcome <> 'refused' AND actor_label = $1`,
+      [users[who].email],
+    )
+  ).rows;
+  return Number(row!.n);
+}
+
+async function hashOf(runId: string) {
+  const { summarizeSet } = await import('@/lib/replay/set.ts');
+  return (await summarizeSet(t.db, runId)).setHash;
+}
+
 async function refusedCount(permission: string, who: Role | 'none') {
   const label = who === 'none' ? 'no session' : users[who].email;
   const [row] = (
@@ -385,7 +560,7 @@ describe('Z4: sessions are checked against the database on every request', () =>
           host: null,
           secFetchSite: null,
         },
-        async () => actions.revokeAction({ keys: [await doneKey()], reason: 'x' }),
+        async () => revokeFresh(),
       );
     expect(await call()).toMatchObject({ ok: true });
     const disabled = await as('admin', () =>
@@ -417,7 +592,7 @@ describe('Z4: sessions are checked against the database on every request', () =>
         host: null,
         secFetchSite: null,
       },
-      async () => actions.revokeAction({ keys: [await doneKey()], reason: 'x' }),
+      async () => revokeFresh(),
     );
     expect(result).toMatchObject({ ok: false, code: 'unauthenticated' });
   });
@@ -442,7 +617,7 @@ describe('Z4: sessions are checked against the database on every request', () =>
 describe('cross-site requests and route handlers', () => {
   it('Z2: a cross-site call to a server action is refused even for a permitted role, and audited', async () => {
     const before = await refusedCount('effect.revoke', 'operator2' as Role);
-    const result = await as('operator2', async () => actions.revokeAction({ keys: [await doneKey()], reason: 'x' }), {
+    const result = await as('operator2', async () => revokeFresh(), {
       origin: 'https://evil.example',
     });
     expect(result).toMatchObject({ ok: false, code: 'forbidden' });

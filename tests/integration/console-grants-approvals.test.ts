@@ -65,7 +65,7 @@ describe('Z1/Z3: four-eyes requests are decided on every workflow they touch', (
     const theirs = await doneIn(wf.other);
     const r = await requestOver([mine.key, theirs.key]);
     const decided = await asScoped(() =>
-      actions.decideBumpAction({ requestId: r.requestId, setHash: r.setHash, decision: 'approve' }),
+      actions.decideBumpAction({ requestId: r.requestId, setHash: r.setHash, decision: 'approve', seenStatus: 'open' }),
     );
     expect(decided).toMatchObject({ ok: false, code: 'forbidden' });
     const epochs = await t.db.effectKey.findMany({ where: { key: { in: [mine.key, theirs.key] } } });
@@ -76,7 +76,12 @@ describe('Z1/Z3: four-eyes requests are decided on every workflow they touch', (
     const own = await requestOver([(await doneIn(wf.mine)).key]);
     expect(
       await asScoped(() =>
-        actions.decideBumpAction({ requestId: own.requestId, setHash: own.setHash, decision: 'approve' }),
+        actions.decideBumpAction({
+          requestId: own.requestId,
+          setHash: own.setHash,
+          decision: 'approve',
+          seenStatus: 'open',
+        }),
       ),
     ).toMatchObject({ ok: true });
   });

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { asConsoleRequest } from '../helpers/console-request.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeEffect, makeRun, makeTool, snapshot, suffix } from '../helpers/factories.ts';
+import { seenOf, seenOfKeys } from '../helpers/seen.ts';
 import { resetEnvCache } from '@/lib/env.ts';
 import type { Role } from '@/lib/db/generated/enums.ts';
 import type { WorkflowScope } from '@/lib/auth/grants.ts';
@@ -111,13 +112,19 @@ describe('Z1: grants follow the role a person was created with', () => {
 describe('Z1/Z2: each action is checked against the roles held on its workflow', () => {
   it('Z2: operator on one workflow revokes there; the same person is refused (403, audited) elsewhere', async () => {
     const mine = await effectIn(wf.ops, 'done');
-    expect(await as('mixed', () => actions.revokeAction({ keys: [mine.key], reason: 'asked' }))).toMatchObject({
+    expect(
+      await as('mixed', async () =>
+        actions.revokeAction({ keys: [mine.key], reason: 'asked', seen: await seenOfKeys(t.db, [mine.key]) }),
+      ),
+    ).toMatchObject({
       ok: true,
     });
     for (const w of [wf.sup, wf.none]) {
       const other = await effectIn(w, 'done');
       const before = await snapshot(t.db);
-      const r = await as('mixed', () => actions.revokeAction({ keys: [other.key], reason: 'asked' }));
+      const r = await as('mixed', async () =>
+        actions.revokeAction({ keys: [other.key], reason: 'asked', seen: await seenOfKeys(t.db, [other.key]) }),
+      );
       expect(r).toMatchObject({ ok: false, code: 'forbidden' });
       expect(await snapshot(t.db)).toEqual(before);
       const refusal = await t.db.auditEntry.findFirst({ where: { chain: `refused:effect:${other.key}` } });
@@ -128,26 +135,34 @@ describe('Z1/Z2: each action is checked against the roles held on its workflow',
   it('Z2: a bulk revoke spanning a workflow without the role is refused as a whole', async () => {
     const a = await effectIn(wf.ops, 'done');
     const b = await effectIn(wf.none, 'done');
-    const r = await as('mixed', () => actions.revokeAction({ keys: [a.key, b.key], reason: 'asked' }));
+    const r = await as('mixed', async () =>
+      actions.revokeAction({ keys: [a.key, b.key], reason: 'asked', seen: await seenOfKeys(t.db, [a.key, b.key]) }),
+    );
     expect(r).toMatchObject({ ok: false, code: 'forbidden' });
     expect((await t.db.effectKey.findUnique({ where: { key: a.key } }))!.state).toBe('done');
   });
 
   it('Z1: support on one workflow resolves unknowns there and nowhere else; plan approval follows operator', async () => {
     const sup = await effectIn(wf.sup, 'unknown');
-    const resolve = (key: string) =>
-      as('mixed', () =>
-        actions.resolveUnknownAction({ key, outcome: 'sent', receipt: 'msg_1', reason: 'seen in provider log' }),
+    const resolve = async (key: string) => {
+      const seen = await seenOf(t.db, key);
+      return as('mixed', async () =>
+        actions.resolveUnknownAction({ key, outcome: 'sent', receipt: 'msg_1', reason: 'seen in provider log', seen }),
       );
+    };
     expect(await resolve(sup.key)).toMatchObject({ ok: true });
     expect(await resolve((await effectIn(wf.ops, 'unknown')).key)).toMatchObject({ ok: false, code: 'forbidden' });
     const ok = await planIn(wf.ops);
     expect(
-      await as('mixed', () => actions.approvePlanAction({ planId: ok.planId, itemsHash: ok.itemsHash })),
+      await as('mixed', async () =>
+        actions.approvePlanAction({ planId: ok.planId, itemsHash: ok.itemsHash, seenStatus: 'submitted' }),
+      ),
     ).toMatchObject({ ok: true });
     for (const w of [wf.sup, wf.none]) {
       const p = await planIn(w);
-      const r = await as('mixed', () => actions.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash }));
+      const r = await as('mixed', async () =>
+        actions.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash, seenStatus: 'submitted' }),
+      );
       expect(r).toMatchObject({ ok: false, code: 'forbidden' });
       expect((await t.db.plan.findUnique({ where: { id: p.planId } }))!.status).toBe('submitted');
     }
@@ -161,8 +176,14 @@ describe('Z1/Z2: each action is checked against the roles held on its workflow',
       const before = await snapshot(t.db);
       const refusals = () => t.db.auditEntry.count({ where: { outcome: 'refused', action: 'effect.resolve' } });
       const refusedBefore = await refusals();
-      const r = await as('mixed', () =>
-        actions.resolveManyAction({ keys: [a.key, b.key], outcome: 'sent', receipt: 'export-1', reason: 'log' }),
+      const r = await as('mixed', async () =>
+        actions.resolveManyAction({
+          keys: [a.key, b.key],
+          outcome: 'sent',
+          receipt: 'export-1',
+          reason: 'log',
+          seen: await seenOfKeys(t.db, [a.key, b.key]),
+        }),
       );
       expect(r).toMatchObject({ ok: false, code: 'forbidden' });
       expect(await snapshot(t.db)).toEqual(before);
@@ -170,8 +191,13 @@ describe('Z1/Z2: each action is checked against the roles held on its workflow',
     }
     const a = await effectIn(wf.sup, 'unknown');
     const b = await effectIn(wf.sup, 'unknown');
-    const r = await as('mixed', () =>
-      actions.resolveManyAction({ keys: [a.key, b.key], outcome: 'not_sent', reason: 'not in the provider log' }),
+    const r = await as('mixed', async () =>
+      actions.resolveManyAction({
+        keys: [a.key, b.key],
+        outcome: 'not_sent',
+        reason: 'not in the provider log',
+        seen: await seenOfKeys(t.db, [a.key, b.key]),
+      }),
     );
     expect(r).toMatchObject({ ok: true, data: { resolved: 2, failed: [] } });
   });
@@ -194,7 +220,7 @@ describe('Z1/Z2: each action is checked against the roles held on its workflow',
       { db: t.db, actor: colleague },
       { key: b.key, outcome: 'not_sent', reason: 'not in the provider log' },
     );
-    const r = await as('mixed', () =>
+    const r = await as('mixed', async () =>
       actions.resolveManyAction({ keys: [a.key, b.key], outcome: 'sent', receipt: 'export-2', reason: 'log', seen }),
     );
     expect(r).toMatchObject({ ok: true, data: { resolved: 1, failed: [{ key: b.key }] } });
@@ -206,7 +232,7 @@ describe('Z1/Z2: each action is checked against the roles held on its workflow',
     const mine = await effectIn(wf.ops, 'done');
     const hidden = await effectIn(wf.none, 'done');
     const before = await snapshot(t.db);
-    const r = await as('mixed', () =>
+    const r = await as('mixed', async () =>
       actions.requestBumpAction({
         keys: [mine.key],
         reason: 'resend',
@@ -324,7 +350,10 @@ describe('Z1: the replay routes answer a replay of another workflow like a missi
 describe('Z1: admins edit grants; every change is audited and the last all-workflows admin stays', () => {
   it('Z1: a grant added and removed is on the trail, and counts from the very next request', async () => {
     const p = await planIn(wf.none);
-    const approve = () => as('mixed', () => actions.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash }));
+    const approve = () =>
+      as('mixed', async () =>
+        actions.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash, seenStatus: 'submitted' }),
+      );
     expect(await approve()).toMatchObject({ ok: false, code: 'forbidden' });
     const added = await as('admin', () =>
       actions.addGrantAction({ userId: people.mixed.id, role: 'operator', workflow: wf.none, reason: 'covering' }),

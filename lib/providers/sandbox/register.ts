@@ -6,5 +6,8 @@ import { SandboxProvider } from '@/lib/sdk/sandbox.ts';
 
 registerProviderType('sandbox', (name, settings) => {
   if (typeof settings.url !== 'string' || !settings.url) throw new Error(`provider "${name}": a sandbox needs "url"`);
-  return new SandboxProvider(settings.url.replace(/\/+$/, ''), name);
+  const window = settings.idempotencyWindowSeconds;
+  return new SandboxProvider(settings.url.replace(/\/+$/, ''), name, {
+    idempotencyWindowSeconds: typeof window === 'number' && window >= 0 ? window : undefined,
+  });
 });

@@ -1,6 +1,6 @@
 // A real HTTP email-like provider for the demo and tests, behaving like the ones in the seed
 // discussion: a message id as receipt; lookup by id with a settle lag before a sent message is
-// visible; provider idempotency keys (R2); and failure modes on demand: 4xx reject, 5xx (before or
+// visible, by id or by the idempotency key it was sent with; provider idempotency keys (R2); and failure modes on demand: 4xx reject, 5xx (before or
 // after sending), timeout after accepting, body-hash dedup that answers already_existed=true pointing
 // at a failed prior object (R3, S6), and 201 with a one-shot completion token. Every message that
 // reached its recipient is recorded in `deliveries`, so tests count exactly what a recipient got.
@@ -248,9 +248,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         return send(200, view(m));
       }
 
+      // Lookup by idempotency key: which message a call with this key made, if any reached us.
+      const byKey = url.pathname === '/v1/messages' ? url.searchParams.get('idempotency_key') : null;
       const lookup = /^\/v1\/messages\/([\w-]+)$/.exec(url.pathname);
-      if (req.method === 'GET' && lookup) {
-        const m = messages.get(lookup[1]!);
+      if (req.method === 'GET' && (lookup || byKey)) {
+        const id = lookup ? lookup[1]! : byIdempotencyKey.get(byKey!);
+        const m = id ? messages.get(id) : undefined;
         if (!m || Date.now() - m.createdAt < settleLagMs)
           return send(404, { error: { type: 'not_found', message: 'no such message' } });
         return send(200, view(m));

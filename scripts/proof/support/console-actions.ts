@@ -2,6 +2,8 @@
 // matrices (scripts/proof/parts/security.ts and ./workflow-matrix.ts), the same calls as
 // tests/integration/console-authz.test.ts.
 import { suffix } from '@/tests/helpers/factories.ts';
+import { seenOf, seenOfKeys } from '@/tests/helpers/seen.ts';
+import { summarizeSet } from '@/lib/replay/set.ts';
 import type { Permission } from '@/lib/auth/permissions.ts';
 import type { AbuseEnv } from './abuse-env.ts';
 import type { Fixtures } from './abuse-fixtures.ts';
@@ -37,36 +39,50 @@ export async function matrixEntries(fx: Fixtures, env: AbuseEnv): Promise<Matrix
       permission: 'plan.approve',
       call: async () => {
         const p = await fx.submittedPlan();
-        return a.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash });
+        return a.approvePlanAction({ planId: p.planId, itemsHash: p.itemsHash, seenStatus: 'submitted' });
       },
     },
     {
       name: 'revokeAction',
       permission: 'effect.revoke',
-      call: async () => a.revokeAction({ keys: [(await fx.key('done')).key], reason: 'customer asked' }),
+      call: async () => {
+        const { key } = await fx.key('done');
+        return a.revokeAction({ keys: [key], reason: 'customer asked', seen: await seenOfKeys(env.db, [key]) });
+      },
     },
     {
       name: 'resolveUnknownAction',
       permission: 'effect.resolve',
-      call: async () =>
-        a.resolveUnknownAction({
-          key: (await fx.key('unknown')).key,
+      call: async () => {
+        const { key } = await fx.key('unknown');
+        return a.resolveUnknownAction({
+          key,
           outcome: 'sent',
           receipt: 'msg_9',
           reason: 'seen in provider log',
-        }),
+          seen: await seenOf(env.db, key),
+        });
+      },
     },
     {
       name: 'requestBumpAction',
       permission: 'effect.bump.request',
-      call: async () => a.requestBumpAction({ keys: [(await fx.key('done')).key], reason: 'resend' }),
+      call: async () => {
+        const { key } = await fx.key('done');
+        return a.requestBumpAction({ keys: [key], reason: 'resend', seen: await seenOfKeys(env.db, [key]) });
+      },
     },
     {
       name: 'decideBumpAction',
       permission: 'effect.bump.approve',
       call: async () => {
         const r = await fx.bumpRequest();
-        return a.decideBumpAction({ requestId: r.requestId, setHash: r.setHash, decision: 'approve' });
+        return a.decideBumpAction({
+          requestId: r.requestId,
+          setHash: r.setHash,
+          decision: 'approve',
+          seenStatus: 'open',
+        });
       },
     },
     {
@@ -101,15 +117,22 @@ export async function matrixEntries(fx: Fixtures, env: AbuseEnv): Promise<Matrix
     {
       name: 'requestReplayAction',
       permission: 'replay.request',
-      call: async () =>
-        a.requestReplayAction({ runId: await fx.approvedRun(), confirmCount: 1, reason: 'crashed run' }),
+      call: async () => {
+        const runId = await fx.approvedRun();
+        const { setHash } = await summarizeSet(env.db, runId);
+        return a.requestReplayAction({ runId, confirmCount: 1, reason: 'crashed run', setHash });
+      },
     },
     {
       name: 'approveReplayAction',
       permission: 'replay.approve',
       call: async () => {
         const r = await fx.replay('awaiting_approval');
-        return a.approveReplayAction({ approvalRequestId: r.approvalRequestId!, setHash: r.setHash });
+        return a.approveReplayAction({
+          approvalRequestId: r.approvalRequestId!,
+          setHash: r.setHash,
+          seenStatus: 'open',
+        });
       },
     },
     {
@@ -117,29 +140,38 @@ export async function matrixEntries(fx: Fixtures, env: AbuseEnv): Promise<Matrix
       permission: 'replay.approve',
       call: async () => {
         const r = await fx.replay('awaiting_approval');
-        return a.rejectReplayAction({ approvalRequestId: r.approvalRequestId!, reason: 'wrong run' });
+        return a.rejectReplayAction({
+          approvalRequestId: r.approvalRequestId!,
+          reason: 'wrong run',
+          seenStatus: 'open',
+        });
       },
     },
     {
       name: 'startReplayAction',
       permission: 'replay.control',
-      call: async () => a.startReplayAction({ replayId: (await fx.replay('approved')).replayId }),
+      call: async () =>
+        a.startReplayAction({ replayId: (await fx.replay('approved')).replayId, seenStatus: 'approved' }),
     },
     {
       name: 'pauseReplayAction',
       permission: 'replay.control',
-      call: async () => a.pauseReplayAction({ replayId: (await fx.replay('running')).replayId }),
+      call: async () => a.pauseReplayAction({ replayId: (await fx.replay('running')).replayId, seenStatus: 'running' }),
     },
     {
       name: 'resumeReplayAction',
       permission: 'replay.control',
-      call: async () => a.resumeReplayAction({ replayId: (await fx.replay('paused')).replayId }),
+      call: async () => a.resumeReplayAction({ replayId: (await fx.replay('paused')).replayId, seenStatus: 'paused' }),
     },
     {
       name: 'cancelReplayAction',
       permission: 'replay.control',
       call: async () =>
-        a.cancelReplayAction({ replayId: (await fx.replay('awaiting_approval')).replayId, reason: 'not now' }),
+        a.cancelReplayAction({
+          replayId: (await fx.replay('awaiting_approval')).replayId,
+          reason: 'not now',
+          seenStatus: 'awaiting_approval',
+        }),
     },
     {
       name: 'saveToolAction',

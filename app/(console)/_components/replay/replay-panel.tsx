@@ -221,7 +221,7 @@ export function ReplayPanel({
               size="sm"
               disabled={busy}
               data-testid="replay-start"
-              onClick={() => run(startReplayAction, { replayId: p.replayId })}
+              onClick={() => run(startReplayAction, { replayId: p.replayId, seenStatus: p.status })}
             >
               Start replay
             </Button>
@@ -232,7 +232,7 @@ export function ReplayPanel({
               variant="secondary"
               disabled={busy}
               data-testid="replay-pause"
-              onClick={() => run(pauseReplayAction, { replayId: p.replayId })}
+              onClick={() => run(pauseReplayAction, { replayId: p.replayId, seenStatus: p.status })}
             >
               Pause
             </Button>
@@ -242,7 +242,7 @@ export function ReplayPanel({
               size="sm"
               disabled={busy}
               data-testid="replay-resume"
-              onClick={() => run(resumeReplayAction, { replayId: p.replayId })}
+              onClick={() => run(resumeReplayAction, { replayId: p.replayId, seenStatus: p.status })}
             >
               Resume
             </Button>
@@ -257,7 +257,7 @@ export function ReplayPanel({
             submitLabel="Cancel replay"
             submitVariant="danger"
             action={cancelReplayAction}
-            baseInput={{ replayId: p.replayId }}
+            baseInput={{ replayId: p.replayId, seenStatus: p.status }}
             successMessage="Cancelled."
           />
         </div>
