@@ -46,7 +46,8 @@ export function EffectActions({
   const seen = seenEffect({ epoch, state, changedAt });
   // The bulk actions take versions per key; a stale refusal reports the one key's new version.
   const perKey = (facts: StaleFacts) => ({ seen: { [effectKey]: facts.retry.seen } });
-  const revocable = (REVOCABLE_STATES as readonly string[]).includes(state);
+  // 'none': a planned target nobody claimed; the caller offers it only on an approved plan (S5).
+  const revocable = state === 'none' || (REVOCABLE_STATES as readonly string[]).includes(state);
   const bumpable = (BUMPABLE_STATES as readonly string[]).includes(state);
   const available = (applies: boolean) => (refreshBehind ? applies : applies ? undefined : false);
   return (

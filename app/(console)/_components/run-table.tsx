@@ -25,11 +25,14 @@ export function RunTable({
   next,
   canRevoke,
   canBump,
+  planApproved,
 }: {
   rows: Row[];
   next: string | null;
   canRevoke: boolean;
   canBump: boolean;
+  /** The plan is approved: a target nobody claimed yet may be revoked before a replay (S5). */
+  planApproved: boolean;
 }) {
   const router = useRouter();
   const pathname = usePathname();
@@ -56,13 +59,19 @@ export function RunTable({
     router.push(`${pathname}?${p.toString()}`);
   };
 
+  // A row is selectable only for a decision this person may take on it; without any, no checkboxes.
+  const isRevocable = (r: Row) =>
+    r.state === null ? r.inPlan && planApproved : (REVOCABLE_STATES as readonly string[]).includes(r.state);
+  const isBumpable = (r: Row) => (BUMPABLE_STATES as readonly string[]).includes(r.state ?? '');
+  const actionable = (r: Row) => (canRevoke && isRevocable(r)) || (canBump && isBumpable(r));
+  const selectable = canRevoke || canBump;
   const table = useTable({
     features,
-    columns,
+    columns: selectable ? columns : columns.filter((c) => c.id !== 'select'),
     data: rows,
     getRowId: (r) => r.key,
     manualSorting: true,
-    enableRowSelection: (row) => row.original.state !== null,
+    enableRowSelection: (row) => actionable(row.original),
     state: { sorting, rowSelection: selection },
     onSortingChange: (updater) => {
       const nextSort = typeof updater === 'function' ? updater(sorting) : updater;
@@ -79,8 +88,8 @@ export function RunTable({
   const previewText = Object.entries(byState)
     .map(([s, n]) => `${n} ${STATE_STYLE[s]?.label ?? s}`)
     .join(', ');
-  const revocable = selected.filter((r) => (REVOCABLE_STATES as readonly string[]).includes(r.state ?? ''));
-  const bumpable = selected.filter((r) => (BUMPABLE_STATES as readonly string[]).includes(r.state ?? ''));
+  const revocable = selected.filter(isRevocable);
+  const bumpable = selected.filter(isBumpable);
   // Z8: each key goes with the version this table showed; a key that moved since is refused, not acted on.
   const seenOf = (rows: Row[]) => Object.fromEntries(rows.map((r) => [r.key, seenEffect(r)]));
 
@@ -288,7 +297,8 @@ function PreviewList({ rows, skipped, to }: { rows: Row[]; skipped: number; to: 
           <li key={r.key} className="flex items-center justify-between gap-2">
             <span className="truncate">{r.target}</span>
             <span className="flex items-center gap-1">
-              epoch {r.epoch} <StateBadge state={r.state} /> {r.changedBy ? `by ${r.changedBy}` : ''}
+              {r.epoch === null ? 'not claimed yet' : `epoch ${r.epoch}`} <StateBadge state={r.state} />{' '}
+              {r.changedBy ? `by ${r.changedBy}` : ''}
             </span>
           </li>
         ))}
