@@ -38,11 +38,17 @@ export function RunTable({
   const pathname = usePathname();
   const params = useSearchParams();
   const [selection, setSelection] = useState<RowSelectionState>({});
-  // New rows from the server (after a decision, or another page): start with nothing selected.
+  // New rows from the server (a live change, a decision): a checked row stays checked only while it
+  // is unchanged; one that moved (or left the page) is unchecked, so no decision goes out on it unseen.
   const [rowsShown, setRowsShown] = useState(rows);
   if (rowsShown !== rows) {
+    const before = new Map(rowsShown.map((r) => [r.key, r]));
+    const same = (r: Row) => {
+      const was = before.get(r.key);
+      return was !== undefined && was.state === r.state && was.epoch === r.epoch && was.changedAt === r.changedAt;
+    };
     setRowsShown(rows);
-    setSelection({});
+    setSelection((old) => Object.fromEntries(rows.filter((r) => old[r.key] && same(r)).map((r) => [r.key, true])));
   }
   const sort = params.get('sort') === '-target' ? '-target' : 'target';
   const sorting: SortingState = [{ id: 'target', desc: sort === '-target' }];
@@ -114,7 +120,9 @@ export function RunTable({
           </button>
         ))}
       </div>
+      {/* Keyed by the address's filter: after Back the inputs show the filter of the rows shown. */}
       <form
+        key={`${view}|${params.get('q') ?? ''}|${params.get('state') ?? ''}`}
         className="mb-3 flex flex-wrap items-end gap-3"
         role="search"
         aria-label="Filter targets"

@@ -11,6 +11,7 @@ import { formatTime, Time } from '@/components/time.tsx';
 import type { SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
 import { PageView } from '@/components/views/page-view.tsx';
+import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
 import type { RunPage } from '@/lib/read-models/views/run-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
@@ -56,6 +57,7 @@ export function RunBody({ view, runId, sp }: { view: Wire<RunPage>; runId: strin
           ) : null
         }
       />
+      <LiveRefresh runId={runId} topics={['effect', 'plan', 'replay', 'run']} />
       <div className="mb-4 grid grid-cols-2 gap-3 lg:grid-cols-4">
         <Stat
           label="Status"
