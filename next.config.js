@@ -1,3 +1,6 @@
+/** A run id as the address carries it (a UUID). */
+const RUN_ID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // Native or driver packages stay as Node requires on the server instead of being bundled.
@@ -11,9 +14,10 @@ const nextConfig = {
   async rewrites() {
     return {
       beforeFiles: [
-        { source: '/runs/:runId', destination: '/views/run' },
-        { source: '/runs/:runId/plan', destination: '/views/plan' },
-        { source: '/runs/:runId/replay', destination: '/views/replay' },
+        // Only a well-formed run id gets the shell: anything else is the console's 404 page at once.
+        { source: `/runs/:runId(${RUN_ID})`, destination: '/views/run' },
+        { source: `/runs/:runId(${RUN_ID})/plan`, destination: '/views/plan' },
+        { source: `/runs/:runId(${RUN_ID})/replay`, destination: '/views/replay' },
       ],
     };
   },

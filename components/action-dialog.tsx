@@ -8,6 +8,7 @@ import { useId, useRef, useState, type ReactNode } from 'react';
 import type { ActionResult } from '@/lib/auth/guard.ts';
 import { staleFactsOf, type StaleFacts } from '@/lib/ledger/seen-version.ts';
 import { StaleNotice } from './stale-notice.tsx';
+import { fieldMessage } from './field-message.ts';
 import { Button } from './ui/button.tsx';
 import { Field, inputClass } from './ui/card.tsx';
 
@@ -42,6 +43,8 @@ export function ActionDialog<T>({
   available,
   successDetail,
   retryInput = (facts) => facts.retry,
+  onOpenChange,
+  notice,
 }: {
   trigger: ReactNode;
   triggerVariant?: 'primary' | 'secondary' | 'danger' | 'ghost';
@@ -72,6 +75,10 @@ export function ActionDialog<T>({
   successDetail?: (data: T) => ReactNode;
   /** Z8: the input that decides again on the version a stale refusal reports (default: its `retry`). */
   retryInput?: (facts: StaleFacts) => Record<string, unknown>;
+  /** Told when the dialog opens and closes: a list can keep the row of an open dialog on screen. */
+  onOpenChange?: (open: boolean) => void;
+  /** Shown above the fields while the dialog is open (what changed since it was opened). */
+  notice?: ReactNode;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
@@ -81,6 +88,8 @@ export function ActionDialog<T>({
   const [busy, setBusy] = useState(false);
   // What the person saw when they opened the dialog: a refresh behind it must not rewrite the preview.
   const [shownPreview, setShownPreview] = useState<ReactNode>(null);
+  // The title as opened: "Resolve 3 unknowns" stays so after the rows it counted are resolved.
+  const [shownTitle, setShownTitle] = useState(title);
   const [doneDetail, setDoneDetail] = useState<ReactNode>(null);
   // Z8: the target changed while the person looked; `retry` then decides on the version it reported.
   const [stale, setStale] = useState<StaleFacts | null>(null);
@@ -96,7 +105,9 @@ export function ActionDialog<T>({
     setStale(null);
     setRetry({});
     setShownPreview(preview ?? null);
+    setShownTitle(title);
     opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    onOpenChange?.(true);
     ref.current?.showModal();
     // Straight to the first field (the reason), not to a scrollable preview or the Cancel button.
     ref.current?.querySelector<HTMLElement>('input:not([type=hidden]), textarea, select')?.focus();
@@ -162,9 +173,13 @@ export function ActionDialog<T>({
   }
 
   const fieldError = (name: string) =>
-    error?.field && (error.field === name || error.field.startsWith(`${name}.`)) ? error.message : null;
+    error?.field && (error.field === name || error.field.startsWith(`${name}.`))
+      ? fieldMessage(error.message, error.field)
+      : null;
   const generalError =
-    error && !fields.some((f) => fieldError(f.name)) && error.field !== '__confirm' ? error.message : null;
+    error && !fields.some((f) => fieldError(f.name)) && error.field !== '__confirm'
+      ? fieldMessage(error.message, error.field, fields.find((f) => f.name === error.field)?.label)
+      : null;
 
   return (
     <>
@@ -185,15 +200,18 @@ export function ActionDialog<T>({
         aria-labelledby={`${id}-title`}
         onKeyDown={trapTab}
         onClose={() => {
+          // Back to the opener; when it is gone (its row left the page), to the page's heading.
           if (opener.current?.isConnected) opener.current.focus();
+          else document.querySelector<HTMLElement>('main h1')?.focus();
           if ((done || stale) && !refreshAtOnce) refresh();
+          onOpenChange?.(false);
         }}
         className="m-auto w-[calc(100%-2rem)] max-w-lg rounded-lg border border-zinc-200 p-0 shadow-xl"
       >
         <form onSubmit={onSubmit} className="flex max-h-[85vh] flex-col">
           <div className="border-b border-zinc-100 px-5 py-4">
             <h2 id={`${id}-title`} className="text-base font-semibold">
-              {title}
+              {shownTitle}
             </h2>
             {description && <div className="mt-1 text-sm text-zinc-600">{description}</div>}
           </div>
@@ -210,6 +228,11 @@ export function ActionDialog<T>({
               </>
             ) : (
               <>
+                {notice && !stale && (
+                  <div role="alert" data-testid="dialog-notice" className="rounded-md bg-amber-50 px-3 py-2 text-sm">
+                    {notice}
+                  </div>
+                )}
                 {fields.map((f) => {
                   const fid = `${id}-${f.name}`;
                   const err = fieldError(f.name);

@@ -1,4 +1,5 @@
 import { STATE_STYLE } from './ui/badge.tsx';
+import { formatTime } from './time.tsx';
 
 const ORDER = ['done', 'pending', 'unknown', 'failed', 'stuck', 'revoked'] as const;
 
@@ -54,7 +55,7 @@ export function ExactlyOnce({
   const pct = value.denominator ? (value.numerator / value.denominator) * 100 : 0;
   return (
     <span
-      title={`${value.numerator} of ${value.denominator} approved targets have exactly one done effect (P4)${value.asOf ? `; as of ${new Date(value.asOf).toISOString()}` : ''}`}
+      title={`${value.numerator} of ${value.denominator} approved targets have exactly one done effect (P4)${value.asOf ? `; as of ${formatTime(value.asOf)}` : ''}`}
       className="tabular-nums"
     >
       <span className="font-semibold text-zinc-900">{pct.toFixed(1)}%</span>{' '}

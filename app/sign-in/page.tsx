@@ -15,7 +15,8 @@ export default async function SignInPage({
   const sp = await searchParams;
   // Anyone can write a link with an ?error= of their choosing: only texts the console knows are shown.
   const notice = signInNotice({ reason: sp.reason, error: sp.error });
-  const callbackUrl = safeCallbackUrl(sp.callbackUrl);
+  // Without a page to return to, the home page sends each person to where their work starts.
+  const callbackUrl = safeCallbackUrl(sp.callbackUrl, '/');
   return (
     <main id="main" tabIndex={-1} className="flex min-h-screen outline-none items-center justify-center px-4">
       <div className="w-full max-w-sm">

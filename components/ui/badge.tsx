@@ -84,7 +84,8 @@ export function Badge({
         tones[tone],
       )}
     >
-      {children}
+      {/* One flex item: text and elements inside keep their spaces ("verified 6 s ago up to"). */}
+      <span>{children}</span>
     </span>
   );
 }

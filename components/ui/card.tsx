@@ -42,7 +42,10 @@ export function PageHeader({
   return (
     <div className="mb-5 flex flex-wrap items-end justify-between gap-3">
       <div className="min-w-0 wrap-anywhere">
-        <h1 className="text-xl font-semibold tracking-tight text-zinc-900">{title}</h1>
+        {/* Focusable from script: a dialog whose opener left the page gives the focus back here. */}
+        <h1 tabIndex={-1} className="text-xl font-semibold tracking-tight text-zinc-900 outline-none">
+          {title}
+        </h1>
         {description && <p className="mt-1 max-w-3xl text-sm text-zinc-600">{description}</p>}
       </div>
       {actions && <div className="flex flex-wrap gap-2">{actions}</div>}

@@ -12,7 +12,13 @@ export function FieldList({ value, className }: { value: unknown; className?: st
         <div key={name} className="contents">
           <dt className="text-zinc-600">{humanize(name)}</dt>
           <dd className="min-w-0 wrap-anywhere text-zinc-900">
-            {v !== null && typeof v === 'object' ? <FieldList value={v} /> : String(v)}
+            {v === null || v === undefined ? (
+              <span className="text-zinc-500">none</span>
+            ) : typeof v === 'object' ? (
+              <FieldList value={v} />
+            ) : (
+              String(v)
+            )}
           </dd>
         </div>
       ))}

@@ -1,7 +1,15 @@
 // The console pages sent as prerendered shells over a JSON view (next.config.js rewrites the
 // per-run ones to their shell). Their view answer carries the navigation's data; on any other page
 // the navigation asks for it itself.
-const VIEW_PATHS = [/^\/runs$/, /^\/runs\/[^/]+$/, /^\/runs\/[^/]+\/(plan|replay)$/, /^\/support$/, /^\/audit$/];
+// A per-run page is a shell only for a well-formed run id (next.config.js); any other is the 404 page.
+const RUN_ID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+const VIEW_PATHS = [
+  /^\/runs$/,
+  new RegExp(`^/runs/${RUN_ID}$`),
+  new RegExp(`^/runs/${RUN_ID}/(plan|replay)$`),
+  /^\/support$/,
+  /^\/audit$/,
+];
 
 export const isViewPath = (pathname: string): boolean => VIEW_PATHS.some((p) => p.test(pathname));
 

@@ -28,6 +28,8 @@ export const createUserInput = z.strictObject({
   name: z.string().trim().min(1, 'a name is required').max(200),
   role: z.enum(ROLES),
   password: passwordField,
+  /** Why this person gets access (the console asks, as for a grant); kept on the audit entry. */
+  reason: reasonField.optional(),
 });
 
 export async function createUser(ctx: Ctx, raw: unknown) {
@@ -54,6 +56,7 @@ export async function createUser(ctx: Ctx, raw: unknown) {
       subjectType: 'user',
       subjectId: user.id,
       after: input.role,
+      reason: input.reason ?? null,
       detail: { email: input.email, mustChangePassword: user.mustChangePassword },
       request: ctx.request,
     });

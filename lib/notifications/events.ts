@@ -117,7 +117,7 @@ export async function notifyApprovalWaiting(tx: DbOrTx, approvalRequestId: strin
       subjectId: r.id,
       recipients: await eligibleApprovers(tx, r),
       title: `${describeRequest(r)} waits for your approval`,
-      body: `${await emailOf(tx, r.requestedById)} asked: ${r.reason}. It expires at ${r.expiresAt.toISOString()}.`,
+      body: `${await emailOf(tx, r.requestedById)} asked: ${r.reason}. It expires at ${utcText(r.expiresAt)}.`,
       link: requestLink(r),
     },
     { type: 'approval', id: r.id },
@@ -141,7 +141,7 @@ export async function notifyApprovalOutcome(tx: DbOrTx, approvalRequestId: strin
   if (!kind) return 0;
   const what = describeRequest(r);
   const body = expired
-    ? `Nobody decided it before ${r.expiresAt.toISOString()}. Ask again if it is still needed.`
+    ? `Nobody decided it before ${utcText(r.expiresAt)}. Ask again if it is still needed.`
     : `${r.status === 'approved' ? 'Approved' : 'Rejected'} by ${await emailOf(tx, r.decidedById)}.`;
   return announce(
     tx,
@@ -185,4 +185,9 @@ export async function notifyReplayEnded(tx: DbOrTx, replayId: string): Promise<n
         : `A replay of ${r.total} target(s) finished`,
     }),
   );
+}
+
+/** The console's one time format (components/time.tsx), for a notification's text. */
+function utcText(d: Date): string {
+  return `${d.toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 }

@@ -102,6 +102,11 @@ function storedWorkflows(payload: unknown): string[] | null {
   return Array.isArray(workflows) && workflows.every((w) => typeof w === 'string') ? workflows : null;
 }
 
+/** Items of a bump request shown with their recipient and state; the rest are counted. */
+export const APPROVAL_ITEMS_SHOWN = 50;
+
+export type ApprovalItem = Awaited<ReturnType<typeof approvalsPage>>[number]['items'][number];
+
 export async function approvalsPage(db: Db, scope: WorkflowScope) {
   const requests = await visibleRequests(
     db,
@@ -118,15 +123,39 @@ export async function approvalsPage(db: Db, scope: WorkflowScope) {
     ]),
   );
   const notes = await decisionNotes(db, requests);
+  // Bump requests carry their (key, epoch) items: an approver decides on recipients and states, so
+  // each shown item is read with its target and its state now (the first ITEMS_SHOWN of each).
+  const itemsOf = (r: (typeof requests)[number]) =>
+    ((r.payload as { items?: { key: string; epoch: number }[] }).items ?? []).slice(0, APPROVAL_ITEMS_SHOWN);
+  const keys = [...new Set(requests.flatMap((r) => itemsOf(r).map((i) => i.key)))];
+  const current = new Map(
+    (
+      await db.effectKey.findMany({
+        where: { key: { in: keys } },
+        select: { key: true, target: true, state: true, currentEpoch: true },
+      })
+    ).map((k) => [k.key, k]),
+  );
+  // Runs are named by workflow and event, as everywhere in the console.
+  const runIds = [...new Set(requests.map((r) => r.runId).filter((id): id is string => Boolean(id)))];
+  const runName = new Map(
+    (
+      await db.run.findMany({
+        where: { id: { in: runIds } },
+        select: { id: true, workflow: true, event: { select: { triggerId: true } } },
+      })
+    ).map((r) => [r.id, `${r.workflow} · ${r.event.triggerId}`]),
+  );
   const now = Date.now();
   return requests.map((r) => {
-    // Bump requests carry their (key, epoch) items; replay requests carry only the frozen count.
+    // Replay requests carry only the frozen count (their set is reviewed on the replay page).
     const payload = r.payload as { items?: { key: string; epoch: number }[]; count?: number; replayId?: string };
     const items = payload.items ?? [];
     return {
       id: r.id,
       kind: r.kind,
       runId: r.runId,
+      runName: r.runId ? (runName.get(r.runId) ?? null) : null,
       workflows: r.workflows,
       reason: r.reason,
       setHash: r.setHash,
@@ -139,7 +168,16 @@ export async function approvalsPage(db: Db, scope: WorkflowScope) {
       decidedAt: r.decidedAt,
       decisionNote: notes.get(payload.replayId ?? r.id) ?? null,
       count: payload.count ?? items.length,
-      items: items.slice(0, 200),
+      items: itemsOf(r).map((i) => {
+        const k = current.get(i.key);
+        return {
+          key: i.key,
+          epoch: i.epoch,
+          target: k?.target ?? null,
+          stateNow: k?.state ?? null,
+          epochNow: k?.currentEpoch ?? null,
+        };
+      }),
     };
   });
 }

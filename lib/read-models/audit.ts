@@ -4,7 +4,7 @@ import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
 import { invalid } from '../ledger/errors.ts';
 import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
-import { isUuid } from '../uuid.ts';
+import { dateRangeProblem, runIdRange } from './common.ts';
 
 export interface AuditFilter {
   actor?: string;
@@ -42,10 +42,14 @@ export function whereOf(f: AuditFilter, scope: WorkflowScope): Prisma.Sql {
   // The text matches anywhere in the action's name ("revoke" finds effect.revoke and
   // runtime_key.revoke), LIKE's wildcards taken literally.
   if (f.action) w.push(Prisma.sql`a.action ILIKE ${`%${f.action.replace(/[\\%_]/g, '\\$&')}%`}`);
-  if (f.run && isUuid(f.run)) w.push(Prisma.sql`a.run_id = ${f.run}::uuid`);
+  // The whole run id or the short id shown everywhere; text that starts no UUID matches nothing
+  // (ignoring it would list the whole trail as if it matched).
+  const run = f.run ? runIdRange(f.run) : null;
+  if (f.run) w.push(run ? Prisma.sql`a.run_id BETWEEN ${run.lo}::uuid AND ${run.hi}::uuid` : Prisma.sql`FALSE`);
+  // A recipient, or an effect's key as the Subject column shows it.
   if (f.target)
     w.push(
-      Prisma.sql`a.subject_type = 'effect' AND a.subject_id IN (SELECT key FROM effect_key WHERE target = ${f.target.toLowerCase()} OR target = ${f.target})`,
+      Prisma.sql`a.subject_type = 'effect' AND (a.subject_id = ${f.target} OR a.subject_id IN (SELECT key FROM effect_key WHERE target = ${f.target.toLowerCase()} OR target = ${f.target}))`,
     );
   if (f.outcome === 'ok' || f.outcome === 'refused') w.push(Prisma.sql`a.outcome = ${f.outcome}`);
   const from = f.from ? new Date(f.from) : null;
@@ -57,14 +61,7 @@ export function whereOf(f: AuditFilter, scope: WorkflowScope): Prisma.Sql {
 
 /** What is wrong with a filter as a whole (its fields each parse): an inverted date range. */
 export function auditFilterProblem(f: AuditFilter): { field: 'to'; message: string } | null {
-  const from = f.from ? new Date(f.from) : null;
-  const to = f.to ? new Date(f.to) : null;
-  if (from && to && !Number.isNaN(from.getTime()) && !Number.isNaN(to.getTime()) && from >= to)
-    return {
-      field: 'to',
-      message: `"To" (${f.to}) must be later than "From" (${f.from}): nothing can match this range`,
-    };
-  return null;
+  return dateRangeProblem(f.from, f.to);
 }
 
 export interface AuditRow {
@@ -186,7 +183,8 @@ function checkExportParams(p: URLSearchParams): void {
     if (/[\u0000\p{Cs}]/u.test(value)) throw invalid(name, `${name}: contains a NUL character or a lone surrogate`);
     if ((name === 'from' || name === 'to') && Number.isNaN(new Date(value).getTime()))
       throw invalid(name, `${name}: not a date (e.g. 2026-11-30T10:00)`);
-    if (name === 'run' && !isUuid(value)) throw invalid(name, 'run: a run id (uuid)');
+    if (name === 'run' && !runIdRange(value))
+      throw invalid(name, 'run: a run id, or its first 8 characters as the console shows it');
     if (name === 'outcome' && value !== 'ok' && value !== 'refused') throw invalid(name, 'outcome: ok or refused');
   }
   const range = auditFilterProblem(auditFilterFrom(p));

@@ -150,3 +150,37 @@ export async function rememberWhileUnchanged<T>(
     if (exactInFlight.get(key) === run) exactInFlight.delete(key);
   }
 }
+
+/**
+ * A run id as people type it: the whole UUID or the short id the console shows (its first 8 hex
+ * digits, or any leading part of 4 or more). Returned as the lowest and highest UUID with that
+ * prefix, so a filter is a range on the id's index instead of a scan over the text of every id;
+ * null for text that is not the start of a UUID.
+ */
+export function runIdRange(text: string): { lo: string; hi: string } | null {
+  const hex = text.trim().toLowerCase();
+  if (!/^[0-9a-f-]+$/.test(hex)) return null;
+  // Dashes only where a UUID has them.
+  const layout = '00000000-0000-0000-0000-000000000000';
+  for (let i = 0; i < hex.length; i++) if ((hex[i] === '-') !== (layout[i] === '-')) return null;
+  const digits = hex.replace(/-/g, '');
+  if (digits.length < 4 || digits.length > 32) return null;
+  const shape = (d: string) =>
+    `${d.slice(0, 8)}-${d.slice(8, 12)}-${d.slice(12, 16)}-${d.slice(16, 20)}-${d.slice(20)}`;
+  return { lo: shape(digits.padEnd(32, '0')), hi: shape(digits.padEnd(32, 'f')) };
+}
+
+/** LIKE's wildcards in typed text, taken literally. */
+export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** An inverted date range, named on its "to" field: nothing can match it, and the page says why. */
+export function dateRangeProblem(
+  from: string | undefined,
+  to: string | undefined,
+): { field: 'to'; message: string } | null {
+  const f = from ? new Date(from) : null;
+  const t = to ? new Date(to) : null;
+  if (f && t && !Number.isNaN(f.getTime()) && !Number.isNaN(t.getTime()) && f >= t)
+    return { field: 'to', message: `"To" (${to}) must be later than "From" (${from}): nothing can match this range` };
+  return null;
+}

@@ -7,6 +7,8 @@ import {
   emptyCounts,
   encodeCursor,
   remember,
+  likeLiteral,
+  runIdRange,
   rememberWhileUnchanged,
   seedRemembered,
   TIMESTAMP_TEXT,
@@ -68,7 +70,12 @@ export async function listRuns(
   const to = filter.to ? new Date(filter.to) : null;
   if (from && !Number.isNaN(from.getTime())) where.push(Prisma.sql`r.created_at >= ${from}`);
   if (to && !Number.isNaN(to.getTime())) where.push(Prisma.sql`r.created_at < ${to}`);
-  if (filter.q) where.push(Prisma.sql`e.trigger_id ILIKE ${`%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
+  // Any part of the event id, or the run's id as shown (its short id or the whole UUID).
+  if (filter.q) {
+    const run = runIdRange(filter.q);
+    const event = Prisma.sql`e.trigger_id ILIKE ${`%${likeLiteral(filter.q)}%`}`;
+    where.push(run ? Prisma.sql`(${event} OR r.id BETWEEN ${run.lo}::uuid AND ${run.hi}::uuid)` : event);
+  }
   if (cursor) where.push(Prisma.sql`(r.created_at, r.id) < (${cursor[0]}::timestamptz, ${cursor[1]}::uuid)`);
   const rows = await db.$queryRaw<
     {

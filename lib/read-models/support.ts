@@ -2,9 +2,8 @@
 // with the latest evidence reconciliation (or the runtime) recorded for its current epoch.
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
-import { decodeCursor, encodeCursor, TIMESTAMP_TEXT } from './common.ts';
+import { decodeCursor, encodeCursor, likeLiteral, runIdRange, TIMESTAMP_TEXT } from './common.ts';
 import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
-import { isUuid } from '../uuid.ts';
 
 export interface UnknownRow {
   key: string;
@@ -48,10 +47,15 @@ export interface SupportFilter {
 
 function filterSql(filter: SupportFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
-  // A run id that is not a UUID matches no run (rather than failing the cast).
+  // The whole run id or the short id the console shows; text that starts no UUID matches no run.
+  const run = filter.runId ? runIdRange(filter.runId) : null;
   if (filter.runId)
-    parts.push(isUuid(filter.runId) ? Prisma.sql`AND k.run_id = ${filter.runId}::uuid` : Prisma.sql`AND FALSE`);
-  if (filter.workflow) parts.push(Prisma.sql`AND k.run_id IN (SELECT id FROM run WHERE workflow = ${filter.workflow})`);
+    parts.push(run ? Prisma.sql`AND k.run_id BETWEEN ${run.lo}::uuid AND ${run.hi}::uuid` : Prisma.sql`AND FALSE`);
+  // The start of a workflow's name, any case ("spring" finds spring_campaign).
+  if (filter.workflow)
+    parts.push(
+      Prisma.sql`AND k.run_id IN (SELECT id FROM run WHERE lower(workflow) LIKE ${`${likeLiteral(filter.workflow.toLowerCase())}%`})`,
+    );
   if (filter.target)
     parts.push(
       Prisma.sql`AND lower(k.target) LIKE ${`${filter.target.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`,

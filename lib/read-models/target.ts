@@ -95,3 +95,37 @@ export async function targetDetail(db: Db, key: string, scope: WorkflowScope) {
     audit: audit.map((a) => ({ ...a, id: String(a.id) })),
   };
 }
+
+/** A planned target nobody has claimed yet: its key is only in a plan. The page offers what may be
+ *  decided on it (S5: revoke before a replay, when its plan is approved). null when the key is in no
+ *  plan of a run the viewer may see (Z1). */
+export async function plannedTarget(db: Db, key: string, scope: WorkflowScope) {
+  const [row] = await db.$queryRaw<
+    {
+      target: string;
+      tool: string;
+      action: string;
+      record_id: string;
+      run_id: string;
+      workflow: string;
+      trigger_id: string;
+      plan_status: string;
+    }[]
+  >`
+    SELECT pi.target, pi.tool, pi.action, pi.record_id, pi.run_id, r.workflow, e.trigger_id, p.status::text AS plan_status
+      FROM plan_item pi JOIN plan p ON p.id = pi.plan_id JOIN run r ON r.id = pi.run_id JOIN event e ON e.id = r.event_id
+     WHERE pi.key = ${key}
+     ORDER BY (p.status = 'approved') DESC, pi.id DESC LIMIT 1`;
+  if (!row || !inScope(scope, row.workflow)) return null;
+  return {
+    key,
+    target: row.target,
+    tool: row.tool,
+    action: row.action,
+    recordId: row.record_id,
+    runId: row.run_id,
+    workflow: row.workflow,
+    triggerId: row.trigger_id,
+    planApproved: row.plan_status === 'approved',
+  };
+}

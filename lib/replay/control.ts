@@ -8,6 +8,7 @@ import { env } from '../env.ts';
 import { conflict, notFound } from '../ledger/index.ts';
 import { StaleDecision } from '../ledger/seen.ts';
 import { parseInput } from '../ledger/validate.ts';
+import { exactlyOnce } from './set.ts';
 import { enqueueRemaining, sharedJobSender, type JobSender } from './jobs.ts';
 import { assertOperator, type ReplayControlAction, type ReplayCtx } from './request.ts';
 import { optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
@@ -94,6 +95,8 @@ async function move(
       before: replay.status,
       after: to,
       reason,
+      // A cancelled replay's report keeps the run's figure at its end (as a completion records it).
+      detail: to === 'cancelled' ? { exactlyOnceAfter: await exactlyOnce(tx, replay.runId) } : undefined,
       request: ctx.request,
     });
     return { replayId, runId: replay.runId, status: to, previous: replay.status as ReplayStatus };

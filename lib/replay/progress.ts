@@ -106,9 +106,19 @@ export interface ReplayReportItem {
   stateNow: string | null;
 }
 
+type ExactlyOnceFigure = { exactlyOnce: number; approved: number; ratio: number };
+
 export interface ReplayReport extends ReplayProgress {
-  exactlyOnceBefore: { exactlyOnce: number; approved: number; ratio: number } | null;
-  exactlyOnceAfter: { exactlyOnce: number; approved: number; ratio: number };
+  /** The people the replay names, by email (ids stay in requestedById / approvedById). */
+  requestedBy: string | null;
+  approvedBy: string | null;
+  exactlyOnceBefore: ExactlyOnceFigure | null;
+  /** A finished replay: the run's figure at its end, as recorded then; it never changes afterwards
+   *  (null for a replay cancelled before the figure was recorded). Unfinished: the figure so far. */
+  exactlyOnceAfter: ExactlyOnceFigure | null;
+  /** A finished replay whose run moved since it ended (a resolution, a revoke): the figure now, shown
+   *  as its own "since then" line. null when unfinished or unchanged. */
+  sinceThen: (ExactlyOnceFigure & { asOf: Date }) | null;
   /** Skip reasons with their counts ("changed after confirmation", "lost the claim", ...). */
   skippedBecause: { reason: string; count: number }[];
   items: ReplayReportItem[];
@@ -119,12 +129,39 @@ export async function getReplayReport(ctx: { db: DbOrTx }, raw: unknown): Promis
   const input = parseInput(replayReportInput, raw);
   const progress = await getReplayProgress(ctx, { replayId: input.replayId });
   const { db } = ctx;
-  const requested = await db.auditEntry.findFirst({
-    where: { subjectType: 'replay', subjectId: input.replayId, action: 'replay.request', outcome: 'ok' },
-    select: { detail: true },
+  // The figures recorded on the trail: before (with the request) and at the end (with the completion
+  // or the cancellation), so a finished report reads the same however often it is opened.
+  const entries = await db.auditEntry.findMany({
+    where: {
+      // On the run's chain (indexed by chain), as every replay decision is.
+      chain: `run:${progress.runId}`,
+      subjectType: 'replay',
+      subjectId: input.replayId,
+      action: { in: ['replay.request', 'replay.complete', 'replay.cancel'] },
+      outcome: 'ok',
+    },
+    select: { action: true, detail: true },
+    orderBy: { id: 'asc' },
   });
-  const before =
-    (requested?.detail as { exactlyOnceBefore?: ReplayReport['exactlyOnceBefore'] } | null)?.exactlyOnceBefore ?? null;
+  const figure = (action: string, field: 'exactlyOnceBefore' | 'exactlyOnceAfter') =>
+    (entries.find((e) => e.action === action)?.detail as Record<string, ExactlyOnceFigure | undefined> | null)?.[
+      field
+    ] ?? null;
+  const before = figure('replay.request', 'exactlyOnceBefore');
+  const finished = progress.status === 'completed' || progress.status === 'cancelled';
+  const now = await exactlyOnce(db, progress.runId);
+  const atEnd = finished
+    ? progress.status === 'completed'
+      ? figure('replay.complete', 'exactlyOnceAfter')
+      : figure('replay.cancel', 'exactlyOnceAfter')
+    : now;
+  const moved =
+    finished && atEnd !== null && (atEnd.exactlyOnce !== now.exactlyOnce || atEnd.approved !== now.approved);
+  const people = await db.user.findMany({
+    where: { id: { in: [progress.requestedById, progress.approvedById].filter((x): x is string => Boolean(x)) } },
+    select: { id: true, email: true },
+  });
+  const email = (id: string | null) => (id ? (people.find((p) => p.id === id)?.email ?? null) : null);
   const skipped = await db.$queryRaw<{ reason: string; n: bigint }[]>`
     SELECT split_part(split_part(note, ':', 1), ' (', 1) AS reason, count(*) AS n FROM replay_item
      WHERE replay_id = ${input.replayId}::uuid AND outcome = 'skipped' GROUP BY 1 ORDER BY 2 DESC`;
@@ -163,8 +200,11 @@ export async function getReplayReport(ctx: { db: DbOrTx }, raw: unknown): Promis
   }));
   return {
     ...progress,
+    requestedBy: email(progress.requestedById),
+    approvedBy: email(progress.approvedById),
     exactlyOnceBefore: before,
-    exactlyOnceAfter: await exactlyOnce(db, progress.runId),
+    exactlyOnceAfter: atEnd,
+    sinceThen: moved ? { ...now, asOf: new Date() } : null,
     skippedBecause: skipped.map((s) => ({ reason: s.reason, count: Number(s.n) })),
     items,
     nextCursor: items.length === input.limit ? items[items.length - 1]!.itemId : null,

@@ -57,7 +57,7 @@ test('Z8: operator A revokes a target support B resolved while A had the dialog 
     await theirs.getByLabel('Email').fill(USERS.support);
     await theirs.getByLabel('Password').fill(PASSWORD);
     await theirs.getByRole('button', { name: 'Sign in' }).click();
-    await expect(theirs).toHaveURL(/\/runs/);
+    await expect(theirs).toHaveURL(/\/support/);
     await theirs.goto(targetUrl);
     await theirs.getByTestId('resolve-sent').click();
     const resolve = theirs.getByRole('dialog').filter({ hasText: 'Resolve as sent' });

@@ -12,7 +12,8 @@ test('Z4: after Sign out, a saved copy of the session cookie is refused (pages g
   await page.getByLabel('Email').fill(USERS.support);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(/\/runs/);
+  // Support lands on its queue.
+  await expect(page).toHaveURL(/\/support/);
   await expect(page.getByTestId('current-user')).toHaveText(USERS.support);
 
   const saved = (await page.context().cookies()).find((c) => c.name === 'next-auth.session-token');

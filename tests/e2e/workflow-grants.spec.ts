@@ -74,7 +74,8 @@ async function signIn(page: Page, email: string) {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(/\/runs/);
+  // Support lands on its queue, every other role on the runs.
+  await expect(page).toHaveURL(/\/(runs|support)/);
   await expect(page.getByTestId('current-user')).toHaveText(email);
 }
 

@@ -32,6 +32,7 @@ export function CreateUser() {
           required: true,
           hint: 'At least 12 characters.',
         },
+        { name: 'reason', label: 'Reason', type: 'textarea', required: true, hint: 'Why this person needs access.' },
       ]}
       submitLabel="Create user"
       action={createUserAction}

@@ -19,6 +19,8 @@ export function EffectActions({
   canBump,
   canResolve,
   refreshBehind = true,
+  onOpenChange,
+  gone = false,
 }: {
   effectKey: string;
   target: string;
@@ -33,7 +35,18 @@ export function EffectActions({
   /** False where a decision removes the row that holds the dialog (the support queue): the page
    *  then refreshes when the dialog closes, after the person has read the outcome. */
   refreshBehind?: boolean;
+  /** Told when one of the dialogs opens or closes (the support queue keeps that row on screen). */
+  onOpenChange?: (open: boolean) => void;
+  /** The row left the page's list while a dialog was open: someone else changed the target. */
+  gone?: boolean;
 }) {
+  const notice = gone ? (
+    <span data-testid="changed-while-looking">
+      This target changed while you were looking: someone else decided it since this page showed it. Deciding now is
+      refused and shows what changed, by whom and when.
+    </span>
+  ) : undefined;
+  const common = { onOpenChange, notice };
   const preview = (to: string) => (
     <div className="space-y-1">
       <div className="font-medium">{target}</div>
@@ -46,7 +59,8 @@ export function EffectActions({
   const seen = seenEffect({ epoch, state, changedAt });
   // The bulk actions take versions per key; a stale refusal reports the one key's new version.
   const perKey = (facts: StaleFacts) => ({ seen: { [effectKey]: facts.retry.seen } });
-  const revocable = (REVOCABLE_STATES as readonly string[]).includes(state);
+  // 'none': a planned target nobody claimed; the caller offers it only on an approved plan (S5).
+  const revocable = state === 'none' || (REVOCABLE_STATES as readonly string[]).includes(state);
   const bumpable = (BUMPABLE_STATES as readonly string[]).includes(state);
   const available = (applies: boolean) => (refreshBehind ? applies : applies ? undefined : false);
   return (
@@ -54,6 +68,7 @@ export function EffectActions({
       {canResolve && (
         <>
           <ActionDialog
+            {...common}
             trigger="Resolve: sent"
             triggerVariant="primary"
             testId="resolve-sent"
@@ -72,6 +87,7 @@ export function EffectActions({
             available={available(state === 'unknown')}
           />
           <ActionDialog
+            {...common}
             trigger="Resolve: not sent"
             testId="resolve-not-sent"
             title="Resolve as not sent"
@@ -88,6 +104,7 @@ export function EffectActions({
       )}
       {canRevoke && (
         <ActionDialog
+          {...common}
           trigger="Revoke"
           triggerVariant="danger"
           testId="revoke"
@@ -106,6 +123,7 @@ export function EffectActions({
       )}
       {canBump && (
         <ActionDialog
+          {...common}
           trigger="Bump epoch"
           testId="bump"
           title="Bump the epoch"

@@ -4,6 +4,7 @@
 import { Link } from '@/components/ui/link.tsx';
 import { createColumnHelper, rowSelectionFeature, rowSortingFeature, tableFeatures } from '@tanstack/react-table';
 import { StateBadge } from '@/components/ui/badge.tsx';
+import { Time } from '@/components/time.tsx';
 import type { RunTableRow } from '@/lib/read-models/run-detail.ts';
 import type { Wire } from '@/lib/wire.ts';
 
@@ -84,7 +85,7 @@ export const columns = helper.columns([
     enableSorting: false,
     cell: (c) => (
       <span className="text-xs tabular-nums text-zinc-600">
-        {c.getValue() ? c.getValue()!.replace('T', ' ').slice(0, 19) : '—'}
+        <Time value={c.getValue()} />
       </span>
     ),
   }),

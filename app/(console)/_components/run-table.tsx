@@ -25,21 +25,30 @@ export function RunTable({
   next,
   canRevoke,
   canBump,
+  planApproved,
 }: {
   rows: Row[];
   next: string | null;
   canRevoke: boolean;
   canBump: boolean;
+  /** The plan is approved: a target nobody claimed yet may be revoked before a replay (S5). */
+  planApproved: boolean;
 }) {
   const router = useRouter();
   const pathname = usePathname();
   const params = useSearchParams();
   const [selection, setSelection] = useState<RowSelectionState>({});
-  // New rows from the server (after a decision, or another page): start with nothing selected.
+  // New rows from the server (a live change, a decision): a checked row stays checked only while it
+  // is unchanged; one that moved (or left the page) is unchecked, so no decision goes out on it unseen.
   const [rowsShown, setRowsShown] = useState(rows);
   if (rowsShown !== rows) {
+    const before = new Map(rowsShown.map((r) => [r.key, r]));
+    const same = (r: Row) => {
+      const was = before.get(r.key);
+      return was !== undefined && was.state === r.state && was.epoch === r.epoch && was.changedAt === r.changedAt;
+    };
     setRowsShown(rows);
-    setSelection({});
+    setSelection((old) => Object.fromEntries(rows.filter((r) => old[r.key] && same(r)).map((r) => [r.key, true])));
   }
   const sort = params.get('sort') === '-target' ? '-target' : 'target';
   const sorting: SortingState = [{ id: 'target', desc: sort === '-target' }];
@@ -56,13 +65,19 @@ export function RunTable({
     router.push(`${pathname}?${p.toString()}`);
   };
 
+  // A row is selectable only for a decision this person may take on it; without any, no checkboxes.
+  const isRevocable = (r: Row) =>
+    r.state === null ? r.inPlan && planApproved : (REVOCABLE_STATES as readonly string[]).includes(r.state);
+  const isBumpable = (r: Row) => (BUMPABLE_STATES as readonly string[]).includes(r.state ?? '');
+  const actionable = (r: Row) => (canRevoke && isRevocable(r)) || (canBump && isBumpable(r));
+  const selectable = canRevoke || canBump;
   const table = useTable({
     features,
-    columns,
+    columns: selectable ? columns : columns.filter((c) => c.id !== 'select'),
     data: rows,
     getRowId: (r) => r.key,
     manualSorting: true,
-    enableRowSelection: (row) => row.original.state !== null,
+    enableRowSelection: (row) => actionable(row.original),
     state: { sorting, rowSelection: selection },
     onSortingChange: (updater) => {
       const nextSort = typeof updater === 'function' ? updater(sorting) : updater;
@@ -79,8 +94,8 @@ export function RunTable({
   const previewText = Object.entries(byState)
     .map(([s, n]) => `${n} ${STATE_STYLE[s]?.label ?? s}`)
     .join(', ');
-  const revocable = selected.filter((r) => (REVOCABLE_STATES as readonly string[]).includes(r.state ?? ''));
-  const bumpable = selected.filter((r) => (BUMPABLE_STATES as readonly string[]).includes(r.state ?? ''));
+  const revocable = selected.filter(isRevocable);
+  const bumpable = selected.filter(isBumpable);
   // Z8: each key goes with the version this table showed; a key that moved since is refused, not acted on.
   const seenOf = (rows: Row[]) => Object.fromEntries(rows.map((r) => [r.key, seenEffect(r)]));
 
@@ -105,7 +120,9 @@ export function RunTable({
           </button>
         ))}
       </div>
+      {/* Keyed by the address's filter: after Back the inputs show the filter of the rows shown. */}
       <form
+        key={`${view}|${params.get('q') ?? ''}|${params.get('state') ?? ''}`}
         className="mb-3 flex flex-wrap items-end gap-3"
         role="search"
         aria-label="Filter targets"
@@ -288,7 +305,8 @@ function PreviewList({ rows, skipped, to }: { rows: Row[]; skipped: number; to: 
           <li key={r.key} className="flex items-center justify-between gap-2">
             <span className="truncate">{r.target}</span>
             <span className="flex items-center gap-1">
-              epoch {r.epoch} <StateBadge state={r.state} /> {r.changedBy ? `by ${r.changedBy}` : ''}
+              {r.epoch === null ? 'not claimed yet' : `epoch ${r.epoch}`} <StateBadge state={r.state} />{' '}
+              {r.changedBy ? `by ${r.changedBy}` : ''}
             </span>
           </li>
         ))}

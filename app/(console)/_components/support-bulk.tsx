@@ -10,24 +10,29 @@ export const BULK_FORM_ID = 'support-bulk';
 
 interface Checked {
   keys: string[];
+  /** The recipients of the checked rows, for the dialog's list. */
+  targets: string[];
   /** Z8: each key's version as its row showed it (the checkbox's data-seen). */
   seen: Record<string, SeenEffectVersion>;
 }
 
 function checkedRows(): Checked {
-  const checked: Checked = { keys: [], seen: {} };
+  const checked: Checked = { keys: [], targets: [], seen: {} };
   const form = document.getElementById(BULK_FORM_ID);
   if (!(form instanceof HTMLFormElement)) return checked;
   for (const el of form.elements) {
     if (!(el instanceof HTMLInputElement) || el.name !== 'key' || !el.checked) continue;
     checked.keys.push(el.value);
+    checked.targets.push(el.dataset.target ?? el.value);
     if (el.dataset.seen) checked.seen[el.value] = JSON.parse(el.dataset.seen) as SeenEffectVersion;
   }
   return checked;
 }
 
 export function SupportBulkResolve({ onPage }: { onPage: number }) {
-  const [{ keys, seen }, setChecked] = useState<Checked>({ keys: [], seen: {} });
+  const [{ keys, targets, seen }, setChecked] = useState<Checked>({ keys: [], targets: [], seen: {} });
+  // Mounted even with nothing left to resolve on the page, so an open dialog keeps its outcome.
+  const [open, setOpen] = useState(false);
   useEffect(() => {
     const read = () => setChecked(checkedRows());
     // A checkbox changed, or the page's rows were replaced after a decision.
@@ -40,12 +45,21 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
     };
   }, []);
   const n = keys.length;
+  const list = (
+    <ul className="max-h-40 space-y-0.5 overflow-y-auto text-xs" data-testid="bulk-targets">
+      {targets.map((t, i) => (
+        <li key={keys[i]}>{t}</li>
+      ))}
+    </ul>
+  );
+  const common = { onOpenChange: setOpen, preview: list };
   const summary = (r: { resolved: number; failed: unknown[] }) =>
     `${r.resolved} resolved${r.failed.length ? `, ${r.failed.length} refused (changed since this page showed them)` : ''}.`;
   return (
     <div
       role="group"
       aria-label="Resolve the selected unknowns"
+      hidden={onPage === 0 && !open}
       className="mb-3 flex flex-wrap items-center gap-2 rounded-md border border-zinc-200 bg-zinc-50 px-3 py-2 text-sm"
     >
       {/* Empty: the row checkboxes join it with form="support-bulk" (a dialog's form cannot nest in it). */}
@@ -69,6 +83,7 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
         </span>
       </label>
       <ActionDialog
+        {...common}
         trigger={`Resolve ${n} as not sent`}
         disabled={n === 0}
         title={`Resolve ${n} unknown(s) as not sent`}
@@ -81,6 +96,7 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
         testId="bulk-not-sent"
       />
       <ActionDialog
+        {...common}
         trigger={`Resolve ${n} as sent`}
         disabled={n === 0}
         title={`Resolve ${n} unknown(s) as sent`}

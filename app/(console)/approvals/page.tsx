@@ -4,7 +4,8 @@ import { requireViewer } from '@/lib/auth/page.ts';
 import { canOnEach } from '@/lib/auth/grants.ts';
 import { approvalExpiryText } from '@/lib/approvals/expiry.ts';
 import { approvalsPage } from '@/lib/read-models/admin.ts';
-import { ApprovalActions } from '@/app/(console)/_components/approval-actions.tsx';
+import { ApprovalActions, ApprovalItems } from '@/app/(console)/_components/approval-actions.tsx';
+import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
@@ -21,6 +22,7 @@ export default async function ApprovalsPage() {
   return (
     <>
       <PageHeader title="Four-eyes approvals" description={approvalExpiryText()} />
+      <LiveRefresh topics={['approval']} />
       <Card>
         {rows.length === 0 ? (
           <EmptyState title="No requests">
@@ -47,8 +49,8 @@ export default async function ApprovalsPage() {
                         <b>Epoch bump of {r.count} key(s)</b>
                       )}
                       {r.runId && (
-                        <Link href={`/runs/${r.runId}`} className="mono text-xs text-blue-700 underline">
-                          run {r.runId.slice(0, 8)}
+                        <Link href={`/runs/${r.runId}`} className="text-xs text-blue-700 underline">
+                          run {r.runName ?? r.runId.slice(0, 8)}
                         </Link>
                       )}
                     </div>
@@ -81,18 +83,11 @@ export default async function ApprovalsPage() {
                       </div>
                     )}
                     {r.kind !== 'replay' && (
-                      <details className="mt-1 text-xs">
-                        <summary className="cursor-pointer text-zinc-600">Keys in this set</summary>
-                        <ul className="mono mt-1 max-h-40 overflow-y-auto">
-                          {r.items.map((i) => (
-                            <li key={i.key}>
-                              <Link className="underline" href={`/target?key=${encodeURIComponent(i.key)}`}>
-                                {i.key.slice(0, 80)}
-                              </Link>{' '}
-                              @ epoch {i.epoch}
-                            </li>
-                          ))}
-                        </ul>
+                      <details className="mt-1 text-xs" open={r.status === 'open'}>
+                        <summary className="cursor-pointer text-zinc-600">Targets in this set ({r.count})</summary>
+                        <div className="mt-1">
+                          <ApprovalItems items={r.items} count={r.count} />
+                        </div>
                       </details>
                     )}
                   </div>
@@ -103,6 +98,7 @@ export default async function ApprovalsPage() {
                       count={r.count}
                       own={r.requestedById === user.id}
                       status={r.status}
+                      items={r.items}
                     />
                   )}
                 </div>

@@ -39,7 +39,9 @@ export function AuditBody({ view, sp }: { view: Wire<AuditPage>; sp: SP }) {
         }
       />
       <Card className="mb-4">
+        {/* Keyed by the filter applied: after Back or Clear the inputs show the address's filter. */}
         <form
+          key={JSON.stringify(filter)}
           method="get"
           role="search"
           aria-label="Filter the audit trail"
@@ -48,8 +50,8 @@ export function AuditBody({ view, sp }: { view: Wire<AuditPage>; sp: SP }) {
           {[
             ['actor', 'Actor (email or id)', 'text'],
             ['action', 'Action (any part of the name)', 'text'],
-            ['run', 'Run id', 'text'],
-            ['target', 'Target', 'text'],
+            ['run', 'Run id (or its first 8 characters)', 'text'],
+            ['target', 'Target (recipient or key)', 'text'],
             ['from', 'From', 'datetime-local'],
             ['to', 'To', 'datetime-local'],
           ].map(([name, label, type]) => (

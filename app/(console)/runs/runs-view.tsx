@@ -9,6 +9,7 @@ import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
 import { Time } from '@/components/time.tsx';
 import { withParams, type SP } from '@/components/search-params.ts';
 import { PageView } from '@/components/views/page-view.tsx';
+import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { SHOWN_RUN_STATUS_TONE, type ShownRunStatus } from '@/lib/read-models/run-status.ts';
 import type { RunsPage } from '@/lib/read-models/views/runs-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
@@ -19,13 +20,14 @@ export function RunsView() {
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */
 export function RunsBody({ view, sp }: { view: Wire<RunsPage>; sp: SP }) {
-  const { filter, filtered, rows, next, workflows } = view;
+  const { filter, problem, filtered, rows, next, workflows } = view;
   return (
     <>
       <PageHeader
         title="Runs"
         description="Every agent run with its plan, the state of each approved target, and the exactly-once figure: approved targets with exactly one done effect / approved targets (P4)."
       />
+      <LiveRefresh topics={['run', 'plan', 'effect', 'replay']} />
       <Card>
         {/* Submitted with GET, the filters land in the address the shell reads. The body stays mounted
             across views, so the form is keyed by the filters applied: its defaults follow a new
@@ -38,8 +40,8 @@ export function RunsBody({ view, sp }: { view: Wire<RunsPage>; sp: SP }) {
           aria-label="Filter runs"
         >
           <label className="col-span-2 text-xs font-medium text-zinc-700">
-            Event id
-            <input name="q" defaultValue={filter.q} placeholder="evt_…" className={`${inputClass} mt-1`} />
+            Event or run id
+            <input name="q" defaultValue={filter.q} placeholder="evt_… or 3f2a9c1e" className={`${inputClass} mt-1`} />
           </label>
           <label className="text-xs font-medium text-zinc-700">
             Workflow
@@ -69,8 +71,24 @@ export function RunsBody({ view, sp }: { view: Wire<RunsPage>; sp: SP }) {
           </label>
           <label className="text-xs font-medium text-zinc-700">
             To (exclusive)
-            <input type="date" name="to" defaultValue={filter.to} className={`${inputClass} mt-1`} />
+            <input
+              type="date"
+              name="to"
+              defaultValue={filter.to}
+              aria-invalid={problem ? true : undefined}
+              aria-describedby={problem ? 'runs-filter-problem' : undefined}
+              className={`${inputClass} mt-1`}
+            />
           </label>
+          {problem && (
+            <p
+              id="runs-filter-problem"
+              role="alert"
+              className="col-span-2 rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 md:col-span-6"
+            >
+              {problem.message}
+            </p>
+          )}
           <div className="col-span-2 flex gap-2 md:col-span-6">
             <button type="submit" className={linkButton('primary', 'sm')}>
               Apply filters
@@ -83,10 +101,14 @@ export function RunsBody({ view, sp }: { view: Wire<RunsPage>; sp: SP }) {
           </div>
         </form>
         {rows.length === 0 ? (
-          <EmptyState title={filtered ? 'No run matches these filters' : 'No runs yet'}>
-            {filtered
-              ? 'Clear a filter or widen the time range.'
-              : 'Runs appear here as soon as an agent runtime creates one through the API (POST /api/v1/runs).'}
+          <EmptyState
+            title={problem ? 'The date range is inverted' : filtered ? 'No run matches these filters' : 'No runs yet'}
+          >
+            {problem
+              ? 'Swap "From" and "To".'
+              : filtered
+                ? 'Clear a filter or widen the time range.'
+                : 'Runs appear here as soon as an agent runtime creates one through the API (POST /api/v1/runs).'}
           </EmptyState>
         ) : (
           <div className="relative overflow-x-auto">

@@ -40,11 +40,11 @@ export function SupportBody({ view, sp }: { view: Wire<SupportPage>; sp: SP }) {
           className="mb-4 grid gap-3 sm:grid-cols-4"
         >
           <label className="text-xs font-medium text-zinc-700">
-            Run id
+            Run id (or its first 8 characters)
             <input name="run" defaultValue={filter.runId} className={`${inputClass} mt-1`} />
           </label>
           <label className="text-xs font-medium text-zinc-700">
-            Workflow
+            Workflow (start of its name)
             <input name="workflow" defaultValue={filter.workflow} className={`${inputClass} mt-1`} />
           </label>
           <label className="text-xs font-medium text-zinc-700">
@@ -62,7 +62,9 @@ export function SupportBody({ view, sp }: { view: Wire<SupportPage>; sp: SP }) {
             )}
           </div>
         </form>
-        {resolvable > 0 && <SupportBulkResolve onPage={resolvable} />}
+        {/* The bulk bar and the list stay mounted when the page empties: a dialog open on them keeps
+            its row, its text and its outcome (unknown-list.tsx). */}
+        <SupportBulkResolve onPage={resolvable} />
         {rows.length === 0 && filtered ? (
           <EmptyState title="No unknown matches these filters">Clear a filter to see the whole queue.</EmptyState>
         ) : rows.length === 0 ? (
@@ -70,9 +72,8 @@ export function SupportBody({ view, sp }: { view: Wire<SupportPage>; sp: SP }) {
             No key is in the unknown state. Keys land here when a call ends ambiguously or a lease expires without a
             receipt.
           </EmptyState>
-        ) : (
-          <UnknownList rows={rows} />
-        )}
+        ) : null}
+        <UnknownList rows={rows} />
         <div className="mt-3 flex flex-wrap items-center justify-between gap-2">
           {cursor ? (
             <Link href={withParams('/support', sp, { cursor: undefined })} className={linkButton('secondary', 'sm')}>

@@ -3,6 +3,7 @@
 // as its HTML and again as React payload of every element (docs/BENCHMARKS.md, operator pages). Each
 // row's checkbox belongs to the bulk bar's form through its `form` attribute (support-bulk.tsx). The
 // rows come from the support view as JSON: their times are ISO strings (Time and seenEffect take them).
+import { useEffect, useRef, useState } from 'react';
 import { Link } from '@/components/ui/link.tsx';
 import type { SupportRow } from '@/lib/read-models/views/support-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
@@ -16,22 +17,54 @@ import { seenEffect } from '@/lib/ledger/seen-version.ts';
 export type UnknownListRow = Wire<SupportRow>;
 
 export function UnknownList({ rows }: { rows: UnknownListRow[] }) {
+  // Rows whose dialog is open stay on screen as they were shown, even when a live refresh drops them
+  // (someone else resolved the key): the dialog, its typed text and its outcome stay with the person.
+  const [held, setHeld] = useState<Record<string, UnknownListRow>>({});
+  // The row the focus was last in: when that row leaves the list (resolved here or elsewhere) the
+  // focus would drop to the page's body; it goes to the row now in its place, else the heading.
+  const lastFocused = useRef<number | null>(null);
+  const listRef = useRef<HTMLUListElement>(null);
+  const shown = withHeld(rows, held);
+  useEffect(() => {
+    const index = lastFocused.current;
+    if (index === null || (document.activeElement && document.activeElement !== document.body)) return;
+    lastFocused.current = null;
+    const links = listRef.current?.querySelectorAll<HTMLElement>('[data-testid="unknown-row"] a[href]');
+    (links?.[Math.min(index, links.length - 1)] ?? document.querySelector<HTMLElement>('main h1'))?.focus();
+  });
+  const onOpenChange = (row: UnknownListRow) => (open: boolean) => {
+    if (open) setHeld((h) => ({ ...h, [row.key]: row }));
+    else setHeld(({ [row.key]: _released, ...rest }) => rest);
+  };
   return (
-    <ul className="divide-y divide-zinc-100">
-      {rows.map((r) => (
+    <ul
+      className="divide-y divide-zinc-100"
+      ref={listRef}
+      onFocus={(e) => {
+        const row = (e.target as HTMLElement).closest('[data-testid="unknown-row"]');
+        if (row?.parentElement) lastFocused.current = [...row.parentElement.children].indexOf(row);
+      }}
+      onBlur={(e) => {
+        // Focus moved on to something else on the page: nothing to put back.
+        if (e.relatedTarget && !listRef.current?.contains(e.relatedTarget)) lastFocused.current = null;
+      }}
+    >
+      {shown.map(({ row: r, gone }) => (
         <li
           key={r.key}
           className="flex flex-wrap items-start justify-between gap-3 py-3"
           data-testid="unknown-row"
           data-workflow={r.workflow}
+          data-gone={gone || undefined}
         >
           <div className="flex min-w-0 items-start gap-2 text-sm">
-            {r.canResolve && (
+            {r.canResolve && !gone && (
               <input
                 type="checkbox"
                 name="key"
                 value={r.key}
                 data-seen={JSON.stringify(seenEffect({ epoch: r.epoch, state: 'unknown', changedAt: r.since }))}
+                data-target={r.target}
                 form={BULK_FORM_ID}
                 aria-label={`Select ${r.target}`}
                 className="mt-1 h-4 w-4 shrink-0"
@@ -75,9 +108,27 @@ export function UnknownList({ rows }: { rows: UnknownListRow[] }) {
             canRevoke={false}
             canBump={false}
             refreshBehind={false}
+            onOpenChange={onOpenChange(r)}
+            gone={gone}
           />
         </li>
       ))}
     </ul>
   );
+}
+
+/** The view's rows with the held ones that left it, each where it was (next to its old neighbour). */
+function withHeld(
+  rows: UnknownListRow[],
+  held: Record<string, UnknownListRow>,
+): { row: UnknownListRow; gone: boolean }[] {
+  const out = rows.map((row) => ({ row, gone: false }));
+  const inView = new Set(rows.map((r) => r.key));
+  for (const row of Object.values(held)) {
+    if (inView.has(row.key)) continue;
+    // Oldest first, as the queue: the held row goes before the first row that became unknown later.
+    const at = out.findIndex((o) => o.row.since > row.since);
+    out.splice(at === -1 ? out.length : at, 0, { row, gone: true });
+  }
+  return out;
 }

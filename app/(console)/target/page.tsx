@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { Link } from '@/components/ui/link.tsx';
 import { requireViewer } from '@/lib/auth/page.ts';
 import { canOn } from '@/lib/auth/grants.ts';
-import { targetDetail } from '@/lib/read-models/target.ts';
+import { plannedTarget, targetDetail } from '@/lib/read-models/target.ts';
 import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { StateBadge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
@@ -16,6 +16,14 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
   const key = one(sp, 'key');
   const detail = key ? await targetDetail(db, key, scope) : null;
   if (!detail) {
+    const planned = key ? await plannedTarget(db, key, scope) : null;
+    if (planned)
+      return (
+        <PlannedTarget
+          planned={planned}
+          canRevoke={planned.planApproved && canOn(user.grants, 'effect.revoke', planned.workflow)}
+        />
+      );
     return (
       <>
         <PageHeader title="Target" />
@@ -34,8 +42,8 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
         description={
           <span>
             {head.tool} · {head.action} · record <span className="mono">{head.recordId}</span> · run{' '}
-            <Link className="mono text-blue-700 underline" href={`/runs/${head.runId}`}>
-              {head.runId.slice(0, 8)}
+            <Link className="text-blue-700 underline" href={`/runs/${head.runId}`}>
+              {detail.workflow} · {head.triggerId}
             </Link>
           </span>
         }
@@ -53,7 +61,7 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
           />
         }
       />
-      <Card className="mb-4" title="Current">
+      <Card className="mb-4 min-w-0" title="Current">
         <div className="flex flex-wrap items-center gap-4 text-sm">
           <span data-testid="current-state">
             <StateBadge state={head.state} />
@@ -70,14 +78,14 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
       {detail.epochs.map((e) => (
         <Card
           key={e.id}
-          className="mb-4"
+          className="mb-4 min-w-0"
           title={
             <span className="flex items-center gap-2">
               Epoch {e.epoch} <StateBadge state={e.state} />
             </span>
           }
           description={
-            <span>
+            <span className="break-all">
               idempotency key <span className="mono">{e.idempotencyKey}</span>
               {e.receipt ? (
                 <>
@@ -91,7 +99,11 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
           <h3 className="mb-2 text-xs font-semibold uppercase tracking-wide text-zinc-500">Transitions</h3>
           <ol className="mb-4 space-y-2">
             {e.transitions.map((t) => (
-              <li key={t.id} className="rounded-md border border-zinc-100 px-3 py-2 text-sm" data-testid="transition">
+              <li
+                key={t.id}
+                className="min-w-0 rounded-md border border-zinc-100 px-3 py-2 text-sm"
+                data-testid="transition"
+              >
                 <div className="flex flex-wrap items-center gap-2">
                   {t.from ? (
                     <StateBadge state={t.from} />
@@ -127,7 +139,11 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
             <p className="text-sm text-zinc-500">No provider call at this epoch.</p>
           ) : (
             e.attempts.map((a) => (
-              <details key={a.id} className="mb-2 rounded-md border border-zinc-200" open={e.attempts.length === 1}>
+              <details
+                key={a.id}
+                className="mb-2 min-w-0 rounded-md border border-zinc-200"
+                open={e.attempts.length === 1}
+              >
                 <summary className="cursor-pointer px-3 py-2 text-sm">
                   Attempt <span className="mono text-xs">{a.id.slice(0, 8)}</span> · started{' '}
                   <Time value={a.startedAt} /> ·{' '}
@@ -140,7 +156,7 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
                   )}
                 </summary>
                 {a.status !== null && (
-                  <div className="grid gap-3 border-t border-zinc-100 p-3 lg:grid-cols-2">
+                  <div className="grid gap-3 border-t border-zinc-100 p-3 lg:grid-cols-2 [&>div]:min-w-0">
                     <div>
                       <h4 className="mb-1 text-xs font-medium text-zinc-500">Pretty</h4>
                       <pre className="max-h-80 overflow-auto rounded bg-zinc-900 p-2 text-xs text-zinc-100">
@@ -177,6 +193,58 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
             ))}
           </ul>
         )}
+      </Card>
+    </>
+  );
+}
+
+/** A target in a plan that nobody has claimed: nothing was sent, and an operator may keep it out of
+ *  every replay by revoking it now (S5). */
+function PlannedTarget({
+  planned,
+  canRevoke,
+}: {
+  planned: NonNullable<Awaited<ReturnType<typeof plannedTarget>>>;
+  canRevoke: boolean;
+}) {
+  return (
+    <>
+      <PageHeader
+        title={planned.target}
+        description={
+          <span>
+            {planned.tool} · {planned.action} · record <span className="mono">{planned.recordId}</span> · run{' '}
+            <Link className="text-blue-700 underline" href={`/runs/${planned.runId}`}>
+              {planned.workflow} · {planned.triggerId}
+            </Link>
+          </span>
+        }
+        actions={
+          <EffectActions
+            effectKey={planned.key}
+            target={planned.target}
+            state="none"
+            epoch={1}
+            changedBy="nobody yet"
+            changedAt={null}
+            canRevoke={canRevoke}
+            canBump={false}
+            canResolve={false}
+          />
+        }
+      />
+      <Card className="mb-4 min-w-0" title="Current">
+        <div className="flex flex-wrap items-center gap-4 text-sm">
+          <span data-testid="current-state">
+            <StateBadge state={null} />
+          </span>
+          <span>
+            {planned.planApproved
+              ? 'Approved in the plan, never claimed: nothing was sent to it.'
+              : 'In a plan that is not approved yet: nothing was sent to it.'}
+          </span>
+        </div>
+        <p className="mono mt-2 break-all text-xs text-zinc-500">key {planned.key}</p>
       </Card>
     </>
   );

@@ -1,4 +1,5 @@
 'use client';
+import { fieldMessage } from '@/components/field-message.ts';
 import { Link } from '@/components/ui/link.tsx';
 import { signOut } from 'next-auth/react';
 import { useState } from 'react';
@@ -32,7 +33,9 @@ export function ChangePasswordForm({ required }: { required: boolean }) {
     setError({ field: result.field, message: result.error });
   }
   const fieldError = (name: string) =>
-    error && (error.field === name || (!error.field && name === 'confirmPassword')) ? error.message : null;
+    error && (error.field === name || (!error.field && name === 'confirmPassword'))
+      ? fieldMessage(error.message, error.field)
+      : null;
   return (
     <form onSubmit={onSubmit} className="space-y-4" noValidate>
       {FIELDS.map((f) => (

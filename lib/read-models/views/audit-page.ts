@@ -14,7 +14,7 @@ import {
   type AuditRow,
 } from '@/lib/read-models/audit.ts';
 import { chainVerification, describeAge, type ChainVerificationView } from '@/lib/read-models/audit-chain.ts';
-import { subjectNames, subjectRef } from '@/lib/read-models/subject-names.ts';
+import { executorReplayId, subjectNames, subjectRef } from '@/lib/read-models/subject-names.ts';
 import type { ConsoleViewer } from './viewer.ts';
 import { one, pageSize, type SP } from './query.ts';
 
@@ -80,7 +80,7 @@ function auditRowView(r: AuditRow, names: Record<string, string>): AuditRowView 
   return {
     id: r.id,
     at: r.at,
-    actor: r.actorLabel,
+    actor: executorOf(r, names) ?? r.actorLabel,
     actorRole: r.actorRole ?? r.actorKind,
     action: r.action,
     subjectId: r.subjectId,
@@ -89,7 +89,9 @@ function auditRowView(r: AuditRow, names: Record<string, string>): AuditRowView 
         ? `/target?key=${encodeURIComponent(r.subjectId)}`
         : r.subjectType === 'run'
           ? `/runs/${r.subjectId}`
-          : null,
+          : r.subjectType === 'replay' && r.runId
+            ? `/runs/${r.runId}/replay`
+            : null,
     subjectLabel:
       r.subjectType === 'effect'
         ? r.subjectId
@@ -99,4 +101,11 @@ function auditRowView(r: AuditRow, names: Record<string, string>): AuditRowView 
     outcome: r.outcome,
     ip: r.ip ?? '',
   };
+}
+
+/** A replay's executor named by its replay ("executor of replay of receipts · evt_1"), not its id. */
+function executorOf(r: AuditRow, names: Record<string, string>): string | null {
+  const replayId = r.actorKind === 'executor' ? executorReplayId(r.actorLabel) : undefined;
+  const name = replayId ? names[subjectRef('replay', replayId)] : undefined;
+  return name ? `executor of the ${name}` : null;
 }

@@ -14,6 +14,10 @@ export interface RunPage {
   table: { rows: RunTableRow[]; next: string | null; view: RunView };
   canRevoke: boolean;
   canBump: boolean;
+  /** The plan is approved: its never-claimed targets may be revoked before a replay (S5). */
+  planApproved: boolean;
+  /** May request a forced replay (operators); others see the run's replays read-only. */
+  canReplay: boolean;
 }
 
 export async function runPage(v: ConsoleViewer, runId: string, sp: SP): Promise<RunPage | null> {
@@ -38,5 +42,7 @@ export async function runPage(v: ConsoleViewer, runId: string, sp: SP): Promise<
     table,
     canRevoke: canOn(v.user.grants, 'effect.revoke', header.workflow),
     canBump: canOn(v.user.grants, 'effect.bump.request', header.workflow),
+    planApproved: plan?.status === 'approved',
+    canReplay: canOn(v.user.grants, 'replay.request', header.workflow),
   };
 }

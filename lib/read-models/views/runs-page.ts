@@ -5,6 +5,7 @@
 import { listRuns, type RunRow, type RunsFilter } from '@/lib/read-models/runs.ts';
 import { runsWithFinishedReplay, shownRunStatus, type ShownRunStatus } from '@/lib/read-models/run-status.ts';
 import { one, type SP } from '@/lib/read-models/views/query.ts';
+import { dateRangeProblem } from '@/lib/read-models/common.ts';
 import type { ConsoleViewer } from '@/lib/read-models/views/viewer.ts';
 
 /** The runs list's filters as applied (the page size is the read model's own). */
@@ -12,6 +13,8 @@ export type RunsPageFilter = Omit<RunsFilter, 'limit'>;
 
 export interface RunsPage {
   filter: RunsPageFilter;
+  /** An inverted date range, named on its field (nothing can match it). */
+  problem: { field: 'to'; message: string } | null;
   /** A filter other than the cursor narrows the list: the empty state and the Clear link say so. */
   filtered: boolean;
   rows: (RunRow & { shownStatus: ShownRunStatus })[];
@@ -38,6 +41,7 @@ export async function runsPage(v: ConsoleViewer, sp: SP): Promise<RunsPage> {
   );
   return {
     filter,
+    problem: dateRangeProblem(filter.from, filter.to),
     filtered: Boolean(filter.workflow || filter.status || filter.from || filter.to || filter.q),
     rows: rows.map((r) => ({ ...r, shownStatus: shownRunStatus(r.status, replayed.has(r.id), r.exactlyOnce) })),
     next,

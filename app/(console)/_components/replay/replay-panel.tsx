@@ -16,6 +16,7 @@ import {
 import { ActionDialog } from '@/components/action-dialog.tsx';
 import { useLiveChanges } from '@/components/live/live-refresh.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
+import { Time } from '@/components/time.tsx';
 import { Button } from '@/components/ui/button.tsx';
 import { staleFactsOf } from '@/lib/ledger/seen-version.ts';
 import type { ReplayProgress } from '@/lib/replay/progress.ts';
@@ -138,7 +139,7 @@ export function ReplayPanel({
         </Badge>
         <b>{p.total.toLocaleString('en-US')} target(s)</b>
         <span className="text-zinc-600">
-          requested by {who(p.requestedById)} · {p.createdAt.slice(0, 19).replace('T', ' ')} UTC
+          requested by {who(p.requestedById)} · <Time value={p.createdAt} />
         </span>
         {p.approvedById && <span className="text-zinc-600">· approved by {who(p.approvedById)}</span>}
       </div>
@@ -177,8 +178,7 @@ export function ReplayPanel({
 
       {p.status === 'awaiting_approval' && p.approval && (
         <div className="rounded-md border border-amber-200 bg-amber-50 p-3 text-sm">
-          Waiting for a second operator (Z3); the request expires {p.approval.expiresAt.slice(0, 16).replace('T', ' ')}{' '}
-          UTC.
+          Waiting for a second operator (Z3); the request expires <Time value={p.approval.expiresAt} />.
           {canControl &&
             (own ? (
               <div className="mt-2 text-xs text-zinc-600">Your request: another operator must approve it.</div>

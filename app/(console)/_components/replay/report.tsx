@@ -50,10 +50,17 @@ export function Report({ report, shown }: { report: Wire<ReplayReport>; shown: n
           <dd data-testid="report-eo-before">{exactlyOncePercent(report.exactlyOnceBefore)}</dd>
         </div>
         <div>
-          <dt className="text-xs text-zinc-500">Exactly once after</dt>
+          <dt className="text-xs text-zinc-500">Exactly once at its end</dt>
           <dd data-testid="report-eo-after">{exactlyOncePercent(report.exactlyOnceAfter)}</dd>
         </div>
       </dl>
+      {report.sinceThen && (
+        // The finished figure stays as it was; what changed on the run afterwards is its own line.
+        <p className="mt-1 text-xs text-zinc-700" data-testid="report-since-then">
+          Since then (changes made on the run after this replay ended): exactly once is now{' '}
+          <b>{exactlyOncePercent(report.sinceThen)}</b>, as of <Time value={report.sinceThen.asOf} />.
+        </p>
+      )}
       <div className="mt-1 text-xs text-zinc-600">
         Failed {report.failed} · unknown {report.unknown} ·{' '}
         {report.finishedAt ? (

@@ -7,10 +7,11 @@ import { ExactlyOnce, StateBar } from '@/components/state-bar.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Card, EmptyState, PageHeader, Stat } from '@/components/ui/card.tsx';
-import { Time } from '@/components/time.tsx';
+import { formatTime, Time } from '@/components/time.tsx';
 import type { SP } from '@/components/search-params.ts';
 import { RowsPerPage } from '@/components/rows-per-page.tsx';
 import { PageView } from '@/components/views/page-view.tsx';
+import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
 import type { RunPage } from '@/lib/read-models/views/run-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
@@ -21,7 +22,7 @@ export function RunView() {
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */
 export function RunBody({ view, runId, sp }: { view: Wire<RunPage>; runId: string; sp: SP }) {
-  const { header, status, claimed, table, canRevoke, canBump } = view;
+  const { header, status, claimed, table, canRevoke, canBump, planApproved, canReplay } = view;
   const plan = header.plan;
   return (
     <>
@@ -43,12 +44,20 @@ export function RunBody({ view, runId, sp }: { view: Wire<RunPage>; runId: strin
               Review plan for approval
             </Link>
           ) : plan?.status === 'approved' ? (
-            <Link href={`/runs/${runId}/replay`} className={linkButton('secondary')} data-testid="force-replay">
-              Force replay
-            </Link>
+            canReplay ? (
+              <Link href={`/runs/${runId}/replay`} className={linkButton('secondary')} data-testid="force-replay">
+                Force replay
+              </Link>
+            ) : (
+              // Read-only roles see the run's replays and reports, not an action they cannot take.
+              <Link href={`/runs/${runId}/replay`} className={linkButton('ghost')} data-testid="view-replays">
+                Replays and reports
+              </Link>
+            )
           ) : null
         }
       />
+      <LiveRefresh runId={runId} topics={['effect', 'plan', 'replay', 'run']} />
       <div className="mb-4 grid grid-cols-2 gap-3 lg:grid-cols-4">
         <Stat
           label="Status"
@@ -70,7 +79,7 @@ export function RunBody({ view, runId, sp }: { view: Wire<RunPage>; runId: strin
           value={plan ? plan.itemCount.toLocaleString('en-US') : '—'}
           hint={
             plan
-              ? `plan ${plan.status}${plan.approvedAt ? ` by ${plan.approvedByLabel ?? plan.approvedById} at ${plan.approvedAt.slice(0, 16).replace('T', ' ')}` : ''}`
+              ? `plan ${plan.status}${plan.approvedAt ? ` by ${plan.approvedByLabel ?? plan.approvedById} at ${formatTime(plan.approvedAt)}` : ''}`
               : 'no plan submitted'
           }
         />
@@ -86,14 +95,24 @@ export function RunBody({ view, runId, sp }: { view: Wire<RunPage>; runId: strin
       </Card>
       <Card
         title="Plan joined with the ledger (P3)"
-        description="Every approved target with its state, epoch and who changed it last. Select rows for bulk revoke or epoch bump."
+        description={
+          canRevoke || canBump
+            ? 'Every approved target with its state, epoch and who changed it last. Select rows for bulk revoke or epoch bump; a target never sent can be revoked before a replay (S5).'
+            : 'Every approved target with its state, epoch and who changed it last.'
+        }
       >
         {!plan && table.view !== 'not_in_plan' ? (
           <EmptyState title="This run has no plan yet">
             The runtime submits the plan (POST /api/v1/runs/:id/plan); it then appears under Plans to approve.
           </EmptyState>
         ) : (
-          <RunTable rows={table.rows} next={table.next} canRevoke={canRevoke} canBump={canBump} />
+          <RunTable
+            rows={table.rows}
+            next={table.next}
+            canRevoke={canRevoke}
+            canBump={canBump}
+            planApproved={planApproved}
+          />
         )}
         <div className="mt-2">
           <RowsPerPage path={`/runs/${runId}`} sp={sp} />
