@@ -95,15 +95,16 @@ test('after sign-in the page goes to callbackUrl only when it is a path of the c
   await page.getByLabel('Email').fill(USERS.support);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(`${e2e.baseURL}/runs`);
-  // The runs page reads its view once it has loaded: wait for it, or the cookies cleared below would
+  // Another site is ignored: support lands on its own queue.
+  await expect(page).toHaveURL(`${e2e.baseURL}/support`);
+  // The queue reads its view once it has loaded: wait for it, or the cookies cleared below would
   // turn that read into a 401, and its way to sign-in would race the next navigation.
   await expect(page.locator('[data-view="ready"]')).toBeVisible();
 
   await page.context().clearCookies();
-  await page.goto(`/sign-in?callbackUrl=${encodeURIComponent('/support')}`);
+  await page.goto(`/sign-in?callbackUrl=${encodeURIComponent('/runs')}`);
   await page.getByLabel('Email').fill(USERS.support);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(`${e2e.baseURL}/support`);
+  await expect(page).toHaveURL(`${e2e.baseURL}/runs`);
 });

@@ -33,8 +33,9 @@ describe('proof: crash matrix', () => {
       expect(by['after-claim-commit']!.insideWindow).toEqual({ pending: 5 });
       expect(by['after-claim-commit']!.final).toEqual({ unknown: 5 });
       expect(by['after-claim-commit']!.deliveriesFinal).toBe(0);
-      expect(by['after-provider-answer']!.insideWindow).toEqual({ pending: 5 });
-      expect(by['after-provider-answer']!.final).toEqual({ unknown: 5 });
+      // Found by its idempotency key: a hit is proof, so no settle window holds it back (C2).
+      expect(by['after-provider-answer']!.insideWindow).toEqual({ done: 5 });
+      expect(by['after-provider-answer']!.final).toEqual({ done: 5 });
       expect(by['after-provider-answer']!.deliveriesFinal).toBe(5);
       expect(by['after-receipt-written']!.atKill).toEqual({ done: 5 });
       expect(by['after-receipt-written']!.deliveriesFinal).toBe(5);

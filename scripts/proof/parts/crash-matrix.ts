@@ -63,7 +63,8 @@ const EXPECTED: Record<Mode, { atKill: string; final: string }> = {
   'claim-in-flight': { atKill: 'none|pending', final: 'done|unknown' },
   'before-claim-commit': { atKill: 'none', final: 'done' },
   'after-claim-commit': { atKill: 'pending', final: 'unknown' },
-  'after-provider-answer': { atKill: 'pending', final: 'unknown' },
+  // The sandbox finds the message by its idempotency key: the reconciler completes it, nobody has to.
+  'after-provider-answer': { atKill: 'pending', final: 'done' },
   'after-receipt-written': { atKill: 'done', final: 'done' },
 };
 
