@@ -25,7 +25,7 @@ export interface HttpTransportOptions {
   /** e.g. http://localhost:3000 (the /api/v1 prefix is added). */
   baseUrl: string;
   /** `elk_<prefix>_<secret>`, created by an admin (npm run runtime-key:create). Typed to take what
-   *  `process.env.LEDGER_KEY` gives (string | undefined): a missing key throws at once, naming it. */
+   *  an environment variable gives (string | undefined): a missing key throws at once, naming it. */
   runtimeKey: string | undefined;
   /** Per attempt, reading the answer included. Default 30 000 ms. */
   timeoutMs?: number;
