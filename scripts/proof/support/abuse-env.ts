@@ -117,7 +117,10 @@ export async function openAbuseEnv(ctx: ProofContext, options: { poolSize?: numb
           ? `WHERE x.outcome = 'ok'`
           : t === 'audit_chain_head'
             ? `WHERE x.chain NOT LIKE 'refused:%'`
-            : '';
+            : t === 'audit_tree_pending'
+              ? // The audit tree's queue holds every new entry's id, refusals' too: only those of kept entries count.
+                `WHERE x.entry_id IN (SELECT id FROM audit_entry WHERE outcome = 'ok')`
+              : '';
       // runtime_key.last_used_at is bookkeeping of authentication (touched at most once a minute): left out.
       const row = `(to_jsonb(x) - 'last_used_at')::text`;
       return `SELECT '${t}' AS t, count(*)::text || ':' || coalesce(md5(string_agg(${row}, '|' ORDER BY ${row})), '') AS f FROM "${t}" x ${where}`;
