@@ -294,7 +294,7 @@ async function main() {
     if (runs('claims')) {
       const c = await timed('claims', () => benchClaims({ ...db, claims, connections }));
       ledgerClaims = c.rates[0]?.duplicateRate === 0 ? c.rates[0].ledger.perSecond : null;
-      lines.push('## Claims (issues 2 and 7)', '', ...claimLines(c), '');
+      lines.push('## Claims', '', ...claimLines(c), '');
     }
     if (runs('sdk')) {
       const s = await timed('sdk over http', () =>
@@ -305,12 +305,7 @@ async function main() {
           server: sdkServer(),
         }),
       );
-      lines.push(
-        '## End-to-end effects with the SDK over HTTP (issues 7 and 15)',
-        '',
-        ...sdkLines(s, ledgerClaims),
-        '',
-      );
+      lines.push('## End-to-end effects with the SDK over HTTP', '', ...sdkLines(s, ledgerClaims), '');
     }
     if (runs('audit')) {
       // Its own database on the same server, so the verification sizes are exactly the trail's size.
@@ -324,7 +319,7 @@ async function main() {
             writers: connections,
           }),
         );
-        lines.push('## Audit trail (issue 7)', '', ...auditLines(a), '');
+        lines.push('## Audit trail', '', ...auditLines(a), '');
       } finally {
         await auditDb.stop();
       }
@@ -333,7 +328,7 @@ async function main() {
       const sizes = await timed('console', () =>
         benchConsole({ ...db, sizes: list('BENCH_CONSOLE_SIZES', DEFAULT_CONSOLE_SIZES) }),
       );
-      lines.push('## Console read models (issues 4 and 7)', '', ...consoleLines(sizes), '');
+      lines.push('## Console read models', '', ...consoleLines(sizes), '');
     }
     if (runs('pages')) {
       const p = await timed('console pages', () =>
@@ -345,10 +340,10 @@ async function main() {
           rounds: num('BENCH_PAGES_ROUNDS', 3),
         }),
       );
-      lines.push('## Operator pages under many sessions (issue 18)', '', ...pagesLines(p), '');
+      lines.push('## Operator pages under many sessions', '', ...pagesLines(p), '');
     }
     if (runs('replay')) {
-      lines.push('## Forced replay (issues 5 and 7)', '');
+      lines.push('## Forced replay', '');
       if (existsSync(new URL('./replay.ts', import.meta.url))) {
         const mod = (await import('./replay.ts')) as { benchReplay?: (o: object) => Promise<Record<string, number>> };
         const sizes = process.env.BENCH_REPLAY_SIZES ? list('BENCH_REPLAY_SIZES', []) : undefined;
@@ -367,7 +362,7 @@ async function main() {
       const p = await timed('pgbouncer', () =>
         benchPgBouncer({ ...db, effects: num('BENCH_PGBOUNCER_EFFECTS', 2_000), agents: num('BENCH_SDK_AGENTS', 16) }),
       );
-      lines.push('## Web processes behind PgBouncer (issue 17)', '', ...pgBouncerLines(p), '');
+      lines.push('## Web processes behind PgBouncer', '', ...pgBouncerLines(p), '');
     }
   } finally {
     await db.stop();

@@ -450,7 +450,7 @@ export async function runCrashMatrix(ctx: ProofContext): Promise<{ section: Proo
     points,
     section: {
       title: 'Faults: crash matrix',
-      proves: 'issue 6; S1, S2, S4, R1, R2, C1, C2',
+      proves: 'S1, S2, S4, R1, R2, C1, C2',
       rows,
       notes: [
         'Each trial is one child process (`node --import tsx scripts/proof/children/crash-effect.ts`) doing one effect through the SDK (HTTP transport) against the agent API on a real socket and the sandbox provider; the parent sends it SIGKILL when the child reports the point. The points are hooks of the child only (a wrapped fetch and provider call), not branches in lib/.',

@@ -41,7 +41,7 @@ export const proof: ProofPart = async (ctx) => {
 
   return {
     title: 'Load: concurrent claims and the console under load',
-    proves: 'issue 6 (Load); S1, F3, P3, Z2, Z4',
+    proves: 'S1, F3, P3, Z2, Z4',
     rows,
     notes,
   };

@@ -727,7 +727,7 @@ export async function runProviderFaults(ctx: ProofContext): Promise<{ section: P
     faults,
     section: {
       title: 'Faults: providers and the database',
-      proves: 'issue 6; S2, S3, S4, S5, S6, R1, R3, C1, C2',
+      proves: 'S2, S3, S4, S5, S6, R1, R3, C1, C2',
       rows,
       notes: [
         'Provider faults go through the SDK over the agent API route handlers (HTTP transport) against the sandbox provider (failure modes on demand) and the test SMTP server; database faults through the SDK direct transport on a client of their own. "same key again" is what a restarted runtime or the next run of the same event does: skipped unless the key was freed (failed, S3).',

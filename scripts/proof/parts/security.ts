@@ -885,7 +885,7 @@ export async function runSecurity(ctx: ProofContext): Promise<ProofSection> {
     const wronglyRefused = matrix.wronglyRefused + routes.wronglyRefused + workflows.wronglyRefused;
     return {
       title: 'Security: authorization, object scope, four-eyes, brute force, audit, secrets',
-      proves: 'issue 6, issue 18 (per-workflow access); Z1-Z6, A2-A5, P2',
+      proves: 'Z1-Z6, A2-A5, P2',
       rows,
       notes: [
         `Ran in ${((Date.now() - started) / 1000).toFixed(1)} s. "unauthorized" = a call that succeeded without authority, or a refusal with no audit entry carrying the call's request id.`,
