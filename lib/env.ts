@@ -104,6 +104,10 @@ const schema = z.object({
   /** Signed audit checkpoints (docs/AUDIT.md): an Ed25519 private key as PKCS8 PEM, or the path of a
    *  file holding one. Never stored in the database. Unset: no checkpoints are signed. */
   AUDIT_SIGNING_KEY: z.string().min(1).optional(),
+  /** The connection the signing round and the tree signer store signatures with: a login that is a
+   *  member of ledger_audit_signer (the application role may not insert checkpoints or tree heads).
+   *  Unset: MIGRATION_DATABASE_URL (the owner). */
+  AUDIT_SIGNER_DATABASE_URL: z.string().min(1).optional(),
   /** Public keys (PEM files, comma-separated paths) of earlier signing keys: their stored checkpoints
    *  still bind the signing round after a rotation. A stored checkpoint no trusted key verifies is
    *  ignored and reported. */

@@ -3,7 +3,8 @@
 // path to one) and stores the signed checkpoints; the worker leader does the same every
 // AUDIT_CHECKPOINT_INTERVAL_SECONDS. Exits 1 when a chain's head is behind what was signed (rewound).
 // --export writes every stored checkpoint as the file `npm run audit:verify -- --checkpoints` reads;
-// --public-key prints the public key (PEM) of the configured signing key.
+// --public-key prints the public key (PEM) of the configured signing key. Signatures are stored through
+// AUDIT_SIGNER_DATABASE_URL, else MIGRATION_DATABASE_URL (lib/audit/signer-connection.ts).
 import { writeFileSync } from 'node:fs';
 import {
   listCheckpoints,
@@ -13,6 +14,7 @@ import {
   signChainHeads,
 } from '@/lib/audit/checkpoint.ts';
 import type { CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
+import { signerDatabaseUrl, SIGNER_CONNECTION_MISSING } from '@/lib/audit/signer-connection.ts';
 import { createDb } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
 
@@ -37,7 +39,16 @@ async function main(): Promise<number> {
   const provisioned = env().DATABASE_URL
     ? null
     : await (await import('@/lib/db/provision.ts')).provisionDatabase({ log: () => undefined });
-  const db = createDb(env().DATABASE_URL ?? provisioned!.appUrl, 2);
+  // Signing stores through the signer's connection (the app role may only read checkpoints).
+  const url =
+    option === '--export'
+      ? (env().DATABASE_URL ?? provisioned!.appUrl)
+      : (signerDatabaseUrl(env()) ?? provisioned?.ownerUrl);
+  if (!url) {
+    console.error(`[audit:checkpoint] ${SIGNER_CONNECTION_MISSING}`);
+    return 2;
+  }
+  const db = createDb(url, 2);
   try {
     if (option === '--export') {
       const file: CheckpointsFile = {

@@ -6,6 +6,7 @@
 import { treeSignerFrom, logVkey } from '@/lib/audit/tree/config.ts';
 import { signTreeHead } from '@/lib/audit/tree/signer.ts';
 import { integrateAll } from '@/lib/audit/tree/store.ts';
+import { signerDatabaseUrl, SIGNER_CONNECTION_MISSING } from '@/lib/audit/signer-connection.ts';
 import { createDb } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
 
@@ -26,16 +27,21 @@ async function main(): Promise<number> {
     ? null
     : await (await import('@/lib/db/provision.ts')).provisionDatabase({ log: () => undefined });
   const db = createDb(env().DATABASE_URL ?? provisioned!.appUrl, 2);
+  // The head is stored through the signer's connection (the app role may only read heads).
+  const signerUrl = signerDatabaseUrl(env()) ?? provisioned?.ownerUrl;
+  const signerDb = signerUrl ? createDb(signerUrl, 2) : null;
   try {
     const size = await integrateAll(db);
     console.log(`[audit:tree] the tree holds ${size} entries`);
     if ('missing' in signer) return (console.error(`[audit:tree] not signed: ${signer.missing}`), 2);
-    const r = await signTreeHead(db, signer, { log: (line) => console.error(`[audit:tree] ${line}`) });
+    if (!signerDb) return (console.error(`[audit:tree] not signed: ${SIGNER_CONNECTION_MISSING}`), 2);
+    const r = await signTreeHead(signerDb, signer, { log: (line) => console.error(`[audit:tree] ${line}`) });
     if (r.kind === 'signed') process.stdout.write(r.note);
     if (r.kind === 'unchanged') console.log(`[audit:tree] the head signed last (${r.size} leaves) is current`);
     return r.kind === 'refused' ? 1 : 0;
   } finally {
     await db.$disconnect();
+    await signerDb?.$disconnect();
     await provisioned?.stop();
   }
 }

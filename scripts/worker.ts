@@ -10,6 +10,7 @@ import { loadCheckpointKey, loadTrustedKeys } from '../lib/audit/checkpoint.ts';
 import { startCheckpointSchedule } from '../lib/audit/checkpoint-schedule.ts';
 import { startAuditVerificationSchedule } from '../lib/audit/verification-schedule.ts';
 import { treeSignerFrom } from '../lib/audit/tree/config.ts';
+import { signerDatabaseUrl, SIGNER_CONNECTION_MISSING } from '../lib/audit/signer-connection.ts';
 import { startTreeSchedule } from '../lib/audit/tree/schedule.ts';
 import { auditVerificationFigures } from '../lib/audit/verification.ts';
 import { createDb, marksTransactionPooler, preparedStatementsFor, sqlPool } from '../lib/db/client.ts';
@@ -62,24 +63,30 @@ async function main() {
     leader,
     log,
   });
-  // Signed audit checkpoints, on the leader only, when a signing key is configured (docs/AUDIT.md).
-  const checkpoints = e.AUDIT_SIGNING_KEY
-    ? startCheckpointSchedule({
-        db,
-        key: loadCheckpointKey(e.AUDIT_SIGNING_KEY),
-        trustedKeys: loadTrustedKeys(e.AUDIT_PREVIOUS_PUBLIC_KEYS),
-        intervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
-        leader,
-        log,
-      })
-    : undefined;
+  // Signed audit checkpoints and tree heads, on the leader only, when a signing key is configured
+  // (docs/AUDIT.md). They are stored through the signer's own connection: the app role may not.
+  const signerUrl = signerDatabaseUrl(e);
+  if (e.AUDIT_SIGNING_KEY && !signerUrl)
+    log(`audit checkpoints and tree heads are not signed: ${SIGNER_CONNECTION_MISSING}`);
+  const signerDb = e.AUDIT_SIGNING_KEY && signerUrl ? createDb(signerUrl, 2) : undefined;
+  const checkpoints =
+    e.AUDIT_SIGNING_KEY && signerDb
+      ? startCheckpointSchedule({
+          db: signerDb,
+          key: loadCheckpointKey(e.AUDIT_SIGNING_KEY),
+          trustedKeys: loadTrustedKeys(e.AUDIT_PREVIOUS_PUBLIC_KEYS),
+          intervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
+          leader,
+          log,
+        })
+      : undefined;
   // The audit tree (docs/AUDIT.md): the leader integrates new entries and signs the head that extends
   // the one it signed last; without a signer (or its state file) the tree is kept, not signed.
   const signer = treeSignerFrom(e);
   if ('missing' in signer) log(`audit tree heads are not signed: ${signer.missing}`);
   const tree = startTreeSchedule({
     db,
-    signer: 'missing' in signer ? undefined : signer,
+    signer: 'missing' in signer || !signerDb ? undefined : { config: signer, db: signerDb },
     sequenceMs: e.AUDIT_TREE_SEQUENCE_SECONDS * 1000,
     signMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
     leader,
@@ -123,6 +130,7 @@ async function main() {
       await notifications.stop();
       await checkpoints?.stop();
       await tree.stop();
+      await signerDb?.$disconnect();
       await verification.stop();
       await leader.stop();
       await providers.close();

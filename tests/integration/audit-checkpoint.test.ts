@@ -19,11 +19,16 @@ import { verifyAuditTrail } from '@/lib/audit/verify.ts';
 import { verifyExport } from '@/lib/sdk/audit/verify-export.ts';
 import { resetEnvCache } from '@/lib/env.ts';
 import { auditExportStream, exportSummary, jsonLine } from '@/lib/read-models/audit-export.ts';
+import type { Db } from '@/lib/db/client.ts';
+import { createSignerDb } from '../helpers/audit-signer.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeEffect, suffix, userActor } from '../helpers/factories.ts';
 import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 let t: TestDatabase;
+/** The signer's own connection: the only one (with the owner's) that may store checkpoints. */
+let signer: Db;
+let signerUrl: string;
 const dir = mkdtempSync(path.join(tmpdir(), 'audit-checkpoint-'));
 const pair = () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -87,6 +92,7 @@ let before: { jsonl: string; checkpoints: CheckpointsFile };
 
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 10 });
+  ({ db: signer, url: signerUrl } = await createSignerDb(t));
   await makeEffect(t.db, 'done');
   for (let i = 0; i < 5; i++)
     await appendAudit(t.db, {
@@ -102,17 +108,25 @@ beforeAll(async () => {
 describe('signed checkpoints (A2)', () => {
   it('A3: signs every chain head once, audited in the same transaction, append-only for app and owner', async () => {
     const heads = await t.owner<{ n: string }>('SELECT count(*) AS n FROM audit_chain_head');
-    const first = await signChainHeads(t.db, key);
+    const first = await signChainHeads(signer, key);
     expect(first).toEqual({ signed: Number(heads.rows[0]!.n), rewound: [], untrusted: [] });
     // Only the signing's own entry moved: nothing to sign again.
-    expect(await signChainHeads(t.db, key)).toEqual({ signed: 0, rewound: [], untrusted: [] });
+    expect(await signChainHeads(signer, key)).toEqual({ signed: 0, rewound: [], untrusted: [] });
     const audited = await t.owner(`SELECT detail FROM audit_entry WHERE chain = $1 AND action = 'audit.checkpoint'`, [
       CHECKPOINT_CHAIN,
     ]);
     expect(audited.rows).toEqual([{ detail: { key_id: key.keyId, signed: first.signed, rewound: [] } }]);
     const mine = (await listCheckpoints(t.db)).filter((c) => c.chain === chain);
     expect(mine).toMatchObject([{ seq: 5, key_id: key.keyId }]);
+    // The application role may not plant a checkpoint: only the signer's connection stores them.
+    await expect(
+      t.db.$executeRawUnsafe(
+        `INSERT INTO audit_checkpoint (chain, seq, hash, signed_at, key_id, signature)
+         VALUES ('${chain}', 9, repeat('a', 64), now(), '${key.keyId}', 'AAAA')`,
+      ),
+    ).rejects.toThrow(/permission denied/);
     await expect(t.db.$executeRawUnsafe('UPDATE audit_checkpoint SET seq = 1')).rejects.toThrow(/permission denied/);
+    await expect(signer.$executeRawUnsafe('UPDATE audit_checkpoint SET seq = 1')).rejects.toThrow(/permission denied/);
     await expect(t.db.$executeRawUnsafe('DELETE FROM audit_checkpoint')).rejects.toThrow(/permission denied/);
     await expect(t.owner('DELETE FROM audit_checkpoint')).rejects.toThrow(/append-only/);
     await expect(t.owner('TRUNCATE audit_checkpoint')).rejects.toThrow(/append-only/);
@@ -196,7 +210,7 @@ describe('signed checkpoints (A2)', () => {
     expect(cli.output).toContain(`chain ${chain}, seq 5`);
     expect(cli.code).toBe(1);
     // The job refuses to sign over the rewound head and says so.
-    expect((await signChainHeads(t.db, key)).rewound).toEqual([{ chain, seq: 3, signedSeq: 5 }]);
+    expect((await signChainHeads(signer, key)).rewound).toEqual([{ chain, seq: 3, signedSeq: 5 }]);
   });
 });
 
@@ -204,7 +218,7 @@ describe('key rotation (A2)', () => {
   it('A2: after a key rotation the new key signs the heads again, but not a head below one the old key signed: it reports the chain rewound', async () => {
     const rotated = `user:rotated-${suffix()}`;
     for (let i = 0; i < 3; i++) await newChain(rotated);
-    await signChainHeads(t.db, key);
+    await signChainHeads(signer, key);
     expect(await checkpointsOf(rotated)).toMatchObject([{ seq: 3, key_id: key.keyId }]);
     await t.owner(`
       ALTER TABLE audit_entry DISABLE TRIGGER audit_entry_no_update;
@@ -214,15 +228,15 @@ describe('key rotation (A2)', () => {
       ALTER TABLE audit_entry ENABLE TRIGGER audit_entry_no_update;`);
 
     const next = loadCheckpointKey(pair().privatePem);
-    const round = await signChainHeads(t.db, next, publicKeysById([signing.publicPem]));
+    const round = await signChainHeads(signer, next, publicKeysById([signing.publicPem]));
     expect(round.rewound).toContainEqual({ chain: rotated, seq: 2, signedSeq: 3 });
     expect(round.signed).toBeGreaterThan(0);
     expect(await checkpointsOf(rotated)).toMatchObject([{ seq: 3, key_id: key.keyId }]);
     // A head that did not move is signed again under the new key.
     const other = `user:steady-${suffix()}`;
     await newChain(other);
-    await signChainHeads(t.db, key);
-    await signChainHeads(t.db, next, publicKeysById([signing.publicPem]));
+    await signChainHeads(signer, key);
+    await signChainHeads(signer, next, publicKeysById([signing.publicPem]));
     expect((await checkpointsOf(other)).map((c) => [c.seq, c.key_id])).toEqual([
       [1, key.keyId],
       [1, next.keyId],
@@ -236,7 +250,7 @@ describe('who signs (A2)', () => {
     await newChain(follower);
     let asked = 0;
     const stopped = startCheckpointSchedule({
-      db: t.db,
+      db: signer,
       key,
       intervalMs: 50,
       leader: { isLeader: () => (asked++, false) },
@@ -247,7 +261,7 @@ describe('who signs (A2)', () => {
     expect(await checkpointsOf(follower)).toEqual([]);
     const lines: string[] = [];
     const leading = startCheckpointSchedule({
-      db: t.db,
+      db: signer,
       key,
       intervalMs: 50,
       leader: { isLeader: () => true },
@@ -262,7 +276,16 @@ describe('who signs (A2)', () => {
     const other = pair();
     const cliChain = `user:cli-${suffix()}`;
     await newChain(cliChain);
-    const env = { DATABASE_URL: t.appUrl, AUDIT_SIGNING_KEY: save('signing.pem', other.privatePem) };
+    const env = {
+      DATABASE_URL: t.appUrl,
+      AUDIT_SIGNER_DATABASE_URL: signerUrl,
+      MIGRATION_DATABASE_URL: undefined,
+      AUDIT_SIGNING_KEY: save('signing.pem', other.privatePem),
+    };
+    // Without the signer's connection nothing is signed: the app role may not store checkpoints.
+    const unsigned = await script('scripts/audit-checkpoint.ts', [], { ...env, AUDIT_SIGNER_DATABASE_URL: undefined });
+    expect(unsigned.code).toBe(2);
+    expect(unsigned.output).toContain('AUDIT_SIGNER_DATABASE_URL');
     const signed = await script('scripts/audit-checkpoint.ts', [], env);
     expect(signed.output).toMatch(/signed \d+ chain heads/);
     expect(await checkpointsOf(cliChain)).toMatchObject([
@@ -318,7 +341,7 @@ describe('a planted checkpoint (A2)', () => {
        VALUES ($1, 9, repeat('a', 64), now(), $2, 'AAAA'), ($1, 3, repeat('b', 64), now(), 'feedfeedfeedfeed', 'AAAA')`,
       [planted, key.keyId],
     );
-    const round = await signChainHeads(t.db, key);
+    const round = await signChainHeads(signer, key);
     expect(round.rewound.filter((r) => r.chain === planted)).toEqual([]);
     expect(round.untrusted.filter((u) => u.chain === planted).sort((a, b) => a.seq - b.seq)).toEqual([
       { chain: planted, seq: 3, keyId: 'feedfeedfeedfeed' },
@@ -329,7 +352,7 @@ describe('a planted checkpoint (A2)', () => {
     ]);
     // The chain moves on to seq 3: its head is signed, the planted seq 3 row (another key id) is ignored.
     await newChain(planted);
-    const next = await signChainHeads(t.db, key);
+    const next = await signChainHeads(signer, key);
     expect(next.rewound.filter((r) => r.chain === planted)).toEqual([]);
     expect(next.untrusted).toContainEqual({ chain: planted, seq: 3, keyId: 'feedfeedfeedfeed' });
     expect((await checkpointsOf(planted)).filter((c) => c.signature !== 'AAAA').map((c) => c.seq)).toEqual([2, 3]);

@@ -10,6 +10,7 @@ import { listCheckpoints, loadCheckpointKey, signChainHeads } from '@/lib/audit/
 import type { CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
 import { verifyExport } from '@/lib/sdk/audit/verify-export.ts';
 import { resetEnvCache } from '@/lib/env.ts';
+import { createSignerDb } from '../helpers/audit-signer.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeEffect, makeRun, suffix, userActor, type TestEffect } from '../helpers/factories.ts';
 
@@ -48,10 +49,11 @@ beforeAll(async () => {
       reason: 'no role that may revoke',
     });
   await refusal(mine.runId);
-  expect((await signChainHeads(t.db, key)).signed).toBeGreaterThan(0);
+  const signer = (await createSignerDb(t)).db;
+  expect((await signChainHeads(signer, key)).signed).toBeGreaterThan(0);
   // The chain's next entry is one the scoped person may not see: its head is signed again at seq 2.
   await refusal(null);
-  await signChainHeads(t.db, key);
+  await signChainHeads(signer, key);
 
   const { insertUser } = await import('@/lib/auth/users.ts');
   const { addGrant, removeGrant } = await import('@/lib/auth/grant-commands.ts');

@@ -25,6 +25,8 @@ import {
 } from '@/lib/sdk/audit/signed-note.ts';
 import { verifyTreeEvidence } from '@/lib/sdk/audit/tree-verify.ts';
 import { metrics } from '@/lib/ops/metrics.ts';
+import type { Db } from '@/lib/db/client.ts';
+import { createSignerDb } from '../helpers/audit-signer.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { BASE, get, makeKey, routeFetch, useApiDb } from './api-support.ts';
 
@@ -39,6 +41,7 @@ const signer: TreeSigner = {
 const logV = verifierFor(ORIGIN, logKey.publicKey);
 let t: TestDatabase;
 let token: string;
+let signerDb: Db;
 
 const system = { kind: 'system', id: 'tree-test', label: 'tree test' } as const;
 const append = (chain: string, n: number) =>
@@ -56,6 +59,7 @@ function witness(name: string): WitnessConfig {
 
 beforeAll(async () => {
   t = await createTestDatabase();
+  signerDb = (await createSignerDb(t)).db;
   useApiDb(t.db);
   token = (await makeKey(t.db)).token;
 });
@@ -115,6 +119,8 @@ describe('A2: the audit tree', () => {
       'DELETE FROM audit_tree_node',
       "INSERT INTO audit_tree_leaf VALUES (999999, 999999, '\\x00')",
       'INSERT INTO audit_tree_pending VALUES (1)',
+      // The signer's connection alone stores signed heads: a planted head would reach every reader.
+      "INSERT INTO audit_tree_head (size, root, note) VALUES (1, '\\x00', 'planted')",
     ])
       await expect(t.db.$executeRawUnsafe(sql), sql).rejects.toThrow(/permission denied/);
   });
@@ -126,16 +132,16 @@ describe('A2: the audit tree', () => {
   it('the signer signs heads that extend its last; two witnesses check consistency and cosign; a quorum of both verifies', async () => {
     one = w1();
     two = witness('witness.test/two');
-    const first = await signTreeHead(t.db, signer);
+    const first = await signTreeHead(signerDb, signer);
     expect(first.kind).toBe('signed');
     expect((await witnessOnce(one)).kind).toBe('cosigned');
     await append('user:tree-c', 7);
     await integrateAll(t.db);
-    const second = await signTreeHead(t.db, signer);
+    const second = await signTreeHead(signerDb, signer);
     expect(second.kind).toBe('signed');
     // Its own audit entry alone does not call for another head.
     await integrateAll(t.db);
-    expect((await signTreeHead(t.db, signer)).kind).toBe('unchanged');
+    expect((await signTreeHead(signerDb, signer)).kind).toBe('unchanged');
     const a = await witnessOnce(one);
     const b = await witnessOnce(two);
     expect(a.kind).toBe('cosigned');
@@ -187,7 +193,7 @@ describe('A2: the audit tree', () => {
     const refusals = async () => (await metrics().auditTreeRefusals.get()).values[0]?.value ?? 0;
     const before = await refusals();
     const lines: string[] = [];
-    const refused = await signTreeHead(t.db, signer, { log: (l) => lines.push(l) });
+    const refused = await signTreeHead(signerDb, signer, { log: (l) => lines.push(l) });
     expect(refused).toMatchObject({ kind: 'refused' });
     expect(lines.join('\n')).toMatch(/REFUSED to sign: the tree of \d+ leaves does not extend/);
     expect(await refusals()).toBe(before + 1);

@@ -9,7 +9,8 @@ import { integrateAll } from './store.ts';
 
 export interface TreeScheduleOptions {
   db: Db;
-  signer?: TreeSigner;
+  /** The signer and its own connection (../signer-connection.ts): only it may store a signed head. */
+  signer?: { config: TreeSigner; db: Db };
   sequenceMs: number;
   signMs: number;
   leader: { isLeader(): boolean };
@@ -25,7 +26,7 @@ export function startTreeSchedule(o: TreeScheduleOptions): { stop(): Promise<voi
       await integrateAll(o.db);
       if (!o.signer || Date.now() - signedAt < o.signMs) return;
       signedAt = Date.now();
-      const r = await signTreeHead(o.db, o.signer, { log: o.log });
+      const r = await signTreeHead(o.signer.db, o.signer.config, { log: o.log });
       if (r.kind === 'signed') o.log(`audit tree: signed the head at ${r.size} leaves`);
     } catch (error) {
       o.log(`audit tree round failed: ${(error as Error).message}`);
