@@ -211,9 +211,24 @@ describe('A2, A5: the audit export as evidence', () => {
     try {
       await client.query('BEGIN');
       await client.query('SET LOCAL session_replication_role = replica');
+      // Form 1 as docs/AUDIT.md states it: every field, escapes, and a detail whose members jsonb
+      // orders by UTF-8 length then bytes ("é" is two bytes) and whose numbers it prints plain.
       await client.query(
-        `INSERT INTO audit_entry (chain, seq, prev_hash, hash, canon_version, at, actor_kind, actor_id, actor_label, action, subject_type, subject_id, outcome, detail)
-         VALUES ('user:legacy', 1, repeat('0', 64), '', 1, now(), 'system', 'migration', 'earlier release', 'user.create', 'user', 'legacy', 'ok', '{"n": 2, "note": "é"}')`,
+        `INSERT INTO audit_entry (chain, seq, prev_hash, hash, canon_version, at, actor_kind, actor_id, actor_label, actor_role,
+                                  action, subject_type, subject_id, run_id, before_state, reason, outcome, detail, ip, user_agent, request_id)
+         VALUES ('user:legacy', 1, repeat('0', 64), '', 1, now(), 'system', 'migration', 'earlier release', 'admin',
+                 'user.create', 'user', 'legacy', gen_random_uuid(), 'pending', $1, 'ok', $2::jsonb, '203.0.113.7', 'curl/8', 'req-legacy')`,
+        [
+          'quote " backslash \\ line\nfeed \u0001 and \u{1F600}',
+          JSON.stringify({
+            note: 'é',
+            n: 2,
+            é: 0.30000000000000004,
+            ab: [1.5, 1e-7, 1e21, -3, true, null, { zz: 'a"b\\c\n\t\u0001', y: {}, x: [] }],
+            big: 12345678901234567000,
+            '': 'empty',
+          }),
+        ],
       );
       await client.query(
         `UPDATE audit_entry e SET hash = audit_hash(e.prev_hash, audit_canonical_v1(e)) WHERE chain = 'user:legacy'`,
@@ -242,6 +257,18 @@ describe('A2, A5: the audit export as evidence', () => {
     ]);
     expect(legacy[1]!.prev_hash).toBe(legacy[0]!.hash);
     expect(verifyExport(text)).toMatchObject({ ok: true });
+    expect(canonicalV1(legacy[0] as ExportedEntry)).toContain(
+      '{"": "empty", "n": 2, "ab": [1.5, 0.0000001, 1000000000000000000000, -3, true, null, {"x": [], "y": {}, "zz":',
+    );
+    // The Python verifier implements form 1 from docs/AUDIT.md too (it refused every form 1 entry before).
+    const py = await run('python3', ['tests/python/audit_verify.py', save('legacy.jsonl', text)]);
+    expect(py.output.trim()).toBe(`OK ${rows(text).length - 1}`);
+    expect(py.code).toBe(0);
+    const changed = text.replace(JSON.stringify(legacy[0]), JSON.stringify({ ...legacy[0], ip: '203.0.113.8' }));
+    const pyChanged = await run('python3', ['tests/python/audit_verify.py', save('legacy-changed.jsonl', changed)]);
+    expect(pyChanged.output.trim()).toMatch(
+      new RegExp(`^BROKEN \\d+ ${legacy[0]!.id} content does not match its hash$`),
+    );
     // Relabelling the old entry as form 2 does not pass: its hash covers form 1.
     const relabelled = text.replace(JSON.stringify(legacy[0]), JSON.stringify({ ...legacy[0], version: 2 }));
     expect(verifyExport(relabelled)).toMatchObject({

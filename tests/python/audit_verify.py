@@ -1,6 +1,7 @@
 """Verifies an Effect Ledger JSON Lines audit export with the standard library only, written from
-docs/AUDIT.md alone: canonical form 2 is RFC 8785 (JCS) of the row without "id" and "hash"; an
-entry's hash is sha256(prev_hash + "\\n" + canonical); chains are checked by seq (steps 3 and 4).
+docs/AUDIT.md alone: canonical form 2 is RFC 8785 (JCS) of the row without "id" and "hash"; form 1
+(entries written before form 2) is PostgreSQL's text of a JSON array of the fields in a fixed order;
+an entry's hash is sha256(prev_hash + "\\n" + canonical); chains are checked by seq (steps 3 and 4).
 Prints "OK <entries>" or "BROKEN <line> <id> <problem>" for the broken entry with the lowest line;
 exits 1 on a break."""
 import hashlib, json, math, sys
@@ -25,14 +26,38 @@ def jcs(v):
     keys = sorted(v, key=lambda k: k.encode("utf-16-be"))
     return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + jcs(v[k]) for k in keys) + "}"
 
+V1_FIELDS = ("chain", "seq", "prev_hash", "at", "actor_kind", "actor_id", "actor_label", "actor_role", "action",
+             "subject_type", "subject_id", "run_id", "before_state", "after_state", "reason", "outcome", "detail",
+             "ip", "user_agent", "request_id")
+
+def plain(js):  # a numeric's text as PostgreSQL prints it: the JCS number written without an exponent
+    sign, js = ("-", js[1:]) if js.startswith("-") else ("", js)
+    m, _, e = js.partition("e")
+    if not e: return sign + m
+    i, _, f = m.partition("."); digits, point = i + f, len(i) + int(e)
+    if point <= 0: return sign + "0." + "0" * -point + digits
+    if point >= len(digits): return sign + digits + "0" * (point - len(digits))
+    return sign + digits[:point] + "." + digits[point:]
+
+def jsonb(v):  # jsonb's output: ", " and ": ", members by UTF-8 length then bytes, numbers plain
+    if v is None or isinstance(v, bool): return json.dumps(v)
+    if isinstance(v, (int, float)): return plain(num(v))
+    if isinstance(v, str): return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list): return "[" + ", ".join(jsonb(x) for x in v) + "]"
+    keys = sorted(v, key=lambda k: (len(k.encode()), k.encode()))
+    return "{" + ", ".join(json.dumps(k, ensure_ascii=False) + ": " + jsonb(v[k]) for k in keys) + "}"
+
+def canonical(row):
+    if row["version"] == 2: return jcs({k: x for k, x in row.items() if k not in ("id", "hash")})
+    return "[" + ", ".join(jsonb(row[f]) if f == "detail" else json.dumps(row[f], ensure_ascii=False) for f in V1_FIELDS) + "]"
+
 def verify(path):
     chains, entries, summary, problems = {}, 0, None, []
     for no, line in enumerate(open(path, encoding="utf-8"), 1):
         row = json.loads(line)
         if "export" in row: summary = row["export"]; continue
         entries += 1
-        canonical = jcs({k: x for k, x in row.items() if k not in ("id", "hash")})
-        if row["version"] != 2 or hashlib.sha256((row["prev_hash"] + "\n" + canonical).encode()).hexdigest() != row["hash"]:
+        if hashlib.sha256((row["prev_hash"] + "\n" + canonical(row)).encode()).hexdigest() != row["hash"]:
             problems.append((no, row["id"], "content does not match its hash"))
         chains.setdefault(row["chain"], []).append((row["seq"], no, row))
     # Steps 3 and 4: an unfiltered export may not skip a seq; one neither filtered nor scoped holds
