@@ -5,7 +5,7 @@
 // verifier that requires their quorum refuses it.
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,7 @@ const logV = verifierFor(ORIGIN, logKey.publicKey);
 let t: TestDatabase;
 let token: string;
 let signerDb: Db;
+let secondSize = 0;
 
 const system = { kind: 'system', id: 'tree-test', label: 'tree test' } as const;
 const append = (chain: string, n: number) =>
@@ -167,6 +168,7 @@ describe('A2: the audit tree', () => {
     writeFileSync(path.join(dir, 'first.note'), (first as { note: string }).note);
     writeFileSync(path.join(dir, 'w1.note'), (a as { note: string }).note);
     writeFileSync(path.join(dir, 'w2.note'), (b as { note: string }).note);
+    secondSize = size;
   });
 
   it('after the owner rewrites a chain and rebuilds the tree, the signer refuses (log, metric, audit entry), no witness cosigns a head forged with the log key, and a quorum verifier refuses it', async () => {
@@ -226,6 +228,20 @@ describe('A2: the audit tree', () => {
     // The command line, offline: the cosigned head with an inclusion proof and the consistency from
     // the first head verifies; the forged head does not.
     writeFileSync(path.join(dir, 'forged.note'), forged);
+    // Proofs from the API for every leaf and every older size, with the roots they are against.
+    const b64 = (h: Buffer) => h.toString('base64');
+    const roots = await Promise.all(Array.from({ length: size + 1 }, (_, m) => rootAt(t.db, m).then(b64)));
+    const leafIds = await t.owner<{ entry_id: string }>('SELECT entry_id::text FROM audit_tree_leaf ORDER BY idx');
+    const proofsFile = { inclusion: [] as Record<string, unknown>[], consistency: [] as Record<string, unknown>[] };
+    for (const { entry_id } of leafIds.rows) {
+      const answer = (await (await get(`/audit/tree/inclusion/${size}/${entry_id}`, token)).json()) as object;
+      proofsFile.inclusion.push({ ...answer, root: roots[size] });
+    }
+    for (let m = 0; m <= size; m++) {
+      const answer = (await (await get(`/audit/tree/consistency/${m}/${size}`, token)).json()) as { proof: string[] };
+      proofsFile.consistency.push({ ...answer, from_root: roots[m], to_root: roots[size] });
+    }
+    writeFileSync(path.join(dir, 'proofs.json'), JSON.stringify(proofsFile));
     const cli = (...heads: string[]) =>
       spawnSync(
         process.execPath,
@@ -256,5 +272,47 @@ describe('A2: the audit tree', () => {
     const bad = cli('forged.note');
     expect(bad.stderr).toMatch(/BROKEN: 0 of the known witnesses cosigned this head, 2 are required/);
     expect(bad.status).toBe(1);
+
+    // The Python reimplementation (standard library, its own Ed25519) reaches the same verdicts.
+    const evidence = (...heads: string[]) => [
+      ...heads.flatMap((h) => ['--head', path.join(dir, h)]),
+      '--log-key',
+      keys.logKey,
+      ...keys.witnessKeys.flatMap((k) => ['--witness-key', k]),
+      '--quorum',
+      '2',
+      '--inclusion',
+      path.join(dir, 'inclusion.json'),
+      '--since',
+      path.join(dir, 'first.note'),
+      '--consistency',
+      path.join(dir, 'consistency.json'),
+    ];
+    const python = (args: string[]) =>
+      spawnSync('python3', ['tests/python/audit_tree.py', ...args], { encoding: 'utf8' });
+    const pyGood = python(evidence('w1.note', 'w2.note'));
+    expect(pyGood.stdout.trim()).toBe(`OK ${secondSize} witness.test/one,witness.test/two 1`);
+    expect(pyGood.status).toBe(0);
+    const pyForged = python(evidence('forged.note'));
+    expect(pyForged.stdout.trim()).toBe('BROKEN 0 of the known witnesses cosigned this head, 2 are required');
+    expect(pyForged.status).toBe(1);
+    // A changed signed size, a changed proof hash: refused.
+    const w1Note = readFileSync(path.join(dir, 'w1.note'), 'utf8');
+    writeFileSync(path.join(dir, 'resized.note'), w1Note.replace(`\n${secondSize}\n`, `\n${secondSize + 1}\n`));
+    expect(python(evidence('resized.note')).stdout).toMatch(
+      /^BROKEN the signature of ledger\.test\/audit does not verify/,
+    );
+    const inclusion = JSON.parse(readFileSync(path.join(dir, 'inclusion.json'), 'utf8')) as { proof: string[] };
+    inclusion.proof[0] = Buffer.alloc(32, 7).toString('base64');
+    writeFileSync(path.join(dir, 'inclusion.json'), JSON.stringify(inclusion));
+    expect(python(evidence('w1.note', 'w2.note')).stdout).toMatch(/^BROKEN entry \d+ is not in the signed tree/);
+    // Every proof the API gives for the rewritten tree, against the roots of each size.
+    expect(python(['--proofs', path.join(dir, 'proofs.json')]).stdout.trim()).toBe(
+      `OK ${proofsFile.inclusion.length} ${proofsFile.consistency.length}`,
+    );
+    const wrong = structuredClone(proofsFile);
+    (wrong.consistency[1] as { proof: string[] }).proof.reverse();
+    writeFileSync(path.join(dir, 'wrong-proofs.json'), JSON.stringify(wrong));
+    expect(python(['--proofs', path.join(dir, 'wrong-proofs.json')]).stdout).toMatch(/^BROKEN consistency/);
   });
 });
