@@ -7,10 +7,13 @@
 //   is a break named by its line (exit 1). This is what an external auditor runs.
 //   With a checkpoints file (`npm run audit:checkpoint -- --export`) and the public keys (one per key
 //   id, from the console), every signature is checked and the export against every checkpoint: a
-//   rewritten or rewound chain is named with its seq.
+//   rewritten or rewound chain is named with its seq. A signed bundle (export version 3) is checked
+//   against the log's verifier key (--log-key, and --witness-key/--quorum for its witnesses): its
+//   head, every entry's leaf, and the signed statement of its coverage.
 // - Without one: every chain of the database at DATABASE_URL (or the embedded one) is checked in
 //   place; run it after every restore.
 import { createReadStream, readFileSync } from 'node:fs';
+import type { BundleTrust } from '@/lib/sdk/audit/bundle.ts';
 import type { CheckpointInput } from '@/lib/sdk/audit/checkpoint-verify.ts';
 import { ExportVerifier, exportLines } from '@/lib/sdk/audit/verify-export.ts';
 
@@ -23,7 +26,12 @@ function readText(file: string): string | null {
   }
 }
 
-async function verifyFile(file: string, checkpointsFile?: string, keyFiles: string[] = []): Promise<number> {
+async function verifyFile(
+  file: string,
+  checkpointsFile?: string,
+  keyFiles: string[] = [],
+  trust?: BundleTrust,
+): Promise<number> {
   let checkpoints: CheckpointInput | undefined;
   if (checkpointsFile) {
     const raw = readText(checkpointsFile);
@@ -38,7 +46,7 @@ async function verifyFile(file: string, checkpointsFile?: string, keyFiles: stri
   }
   let verifier: ExportVerifier;
   try {
-    verifier = new ExportVerifier(checkpoints);
+    verifier = new ExportVerifier(checkpoints, trust);
   } catch (error) {
     console.error(`cannot use a public key: ${(error as Error).message}`);
     return 2;
@@ -65,6 +73,10 @@ async function verifyFile(file: string, checkpointsFile?: string, keyFiles: stri
     return 1;
   }
   console.log(`OK: ${result.entries} entries in ${result.chains} chains verify (hashes and links)`);
+  if (result.bundle)
+    console.log(
+      `  signed bundle: cut at the tree head of ${result.bundle.treeSize} leaves (cosigned by ${result.bundle.witnesses.join(', ') || 'no known witness'}); covers ${result.bundle.coverage}; every entry is in the signed tree and the signed statement verifies`,
+    );
   if (checkpoints)
     console.log(
       `  checkpoints: ${checkpoints.file.checkpoints.length} signatures verify; ${result.checkpointsChecked ?? 0} checkpointed heads inside the export match`,
@@ -104,9 +116,13 @@ async function verifyDatabase(): Promise<number> {
   }
 }
 
-const USAGE = 'usage: npm run audit:verify [-- <export.jsonl> [--checkpoints <file> --public-key <key.pem> ...]]';
+const USAGE =
+  'usage: npm run audit:verify [-- <export.jsonl> [--checkpoints <file> --public-key <key.pem> ...] [--log-key <vkey> [--witness-key <vkey>]... [--quorum <n>]]]';
 const files: string[] = [];
 const keyFiles: string[] = [];
+const witnessKeys: string[] = [];
+let logKey: string | undefined;
+let quorum = 0;
 let checkpointsFile: string | undefined;
 let unknownOption = false;
 const args = process.argv.slice(2);
@@ -118,6 +134,15 @@ for (let i = 0; i < args.length; i++) {
   } else if (args[i] === '--public-key' && value) {
     keyFiles.push(value);
     i++;
+  } else if (args[i] === '--log-key' && value) {
+    logKey = value;
+    i++;
+  } else if (args[i] === '--witness-key' && value) {
+    witnessKeys.push(value);
+    i++;
+  } else if (args[i] === '--quorum' && value && /^\d+$/.test(value)) {
+    quorum = Number(value);
+    i++;
   } else if (args[i]!.startsWith('--')) unknownOption = true;
   else files.push(args[i]!);
 }
@@ -125,12 +150,15 @@ if (
   unknownOption ||
   files.length > 1 ||
   (checkpointsFile && (!files[0] || keyFiles.length === 0)) ||
-  (keyFiles.length && !checkpointsFile)
+  (keyFiles.length && !checkpointsFile) ||
+  ((witnessKeys.length || quorum) && !logKey) ||
+  (logKey && !files[0])
 ) {
   console.error(USAGE);
   process.exit(2);
 }
-const code = files[0] ? await verifyFile(files[0], checkpointsFile, keyFiles) : await verifyDatabase();
+const trust = logKey ? { logKey, witnessKeys, quorum } : undefined;
+const code = files[0] ? await verifyFile(files[0], checkpointsFile, keyFiles, trust) : await verifyDatabase();
 // Exits explicitly: the embedded PostgreSQL package (loaded in database mode) installs an exit hook
 // that resets process.exitCode, which made a broken trail exit 0.
 process.exit(code);

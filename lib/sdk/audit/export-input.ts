@@ -186,6 +186,9 @@ export function entryShapeProblem(v: unknown): string | null {
   return wrong.length ? `not an audit entry (${wrong.join(', ')} not as the export writes it)` : null;
 }
 
+/** The members a signed bundle's closing line adds (./bundle.ts). */
+const SEAL = ['entries_root', 'signed_at', 'key_id', 'signature'];
+
 /** Why a parsed line with an `export` member is not an export summary, or null. */
 export function summaryShapeProblem(v: Record<string, unknown>): string | null {
   const s = v.export as Record<string, unknown> | null;
@@ -196,7 +199,7 @@ export function summaryShapeProblem(v: Record<string, unknown>): string | null {
     typeof s === 'object' &&
     !Array.isArray(s) &&
     s.format === 'effect-ledger-audit' &&
-    s.version === 2 &&
+    (s.version === 2 || (s.version === 3 && SEAL.every((k) => typeof s[k] === 'string'))) &&
     typeof s.filtered === 'boolean' &&
     (s.scoped === undefined || typeof s.scoped === 'boolean') &&
     count(s.entries) &&

@@ -24,3 +24,4 @@ export {
 } from './merkle.ts';
 export { mergeNotes, openTreeHead, parseVkey, type OpenedHead } from './signed-note.ts';
 export { verifyTreeEvidence, type TreeEvidence, type TreeVerification } from './tree-verify.ts';
+export { bundleStatement, type BundleCoverage, type BundleTrust } from './bundle.ts';

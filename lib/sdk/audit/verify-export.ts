@@ -14,6 +14,7 @@ import {
   type UncheckedCheckpoint,
 } from './checkpoint-verify.ts';
 import { publicKeysById, type PublicKeys } from './checkpoint-signature.ts';
+import { BundleCheck, headerShapeProblem, type BundleHeader, type BundleSeal, type BundleTrust } from './bundle.ts';
 import {
   entryShapeProblem,
   exportLines,
@@ -27,9 +28,10 @@ export { exportLines, MAX_LINE_BYTES } from './export-input.ts';
 
 /** The closing line of an export: what it holds, so a partial export says which seq range it is. */
 export interface ExportSummary {
-  export: {
+  export: Partial<BundleSeal> & {
     format: 'effect-ledger-audit';
-    version: 2;
+    /** 2: an unsigned export; 3: a signed bundle (./bundle.ts), whose closing line adds its seal. */
+    version: 2 | 3;
     /** True when a filter applied: chains may be cut at either end. */
     filtered: boolean;
     /** True when the export holds only the workflows of a person scoped to some (Z1): a chain shared
@@ -62,6 +64,8 @@ export type ExportVerification =
       checkpointsChecked?: number;
       /** With checkpoints and a filtered export: those beyond what it holds, not checked. */
       checkpointsUnchecked?: UncheckedCheckpoint[];
+      /** A signed bundle: the head it was cut at, its witnesses, and what it covers (in words). */
+      bundle?: { treeSize: number; witnesses: string[]; coverage: string };
     }
   | ({ ok: false } & BrokenEntry);
 
@@ -90,7 +94,14 @@ export class ExportVerifier {
   /** The line of an empty line just read: allowed only as the last one (after the final line break). */
   private blankLine: number | null = null;
 
-  constructor(private readonly checkpoints?: CheckpointInput) {
+  /** The bundle being read (a version 3 export), from its header line on. */
+  private bundle: BundleCheck | null = null;
+
+  /** `trust`: the log's verifier key (and witnesses) a signed bundle is checked against. */
+  constructor(
+    private readonly checkpoints?: CheckpointInput,
+    private readonly trust?: BundleTrust,
+  ) {
     if (checkpoints) this.keys = publicKeysById(checkpoints.publicKeys);
   }
 
@@ -113,21 +124,38 @@ export class ExportVerifier {
       return refuse(`a line after the export summary (line ${this.summaryLine}): the summary is the last line`);
     const parsed = parseStrict(read.text);
     if ('problem' in parsed) return refuse(parsed.problem);
-    const value = parsed.value;
+    let value = parsed.value;
+    if (value && typeof value === 'object' && 'bundle' in value) {
+      if (line !== 1) return refuse('a bundle header not on the first line');
+      const shape = headerShapeProblem(value as Record<string, unknown>);
+      if (shape) return refuse(shape);
+      this.bundle = new BundleCheck(this.trust);
+      const problem = this.bundle.open((value as BundleHeader).bundle);
+      return problem ? refuse(problem) : undefined;
+    }
     if (value && typeof value === 'object' && 'export' in value) {
       this.summaryLine = line;
       const shape = summaryShapeProblem(value as Record<string, unknown>);
       if (shape) return refuse(shape);
       this.summary = value as ExportSummary;
-      return;
+      if ((this.summary.export.version === 3) !== (this.bundle !== null))
+        return refuse('a version 3 summary closes a signed bundle, and only one');
+      const sealed = this.bundle?.finish(this.summary.export);
+      return sealed ? refuse(sealed) : undefined;
     }
     this.entries++;
+    // A bundle's entry carries its leaf beside the fields its hash covers.
+    let leaf: unknown;
+    if (this.bundle && value && typeof value === 'object' && !Array.isArray(value))
+      ({ leaf, ...value } = value as Record<string, unknown>);
     const shape = entryShapeProblem(value);
     const entry = value as ExportedEntry;
     const named = (k: 'id' | 'chain') => (typeof entry?.[k] === 'string' ? entry[k] : null);
     const at = { id: named('id'), chain: named('chain'), seq: Number.isSafeInteger(entry?.seq) ? entry.seq : null };
     if (shape) return refuse(shape, at);
     if (entryHash(entry) !== entry.hash) refuse('content does not match its hash', at);
+    const unproven = this.bundle?.entry(entry.hash, leaf);
+    if (unproven) refuse(unproven, at);
     let list = this.chains.get(entry.chain);
     if (!list) this.chains.set(entry.chain, (list = []));
     // The chain's name is kept once (the first entry's string), not once per entry.
@@ -195,6 +223,7 @@ export class ExportVerifier {
       entries,
       chains: chains.size,
       partial,
+      ...(this.bundle?.head && { bundle: this.bundle.describe() }),
       ...(againstCheckpoints && {
         checkpointsChecked: againstCheckpoints.checked,
         checkpointsUnchecked: againstCheckpoints.unchecked,
@@ -204,8 +233,8 @@ export class ExportVerifier {
 }
 
 /** Verifies a whole export held as one string. */
-export function verifyExport(text: string, checkpoints?: CheckpointInput): ExportVerification {
-  const verifier = new ExportVerifier(checkpoints);
+export function verifyExport(text: string, checkpoints?: CheckpointInput, trust?: BundleTrust): ExportVerification {
+  const verifier = new ExportVerifier(checkpoints, trust);
   for (const line of text.split('\n')) verifier.add(line);
   return verifier.finish();
 }
@@ -216,8 +245,9 @@ export function verifyExport(text: string, checkpoints?: CheckpointInput): Expor
 export async function verifyExportStream(
   chunks: AsyncIterable<string | Uint8Array>,
   checkpoints?: CheckpointInput,
+  trust?: BundleTrust,
 ): Promise<ExportVerification> {
-  const verifier = new ExportVerifier(checkpoints);
+  const verifier = new ExportVerifier(checkpoints, trust);
   for await (const line of exportLines(chunks)) verifier.add(line);
   return verifier.finish();
 }
