@@ -126,6 +126,9 @@ const schema = z.object({
   AUDIT_TREE_STATE: z.string().min(1).optional(),
   /** How often the worker leader integrates new audit entries into the audit tree. */
   AUDIT_TREE_SEQUENCE_SECONDS: z.coerce.number().positive().default(5),
+  /** Verifier keys (vkeys, separated by commas or whitespace) of the witnesses whose cosignatures the
+   *  API accepts and serves with the head (POST /api/v1/audit/tree/cosignature). Unset: none. */
+  AUDIT_WITNESS_KEYS: z.string().min(1).optional(),
   /** How long a four-eyes replay request stays approvable (Z3). */
   REPLAY_APPROVAL_TTL_MINUTES: z.coerce.number().positive().default(240),
   /** Notifications by email (lib/notifications): the name of an smtp provider in LEDGER_PROVIDERS whose

@@ -55,7 +55,10 @@ async function main(): Promise<number> {
   const interval = Number(values.interval ?? 0) * 1000;
   for (;;) {
     const r = await witnessOnce(witness).catch((error: Error) => ({ kind: 'failed' as const, problem: error.message }));
-    if (r.kind === 'cosigned') console.log(`[witness] cosigned the head at ${r.size} leaves`);
+    if (r.kind === 'cosigned')
+      console.log(
+        `[witness] cosigned the head at ${r.size} leaves; ${r.submitted === true ? 'the ledger stored it' : `the ledger did not take it: ${r.submitted}`}`,
+      );
     else if (r.kind === 'unchanged') console.log(`[witness] the head is still at ${r.size} leaves`);
     else console.error(`[witness] ${r.kind === 'refused' ? 'REFUSED' : 'failed'}: ${r.problem}`);
     if (!interval) return r.kind === 'refused' ? 1 : r.kind === 'failed' ? 2 : 0;

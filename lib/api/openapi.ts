@@ -202,6 +202,18 @@ export const OPERATIONS: Op[] = [
     errors: [401, 404],
   },
   {
+    method: 'post',
+    path: '/audit/tree/cosignature',
+    id: 'submitCosignature',
+    tag: 'Audit',
+    summary: "Submit a witness's cosignature of a signed tree head",
+    description:
+      "The note is a head the ledger signed with the witness's timestamped Ed25519 cosignature line. It is stored, and served with the head, only when a line verifies against a witness key the ledger is configured with (AUDIT_WITNESS_KEYS); 403 when no line is from a configured witness, 422 when the note is malformed, names no head the ledger signed, or a configured witness's line does not verify.",
+    body: tree.cosignatureBody,
+    responses: { 201: { schema: tree.cosignatureResponse, description: 'Stored.' } },
+    errors: [401, 403, 422],
+  },
+  {
     method: 'get',
     path: '/audit/tree/inclusion/{size}/{entryId}',
     id: 'readInclusionProof',

@@ -36,6 +36,20 @@ export const consistencyResponse = z.object({
   proof: z.array(base64Hash),
 });
 
+export const cosignatureBody = z.strictObject({
+  note: z
+    .string()
+    .min(1)
+    .max(64 * 1024)
+    .describe("A head the ledger signed, with the witness's cosignature line (C2SP tlog-cosignature)."),
+});
+export const cosignatureResponse = z.object({
+  size: z.number().int().min(0),
+  witnesses: z.array(z.string()).describe('The configured witnesses whose cosignature lines verified and were stored.'),
+});
+
+apiRegistry.add(cosignatureBody, { id: 'CosignatureSubmission', description: "A witness's cosigned head." });
+apiRegistry.add(cosignatureResponse, { id: 'CosignatureReceipt', description: 'The cosignatures stored.' });
 apiRegistry.add(treeHeadResponse, { id: 'TreeHead', description: 'The newest signed head of the audit tree.' });
 apiRegistry.add(inclusionResponse, {
   id: 'InclusionProof',

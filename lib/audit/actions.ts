@@ -163,6 +163,11 @@ export const AUDIT_ACTIONS = {
   },
   // The audit tree's read API (docs/AUDIT.md); refusals at its door are recorded under this action.
   'audit.tree_read': { subject: ['audit', 'api'], by: ['runtime'], what: 'a runtime read a tree head or a proof' },
+  'audit.tree_cosign': {
+    subject: ['audit', 'api'],
+    by: ['runtime'],
+    what: 'a witness submitted its cosignature of a signed tree head, or it was refused',
+  },
   // Refusals at the console's door are recorded under the permission that was missing (Z2, A4).
   'console.read': { subject: ['console'], by: ['admin', 'operator', 'support', 'auditor'], what: 'console access' },
   'effect.bump.request': { subject: ['effect', 'console'], by: ['operator'], what: 'asked for an epoch bump' },

@@ -19,6 +19,7 @@ import * as openapi from '@/app/api/v1/openapi.json/route.ts';
 import * as treeHead from '@/app/api/v1/audit/tree/head/route.ts';
 import * as treeInclusion from '@/app/api/v1/audit/tree/inclusion/[size]/[entryId]/route.ts';
 import * as treeConsistency from '@/app/api/v1/audit/tree/consistency/[from]/[to]/route.ts';
+import * as treeCosignature from '@/app/api/v1/audit/tree/cosignature/route.ts';
 import * as docs from '@/app/api/v1/docs/route.ts';
 import * as runsView from '@/app/api/console/views/runs/route.ts';
 import * as runView from '@/app/api/console/views/run/[runId]/route.ts';
@@ -46,6 +47,7 @@ const ROUTES: [RegExp, string[], Record<string, Handler>][] = [
   [/^\/api\/v1\/audit\/tree\/head$/, [], treeHead as never],
   [/^\/api\/v1\/audit\/tree\/inclusion\/([^/]+)\/([^/]+)$/, ['size', 'entryId'], treeInclusion as never],
   [/^\/api\/v1\/audit\/tree\/consistency\/([^/]+)\/([^/]+)$/, ['from', 'to'], treeConsistency as never],
+  [/^\/api\/v1\/audit\/tree\/cosignature$/, [], treeCosignature as never],
   [/^\/api\/v1\/docs$/, [], docs as never],
   // The console's views (docs/ARCHITECTURE.md, "What a page view asks of the server").
   [/^\/api\/console\/views\/runs$/, [], runsView as never],

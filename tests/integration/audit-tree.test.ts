@@ -26,6 +26,7 @@ import {
 import { verifyTreeEvidence } from '@/lib/sdk/audit/tree-verify.ts';
 import { metrics } from '@/lib/ops/metrics.ts';
 import type { Db } from '@/lib/db/client.ts';
+import { resetEnvCache } from '@/lib/env.ts';
 import { createSignerDb } from '../helpers/audit-signer.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { BASE, get, makeKey, routeFetch, useApiDb } from './api-support.ts';
@@ -133,6 +134,12 @@ describe('A2: the audit tree', () => {
   it('the signer signs heads that extend its last; two witnesses check consistency and cosign; a quorum of both verifies', async () => {
     one = w1();
     two = witness('witness.test/two');
+    // The ledger takes cosignatures from witness one only (AUDIT_WITNESS_KEYS).
+    process.env.AUDIT_SIGNING_KEY = logKey.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    process.env.AUDIT_TREE_ORIGIN = ORIGIN;
+    process.env.AUDIT_TREE_STATE = signer.statePath;
+    process.env.AUDIT_WITNESS_KEYS = formatVkey(verifierFor(one.name, one.privateKey));
+    resetEnvCache();
     const first = await signTreeHead(signerDb, signer);
     expect(first.kind).toBe('signed');
     expect((await witnessOnce(one)).kind).toBe('cosigned');
@@ -145,8 +152,41 @@ describe('A2: the audit tree', () => {
     expect((await signTreeHead(signerDb, signer)).kind).toBe('unchanged');
     const a = await witnessOnce(one);
     const b = await witnessOnce(two);
-    expect(a.kind).toBe('cosigned');
-    expect(b.kind).toBe('cosigned');
+    expect(a).toMatchObject({ kind: 'cosigned', submitted: true });
+    expect(b).toMatchObject({ kind: 'cosigned', submitted: expect.stringMatching(/^403 .*configured/) });
+    // The head the API serves carries witness one's stored cosignature (and not two's).
+    const served = (await (await get('/audit/tree/head', token)).json()) as { note: string };
+    expect(
+      openTreeHead(served.note, { log: logV, witnesses: [verifierFor(one.name, one.privateKey)], quorum: 1 }),
+    ).toMatchObject({ witnesses: [{ name: one.name }] });
+    expect(served.note).not.toContain(two.name);
+    const audited = await t.owner(
+      "SELECT detail FROM audit_entry WHERE action = 'audit.tree_cosign' AND outcome = 'ok' ORDER BY id",
+    );
+    expect(audited.rows.map((r) => r.detail.witnesses)).toContainEqual([one.name]);
+    // Bad submissions: a clear 4xx naming the note, nothing stored.
+    const count = async () => (await t.owner('SELECT count(*)::int AS n FROM audit_tree_cosignature')).rows[0]!.n;
+    const before = await count();
+    const submit = (note: string, auth: string | null = token) =>
+      routeFetch(`${BASE}/api/v1/audit/tree/cosignature`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(auth && { authorization: `Bearer ${auth}` }) },
+        body: JSON.stringify({ note }),
+      });
+    const garbage = await submit('not a note');
+    expect(garbage.status).toBe(422);
+    expect(((await garbage.json()) as { field?: string }).field).toBe('note');
+    const own = (a as { note: string }).note
+      .split('\n')
+      .filter((l) => !l.startsWith(`\u2014 ${ORIGIN} `))
+      .join('\n');
+    const flipped = own.replace(
+      /(\u2014 witness\.test\/one \S{20})(\S)/,
+      (_, p: string, c: string) => p + (c === 'A' ? 'B' : 'A'),
+    );
+    expect((await submit(flipped)).status).toBe(422);
+    expect((await submit(own, null)).status).toBe(401);
+    expect(await count()).toBe(before);
     const both = mergeNotes([(a as { note: string }).note, (b as { note: string }).note]);
     const trust = {
       log: logV,

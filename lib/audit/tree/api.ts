@@ -2,9 +2,13 @@
 // a tree size, a consistency proof between two sizes. Any runtime key may read them: they hold hashes
 // and counts, never an entry's content. Nothing here is trusted by the reader: the head is a signed
 // note, the proofs are checked against signed roots (npm run audit:tree-verify, the SDK).
-import type { DbOrTx } from '@/lib/db/client.ts';
+import type { Db, DbOrTx } from '@/lib/db/client.ts';
+import { env } from '@/lib/env.ts';
+import type { Actor, RequestMeta } from '@/lib/ledger/actor.ts';
 import { invalid, notFound } from '@/lib/ledger/errors.ts';
 import { openTreeHead, parseCheckpointBody, parseNote, mergeNotes, verifierFor } from '@/lib/sdk/audit/signed-note.ts';
+import { treeSignerFrom } from './config.ts';
+import { submitCosignature, witnessKeysFrom } from './cosignatures.ts';
 import type { TreeSigner } from './signer.ts';
 import { consistencyAt, inclusionAt, leafOfEntry, TreeRangeError } from './store.ts';
 import { createPublicKey } from 'node:crypto';
@@ -73,4 +77,18 @@ export async function treeConsistency(db: DbOrTx, from: number, to: number) {
   if (from > to) throw invalid('from', `from (${from}) is larger than to (${to})`);
   const proof = await asInput('to', () => consistencyAt(db, from, to));
   return { from, to, proof: proof.map(b64) };
+}
+
+/** A witness's cosignature, checked against the configured log key and witness keys (./cosignatures.ts). */
+export async function submitConfiguredCosignature(
+  db: Db,
+  note: string,
+  actor: Extract<Actor, { kind: 'runtime' }>,
+  request: RequestMeta,
+) {
+  const e = env();
+  const signer = treeSignerFrom(e);
+  if ('missing' in signer) throw notFound(`this ledger signs no tree heads: ${signer.missing}`);
+  const log = verifierFor(signer.origin, createPublicKey(signer.privateKey));
+  return submitCosignature(db, { note, log, witnesses: witnessKeysFrom(e.AUDIT_WITNESS_KEYS), actor, request });
 }

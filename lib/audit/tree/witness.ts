@@ -31,7 +31,8 @@ export interface WitnessConfig {
 }
 
 export type WitnessResult =
-  | { kind: 'cosigned'; note: string; size: number }
+  /** `submitted`: true once the ledger stored the cosignature, else why it did not. */
+  | { kind: 'cosigned'; note: string; size: number; submitted: true | string }
   | { kind: 'unchanged'; size: number }
   | { kind: 'refused'; problem: string };
 
@@ -80,5 +81,13 @@ export async function witnessOnce(w: WitnessConfig, now: () => number = Date.now
   });
   const cosigned = mergeNotes([logLine, own]);
   writeStateNote(w.statePath, cosigned);
-  return { kind: 'cosigned', note: cosigned, size: head.size };
+  // Handed to the ledger to serve with the head; the state file already holds it, so a ledger that
+  // does not take it (this witness's key not configured there) costs nothing but the message.
+  const res = await (w.fetch ?? fetch)(`${w.baseUrl.replace(/\/$/, '')}/api/v1/audit/tree/cosignature`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ note: own }),
+  }).catch((error: Error) => error);
+  const submitted = res instanceof Error ? res.message : res.ok ? (true as const) : `${res.status} ${await res.text()}`;
+  return { kind: 'cosigned', note: cosigned, size: head.size, submitted };
 }
