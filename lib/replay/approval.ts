@@ -93,7 +93,15 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
       before: 'awaiting_approval',
       after: 'approved',
       reason: input.reason ?? null,
-      detail: { approvalRequestId: req.id, setHash: req.setHash },
+      // What the approver decided on (the frozen set's hash and the request's status they saw) and whose
+      // request it was: the trail alone shows who approved which set, when, and that it was a second person.
+      detail: {
+        approvalRequestId: req.id,
+        setHash: req.setHash,
+        seenStatus: input.seenStatus ?? null,
+        requestedById: req.requestedById,
+        requestedAt: req.requestedAt.toISOString(),
+      },
     });
     await notifyApprovalOutcome(tx, req.id);
     return { replayId, status: 'approved' as const, approvedById: actor.id };
@@ -130,6 +138,13 @@ export async function rejectReplay(ctx: ReplayCtx, raw: unknown) {
       after: 'rejected',
       reason: input.reason,
       request: ctx.request,
+      detail: {
+        approvalRequestId: req.id,
+        setHash: req.setHash,
+        seenStatus: input.seenStatus ?? null,
+        requestedById: req.requestedById,
+        requestedAt: req.requestedAt.toISOString(),
+      },
     });
     await notifyApprovalOutcome(tx, req.id);
     return { replayId, status: 'rejected' as const };
