@@ -100,7 +100,7 @@ export async function bulkLoadAudit(owner: pg.Client, prefix: string, entries: n
 }
 
 /** Loads `entries` over `parallel` owner connections at once (the hashing is CPU-bound per statement). */
-async function loadParallel(ownerUrl: string, prefix: string, entries: number, parallel: number): Promise<void> {
+export async function loadParallel(ownerUrl: string, prefix: string, entries: number, parallel: number): Promise<void> {
   const parts = Math.max(1, Math.min(parallel, Math.floor(entries / 10_000)));
   await Promise.all(
     Array.from({ length: parts }, async (_, k) => {

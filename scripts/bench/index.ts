@@ -4,12 +4,15 @@
 // Sizes (all optional): BENCH_CLAIMS, BENCH_SDK_EFFECTS, BENCH_SDK_AGENTS, BENCH_AUDIT_SIZES,
 // BENCH_AUDIT_APPENDS, BENCH_CONSOLE_SIZES, BENCH_REPLAY_SIZES (comma-separated lists);
 // BENCH_PAGES_ITEMS, BENCH_PAGES_SESSIONS, BENCH_PAGES_SECONDS, BENCH_PAGES_ROUNDS, BENCH_PGBOUNCER_EFFECTS
-// (numbers); BENCH_ONLY=claims,sdk,audit,console,pages,replay,pgbouncer runs some sections only.
-import { existsSync, writeFileSync } from 'node:fs';
+// (numbers); BENCH_TREE_SIZE, BENCH_TREE_APPENDS, BENCH_TREE_SIMULATED (numbers);
+// BENCH_ONLY=claims,sdk,audit,tree,console,pages,replay,pgbouncer runs some sections only, and keeps the
+// other sections of the existing file as they were (named as kept from an earlier run).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { benchAudit, type AuditBench } from './audit.ts';
+import { benchTree, treeLines } from './audit-tree.ts';
 import { benchClaims, type ClaimBench } from './claims.ts';
 import { benchConsole, DEFAULT_CONSOLE_SIZES, type ConsoleSize } from './console.ts';
 import { benchConsolePages, pagesLines } from './console-pages.ts';
@@ -39,7 +42,7 @@ function sdkServer(): ServerKind | undefined {
 }
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
-const SECTIONS = ['claims', 'sdk', 'audit', 'console', 'pages', 'replay', 'pgbouncer'] as const;
+const SECTIONS = ['claims', 'sdk', 'audit', 'tree', 'console', 'pages', 'replay', 'pgbouncer'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export const CLAIM_GOAL = 0.6;
@@ -269,6 +272,20 @@ export function pgBouncerLines(p: PgBouncerBench): string[] {
   ];
 }
 
+/** The `## ` sections of an earlier file that this run did not write (neither the machine nor the
+ *  wall clock, which are this run's): BENCH_ONLY re-measures some sections without dropping the rest. */
+function earlierSections(text: string, written: string[]): { title: string; lines: string[] }[] {
+  const mine = new Set(written.filter((l) => l.startsWith('## ')));
+  const sections: { title: string; lines: string[] }[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('## ')) sections.push({ title: line.slice(3), lines: [] });
+    sections.at(-1)?.lines.push(line);
+  }
+  return sections.filter(
+    (s) => !mine.has(`## ${s.title}`) && s.title !== 'Machine and command' && s.title !== 'Wall clock',
+  );
+}
+
 async function main() {
   const wallStart = performance.now();
   const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()) as Section[] | undefined;
@@ -324,6 +341,24 @@ async function main() {
         await auditDb.stop();
       }
     }
+    if (runs('tree')) {
+      // Its own database too: the tree's size is exactly the loaded trail's.
+      const treeDb = await createSiblingDatabase(db, `bench_tree_${Date.now().toString(36)}`);
+      try {
+        const b = await timed('audit tree', () =>
+          benchTree({
+            ...treeDb,
+            size: num('BENCH_TREE_SIZE', 1_000_000),
+            appends: num('BENCH_TREE_APPENDS', 5_000),
+            writers: connections,
+            simulated: num('BENCH_TREE_SIMULATED', 10_000_000),
+          }),
+        );
+        lines.push('## Audit tree', '', ...treeLines(b), '');
+      } finally {
+        await treeDb.stop();
+      }
+    }
     if (runs('console')) {
       const sizes = await timed('console', () =>
         benchConsole({ ...db, sizes: list('BENCH_CONSOLE_SIZES', DEFAULT_CONSOLE_SIZES) }),
@@ -369,6 +404,8 @@ async function main() {
   }
   const total = (performance.now() - wallStart) / 1000;
   const skipped = SECTIONS.filter((s) => !runs(s));
+  const output = process.env.BENCH_OUTPUT ?? 'docs/BENCHMARKS.md';
+  const kept = only && existsSync(output) ? earlierSections(readFileSync(output, 'utf8'), lines) : [];
   const doc = [
     '# Benchmarks',
     '',
@@ -376,6 +413,13 @@ async function main() {
     '',
     ...header,
     ...lines,
+    ...(kept.length
+      ? [
+          `Sections below are kept from an earlier run of the file (this run had BENCH_ONLY=${only!.join(',')}): ${kept.map((k) => k.title).join('; ')}.`,
+          '',
+          ...kept.flatMap((k) => k.lines),
+        ]
+      : []),
     '## Wall clock',
     '',
     '| section | seconds |',
@@ -384,8 +428,8 @@ async function main() {
     `| **total** | **${fmt(total, 1)}** |`,
     '',
   ];
-  writeFileSync(process.env.BENCH_OUTPUT ?? 'docs/BENCHMARKS.md', doc.join('\n'));
-  console.log(`[bench] wrote ${process.env.BENCH_OUTPUT ?? 'docs/BENCHMARKS.md'} in ${fmt(total, 1)} s`);
+  writeFileSync(output, doc.join('\n'));
+  console.log(`[bench] wrote ${output} in ${fmt(total, 1)} s`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -99,12 +99,13 @@ function unsound(value: unknown): string | null {
   while (stack.length) {
     const v = stack.pop();
     if (typeof v === 'string') {
-      if (LONE_SURROGATE.test(v)) return 'a string holds a lone surrogate (not Unicode text)';
+      if (SURROGATE.test(v) && LONE_SURROGATE.test(v)) return 'a string holds a lone surrogate (not Unicode text)';
     } else if (typeof v === 'number') {
       if (!Number.isFinite(v)) return 'a number is too large for a double';
     } else if (v && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
-        if (LONE_SURROGATE.test(k)) return 'a member name holds a lone surrogate (not Unicode text)';
+        if (SURROGATE.test(k) && LONE_SURROGATE.test(k))
+          return 'a member name holds a lone surrogate (not Unicode text)';
         stack.push(x);
       }
     }
@@ -114,6 +115,8 @@ function unsound(value: unknown): string | null {
 
 // With the u flag a surrogate pair is one code point, so \p{Cs} matches only a lone surrogate.
 const LONE_SURROGATE = /\p{Cs}/u;
+// Any surrogate code unit, paired or not: a cheap first test, since most strings hold none.
+const SURROGATE = /[\ud800-\udfff]/;
 
 /** The first member name repeated within one object of a text JSON.parse accepted, or null. */
 function duplicateName(text: string): string | null {
@@ -131,7 +134,9 @@ function duplicateName(text: string): string | null {
         let next = end + 1;
         while (text.charCodeAt(next) <= 0x20) next++; // JSON whitespace
         if (text.charCodeAt(next) === 0x3a) {
-          const name = JSON.parse(text.slice(i, end + 1)) as string;
+          // A name without an escape is its own text (the common case, and much cheaper than parsing).
+          const raw = text.slice(i + 1, end);
+          const name = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
           if (names.has(name)) return name;
           names.add(name);
         }
