@@ -409,7 +409,7 @@ async function main() {
   const doc = [
     '# Benchmarks',
     '',
-    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Every figure below comes from the same run on the same machine; compare ratios, not absolute numbers, across machines.${skipped.length ? ` Sections not run (BENCH_ONLY): ${skipped.join(', ')}.` : ''}`,
+    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. ${kept.length ? 'Every figure in a section of this run comes from the same run on the same machine; the sections kept from an earlier run (named below) come from that run' : 'Every figure below comes from the same run on the same machine'}; compare ratios, not absolute numbers, across machines.${skipped.length ? ` Sections not run (BENCH_ONLY): ${skipped.join(', ')}.` : ''}`,
     '',
     ...header,
     ...lines,
