@@ -2,6 +2,8 @@
 // redirect's ?error=, and anyone can send a person a link with an ?error= of their choosing; so the
 // check throws only the sentences below (publicSignInError), and the page shows only texts it knows
 // (signInNotice): a forged "call this number" never appears on the console's own page.
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../api/problem.ts';
+import { isConnectionLoss } from '../db/connection-loss.ts';
 import { componentLogger } from '../ops/log.ts';
 import { LIMIT_MESSAGES } from './rate-limit.ts';
 
@@ -19,6 +21,7 @@ export const CREDENTIALS_MESSAGES = {
   missing: 'Enter your email and password.',
   wrong: 'Email or password is not right.',
   unavailable: 'Sign-in could not be completed right now. Try again in a moment.',
+  databaseUnreachable: 'The console cannot reach its database right now, so your password was not checked. Try again in a moment.',
   ...LIMIT_MESSAGES,
 } as const;
 
@@ -28,8 +31,32 @@ const KNOWN_CREDENTIALS_MESSAGES = new Set<string>(Object.values(CREDENTIALS_MES
  *  it did not foresee (whose text, such as a database error's, is logged for the operator instead). */
 export function publicSignInError(error: unknown): Error {
   if (error instanceof Error && KNOWN_CREDENTIALS_MESSAGES.has(error.message)) return error;
+  // A database that cannot serve is not a wrong password: the person is told so, and the route
+  // answers 503 with Retry-After (unavailableSignIn).
+  if (isConnectionLoss(error)) {
+    componentLogger('auth', true).warn({ err: error }, 'sign-in not checked: the database is unreachable');
+    return new Error(CREDENTIALS_MESSAGES.databaseUnreachable);
+  }
   componentLogger('auth', true).error({ err: error }, 'sign-in failed');
   return new Error(CREDENTIALS_MESSAGES.unavailable);
+}
+
+const UNREACHABLE_REDIRECT = `error=${encodeURIComponent(CREDENTIALS_MESSAGES.databaseUnreachable)}`;
+
+/**
+ * next-auth answers every refused credentials sign-in 401, a database outage included. This turns
+ * that one refusal into 503 with Retry-After (same body, so the sign-in form still shows the
+ * sentence), for load balancers, monitors and clients that retry; any other answer is returned as is.
+ */
+export async function unavailableSignIn(response: Response, retryAfterSeconds = UNAVAILABLE_RETRY_AFTER_SECONDS): Promise<Response> {
+  if (response.status !== 401) return response;
+  const body = await response.clone().text();
+  const location = response.headers.get('location') ?? '';
+  if (!body.includes(UNREACHABLE_REDIRECT) && !location.includes(UNREACHABLE_REDIRECT)) return response;
+  const headers = new Headers(response.headers);
+  headers.set('retry-after', String(retryAfterSeconds));
+  headers.set('cache-control', 'no-store');
+  return new Response(body, { status: 503, headers });
 }
 
 // ?reason= codes the console itself sends people to the sign-in page with, ?error= codes of single

@@ -14,8 +14,9 @@
 const SQLSTATE = /^(08...|57P0[1-3]|53300|53400)$/;
 const ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 // Prisma: can't reach (P1001), timed out reaching (P1002), operations timed out (P1008), server closed
-// the connection (P1017), pool timeout (P2024), too many connections (P2037).
-const PRISMA = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
+// the connection (P1017), pool timeout (P2024), a transaction that could not start or was cut off in
+// time, mostly a pool that hands out no connection (P2028), too many connections (P2037).
+const PRISMA = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2037']);
 // The driver adapter's kinds for the same (@prisma/driver-adapter-utils).
 const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
 const MESSAGE = new RegExp(

@@ -44,6 +44,7 @@ const UNAVAILABLE: [string, unknown][] = [
   ['Prisma P1002', prismaKnown('P1002')],
   ['Prisma P1017', prismaKnown('P1017')],
   ['Prisma P2024', prismaKnown('P2024')],
+  ['Prisma P2028 (a transaction the pool could not start in time)', prismaKnown('P2028')],
   ['adapter DatabaseNotReachable', new DriverAdapterError({ kind: 'DatabaseNotReachable', host: 'db', port: 5432 })],
   ['adapter ConnectionClosed', new DriverAdapterError({ kind: 'ConnectionClosed' })],
   ['adapter SocketTimeout', new DriverAdapterError({ kind: 'SocketTimeout' })],

@@ -3,7 +3,12 @@
 import type { Logger } from 'pino';
 import { logger } from '@/lib/ops/log.ts';
 import { describe, expect, it, vi } from 'vitest';
-import { CREDENTIALS_MESSAGES, publicSignInError, signInNotice } from '@/lib/auth/sign-in-errors.ts';
+import {
+  CREDENTIALS_MESSAGES,
+  publicSignInError,
+  signInNotice,
+  unavailableSignIn,
+} from '@/lib/auth/sign-in-errors.ts';
 
 describe('the sign-in page notice', () => {
   it('shows nothing for an ?error= text the console did not write', () => {
@@ -47,5 +52,32 @@ describe('what the credentials check leaves with', () => {
     } finally {
       child.mockRestore();
     }
+  });
+});
+
+describe('a sign-in while the database cannot serve', () => {
+  const refused = (error: string, status = 401) =>
+    new Response(JSON.stringify({ url: `http://console.test/api/auth/error?error=${encodeURIComponent(error)}` }), {
+      status,
+      headers: { 'content-type': 'application/json' },
+    });
+
+  it('says the database is unreachable, never "wrong password"', () => {
+    const refusedConnection = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6432'), { code: 'ECONNREFUSED' });
+    const wrapped = new Error('Invalid `prisma.user.findUnique()` invocation', { cause: refusedConnection });
+    const message = publicSignInError(wrapped).message;
+    expect(message).toBe(CREDENTIALS_MESSAGES.databaseUnreachable);
+    expect(message).not.toBe(CREDENTIALS_MESSAGES.wrong);
+    expect(signInNotice({ error: message })).toBe(message);
+  });
+
+  it("turns next-auth's 401 for that refusal into 503 with Retry-After, and leaves other answers alone", async () => {
+    const unavailable = await unavailableSignIn(refused(CREDENTIALS_MESSAGES.databaseUnreachable));
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(((await unavailable.json()) as { url: string }).url).toContain('error=');
+    expect((await unavailableSignIn(refused(CREDENTIALS_MESSAGES.wrong))).status).toBe(401);
+    expect((await unavailableSignIn(refused('CredentialsSignin'))).status).toBe(401);
+    expect((await unavailableSignIn(refused(CREDENTIALS_MESSAGES.databaseUnreachable, 200))).status).toBe(200);
   });
 });
