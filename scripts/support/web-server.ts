@@ -7,7 +7,8 @@
 //    (for the agent API, the route's own answer line with the actor and operation),
 //  - serves the agent API (/api/v1) straight from its route handlers (api-router.ts), with the
 //    console's security headers; everything else goes to Next,
-//  - on SIGTERM/SIGINT stops accepting connections, lets in-flight requests finish and exits 0.
+//  - on SIGTERM/SIGINT drains (http-drain.ts: no new connections, idle keep-alive ones closed, every
+//    answer still to come says `Connection: close`), lets in-flight requests finish and exits 0.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import path from 'node:path';
@@ -19,6 +20,7 @@ import { clientAddress, parseTrustedProxies } from '@/lib/ops/client-address.ts'
 import { componentLogger } from '@/lib/ops/log.ts';
 import { startTracingFromEnv } from '@/lib/ops/tracing.ts';
 import { answerWasLogged, isApiPath, serveApi } from './api-router.ts';
+import { drainable } from './http-drain.ts';
 
 const e = env();
 // Before Next loads the routes, so every request's span has the tracer provider (OTEL_EXPORTER_OTLP_ENDPOINT).
@@ -57,22 +59,22 @@ const server = createServer((req, res) => {
     res.end('Internal error');
   });
 });
+const drain = drainable(server);
 server.listen(e.PORT, e.LISTEN_HOST, () => log.info({ port: e.PORT, host: e.LISTEN_HOST }, 'listening'));
 
-let stopping = false;
 const stop = (signal: string) => {
-  if (stopping) return;
-  stopping = true;
+  if (drain.draining) return;
   log.info({ signal }, 'stopping: no new connections; in-flight requests finish');
-  // Idle keep-alive connections would hold close() open until they time out: end them now (and
-  // each busy one as soon as its request is answered, since close() marks the server as closing).
-  server.close(() => {
-    void Promise.allSettled([app.close(), tracing?.shutdown()]).finally(() => {
+  void drain
+    .stop(e.SHUTDOWN_GRACE_SECONDS * 1000)
+    .then(({ cut }) => {
+      if (cut) log.warn({ cut }, 'connections cut at the end of the grace period');
+      return Promise.allSettled([app.close(), tracing?.shutdown()]);
+    })
+    .finally(() => {
       log.info('stopped');
       process.exit(0);
     });
-  });
-  server.closeIdleConnections();
 };
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));

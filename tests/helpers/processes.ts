@@ -41,8 +41,9 @@ export interface Started {
   waitFor(text: string | RegExp): Promise<void>;
 }
 
-export function startScript(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Started {
-  const child = spawn(process.execPath, args, { cwd, env });
+/** Starts `node <args>` (or another command, such as npm to run a script as the docs do). */
+export function startScript(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, command = process.execPath): Started {
+  const child = spawn(command, args, { cwd, env });
   let out = '';
   const waiters = new Set<() => void>();
   const onData = (c: Buffer) => {
