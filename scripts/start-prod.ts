@@ -9,11 +9,14 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { preparedStatementsFor } from '../lib/db/client.ts';
 import { env } from '../lib/env.ts';
+import { routeConsoleToLog } from '../lib/ops/console-as-log.ts';
 import { missingVariables, pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
 import { spawnGroup, stopGroups } from './support/processes.ts';
 
+// Refusals before anything starts are plain lines on stderr, for the person or unit starting it;
+// once running, every line is a JSON object on stdout (routeConsoleToLog below).
 const refuse = (lines: string[]): never => {
-  for (const line of lines) console.error(`[start:prod] ${line}`);
+  for (const line of lines) process.stderr.write(`[start:prod] ${line}\n`);
   process.exit(1);
 };
 
@@ -33,6 +36,7 @@ async function main() {
   if (pending.length) refuse([pendingMigrationsMessage(pending)]);
   if (!existsSync(path.resolve('.next/BUILD_ID'))) refuse(['no production build here: run `npm run build` first']);
 
+  const log = routeConsoleToLog('start:prod');
   const server = spawnGroup(
     'console',
     process.execPath,
@@ -46,9 +50,10 @@ async function main() {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    console.log('[start:prod] stopping: finishing in-flight requests');
+    log.info('stopping: finishing in-flight requests');
     const killed = await stopGroups([server], e.SHUTDOWN_GRACE_SECONDS * 1000);
-    console.log(killed.length ? '[start:prod] killed after the grace period' : '[start:prod] stopped');
+    if (killed.length) log.warn('killed after the grace period');
+    log.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());
@@ -56,10 +61,10 @@ async function main() {
   // The server ending on its own is a failure the process manager should see.
   void server.exited.then((code) => {
     if (stopping) return;
-    console.error(`[start:prod] the server exited (${code})`);
+    log.error({ code }, `the server exited (${code})`);
     process.exit(1);
   });
-  console.log(`[start:prod] console and agent API on port ${e.PORT} (${e.LISTEN_HOST})`);
+  log.info({ port: e.PORT, host: e.LISTEN_HOST }, `console and agent API on port ${e.PORT} (${e.LISTEN_HOST})`);
 }
 
 await main();

@@ -18,6 +18,7 @@ import { env } from '../lib/env.ts';
 import { consoleBaseUrl } from '../lib/notifications/email-outbox.ts';
 import { notificationEmailProvider, startNotificationSchedule } from '../lib/notifications/schedule.ts';
 import { LEADER_LOCKS, startLeaderElection } from '../lib/ops/leader.ts';
+import { routeConsoleToLog } from '../lib/ops/console-as-log.ts';
 import { componentLogger } from '../lib/ops/log.ts';
 import { startTracingFromEnv } from '../lib/ops/tracing.ts';
 import { watchAuditVerification, watchPool } from '../lib/ops/metrics.ts';
@@ -30,6 +31,8 @@ import { installJobEngine, startReplayWorker } from '../lib/replay/index.ts';
 import { startRetentionSchedule } from '../lib/retention/schedule.ts';
 
 // One JSON line per event (lib/ops/log.ts); the replay code's messages are the `msg`.
+// pg-boss's, Prisma's and any library's console lines and warnings too (console-as-log.ts).
+routeConsoleToLog('worker');
 const logger = componentLogger('worker');
 const log = (line: string) => logger.info(line);
 
@@ -139,7 +142,7 @@ async function main() {
       log('stopped');
       process.exit(0);
     } catch (error) {
-      log(`stopping failed: ${(error as Error).message}`);
+      logger.error({ err: error }, `stopping failed: ${(error as Error).message}`);
       process.exit(1);
     }
   };
@@ -148,6 +151,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  logger.fatal(error instanceof Error ? error.message : String(error));
+  logger.fatal({ err: error }, error instanceof Error ? error.message : String(error));
   process.exit(1);
 });

@@ -9,6 +9,7 @@ import PgBoss from 'pg-boss';
 import pg from 'pg';
 import { APP_GROUP_ROLE } from '../db/roles.ts';
 import type { DbOrTx } from '../db/client.ts';
+import { componentLogger } from '../ops/log.ts';
 
 export const JOB_SCHEMA = 'pgboss';
 export const REPLAY_QUEUE = 'replay-chunk';
@@ -78,7 +79,7 @@ export async function startBoss(appUrl: string, options: { work?: boolean; max?:
     maintenanceIntervalSeconds: 30,
     application_name: options.work ? 'replay-worker' : 'replay-sender',
   });
-  boss.on('error', (error) => console.error(`[pg-boss] ${error.message}`));
+  boss.on('error', (error) => componentLogger('pg-boss').error({ err: error }, error.message));
   await boss.start();
   return boss;
 }

@@ -17,11 +17,14 @@ import next from 'next';
 import type { NextConfig } from 'next';
 import { env } from '@/lib/env.ts';
 import { clientAddress, parseTrustedProxies } from '@/lib/ops/client-address.ts';
+import { routeConsoleToLog } from '@/lib/ops/console-as-log.ts';
 import { componentLogger } from '@/lib/ops/log.ts';
 import { startTracingFromEnv } from '@/lib/ops/tracing.ts';
 import { answerWasLogged, isApiPath, serveApi } from './api-router.ts';
 import { drainable } from './http-drain.ts';
 
+// Next's own output (and any library's console lines) as JSON objects, like ours (console-as-log.ts).
+routeConsoleToLog('web');
 const e = env();
 // Before Next loads the routes, so every request's span has the tracer provider (OTEL_EXPORTER_OTLP_ENDPOINT).
 const tracing = startTracingFromEnv('effect-ledger-web');

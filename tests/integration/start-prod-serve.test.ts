@@ -186,7 +186,7 @@ describe('npm run start:prod', () => {
       expect(family.length).toBeGreaterThanOrEqual(1);
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
-      expect(server.output()).toContain('[start:prod] stopped');
+      expect(server.output()).toMatch(/"component":"start:prod".*"msg":"stopped"/);
       expect(family.filter(alive)).toEqual([]);
       expect(await listening(port)).toBe(false);
     },
