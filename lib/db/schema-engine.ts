@@ -163,3 +163,8 @@ export async function diffDatabaseToSchema(ownerUrl: string): Promise<string> {
     return result.stdout ?? '';
   });
 }
+
+/** Records a failed migration as rolled back, so the next applyMigrations runs it again. */
+export async function markRolledBack(ownerUrl: string, migrationName: string): Promise<void> {
+  await withSchemaEngine(ownerUrl, (engine) => engine.markMigrationRolledBack({ migrationName }));
+}

@@ -1,5 +1,6 @@
 // Starts one PostgreSQL for the whole run (embedded on a free port unless MIGRATION_DATABASE_URL or
-// DATABASE_URL names a server), migrates a template database once, and creates the app login role.
+// DATABASE_URL names a server, or LEDGER_TEST_PG_BIN names an installation's bin directory: see
+// ./fresh-postgres.ts), migrates a template database once, and creates the app login role.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import type { TestProject } from 'vitest/node';
 import { freePort, startEmbeddedPostgres, type EmbeddedServer } from '@/lib/db/embedded.ts';
 import { applyMigrations } from '@/lib/db/schema-engine.ts';
 import { ensureAppLogin, withCredentials } from '@/lib/db/roles.ts';
+import { startFreshPostgres, type FreshServer } from './fresh-postgres.ts';
 
 export const TEMPLATE_DB = 'ledger_test_template';
 const APP_USER = 'ledger_app_test';
@@ -23,20 +25,26 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
-  let server: EmbeddedServer | undefined;
+  let server: EmbeddedServer | FreshServer | undefined;
   let dir: string | undefined;
   let ownerBase = process.env.MIGRATION_DATABASE_URL ?? process.env.DATABASE_URL;
-  if (!ownerBase) {
+  if (!ownerBase && process.env.LEDGER_TEST_PG_BIN) {
+    const fresh = await startFreshPostgres();
+    server = fresh;
+    ownerBase = fresh.adminUrl();
+    console.log(`tests run on PostgreSQL ${fresh.major} from ${process.env.LEDGER_TEST_PG_BIN}`);
+  } else if (!ownerBase) {
     dir = mkdtempSync(path.join(tmpdir(), 'ledger-test-'));
     chmodSync(dir, 0o755);
-    server = await startEmbeddedPostgres({
+    const embedded = await startEmbeddedPostgres({
       dir: path.join(dir, 'pg'),
       port: await freePort(),
       password: 'test',
       persistent: false,
       fsync: false,
     });
-    ownerBase = server.ownerUrl();
+    server = embedded;
+    ownerBase = embedded.ownerUrl();
   }
   const admin = new pg.Client({ connectionString: ownerBase });
   await admin.connect();
