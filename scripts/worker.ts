@@ -27,7 +27,7 @@ import { startWorkerHttp } from './support/worker-http.ts';
 import { pendingMigrations, pendingMigrationsMessage } from '../lib/ops/preflight.ts';
 import { providerRegistryFromEnv } from '../lib/providers/registry.ts';
 import '../lib/providers/sandbox/register.ts'; // provider type sandbox
-import { installJobEngine, startReplayWorker } from '../lib/replay/index.ts';
+import { installJobEngine, jobEngineInstalled, startReplayWorker } from '../lib/replay/index.ts';
 import { startRetentionSchedule } from '../lib/retention/schedule.ts';
 
 // One JSON line per event (lib/ops/log.ts); the replay code's messages are the `msg`.
@@ -52,6 +52,10 @@ async function main() {
   if (e.MIGRATION_DATABASE_URL) await installJobEngine(e.MIGRATION_DATABASE_URL);
   const db = createDb(e.DATABASE_URL, e.REPLAY_CONCURRENCY * 2 + 4);
   const providers = providerRegistryFromEnv();
+  if (!(await jobEngineInstalled(preparedStatementsFor(e.DATABASE_URL).url)))
+    throw new Error(
+      'the replay job engine (pg-boss) is not installed in this database: run `npm run migrate` with MIGRATION_DATABASE_URL (the owner\'s URL), which installs it, or start this worker once with MIGRATION_DATABASE_URL set',
+    );
   const leader = await startLeaderElection({
     connectionString: preparedStatementsFor(e.DATABASE_URL).url,
     lockKey: LEADER_LOCKS.replayMaintenance,

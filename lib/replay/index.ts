@@ -31,7 +31,7 @@ export {
   type ReplayReportItem,
 } from './progress.ts';
 export { VIEW_STATES, ELIGIBLE, skipReason, exactlyOnce, type ViewState } from './set.ts';
-export { installJobEngine, startBoss, REPLAY_QUEUE, type JobSender } from './jobs.ts';
+export { installJobEngine, jobEngineInstalled, startBoss, REPLAY_QUEUE, type JobSender } from './jobs.ts';
 export { reconcileOnce, reconcilerActor, type ReconcileResult } from './reconcile.ts';
 export { startReplayWorker, type ReplayWorker, type WorkerOptions } from './worker.ts';
 export { executorActor } from './executor.ts';

@@ -34,6 +34,22 @@ export interface ReplayChunk {
   toId: string;
 }
 
+/** Whether installJobEngine has run on this database (its schema and the replay queue exist). */
+export async function jobEngineInstalled(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const found = await client.query<{ t: string | null }>('SELECT to_regclass($1) AS t', [`${JOB_SCHEMA}.queue`]);
+    if (!found.rows[0]!.t) return false;
+    const queue = await client.query(`SELECT 1 FROM ${client.escapeIdentifier(JOB_SCHEMA)}.queue WHERE name = $1`, [
+      REPLAY_QUEUE,
+    ]);
+    return (queue.rowCount ?? 0) > 0;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Creates the job schema and queues as the owner and grants the app role what it needs. Idempotent. */
 export async function installJobEngine(ownerUrl: string): Promise<void> {
   const boss = new PgBoss({
