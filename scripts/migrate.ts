@@ -31,7 +31,8 @@ const rolledBack = values['rolled-back'];
 if (rolledBack) {
   const e = env();
   const ownerUrl = e.MIGRATION_DATABASE_URL ?? e.DATABASE_URL;
-  if (!ownerUrl) fail('MIGRATION_DATABASE_URL (or DATABASE_URL) is not set: which database holds the failed migration?');
+  if (!ownerUrl)
+    fail('MIGRATION_DATABASE_URL (or DATABASE_URL) is not set: which database holds the failed migration?');
   try {
     await markRolledBack(ownerUrl!, rolledBack);
   } catch (error) {

@@ -55,7 +55,9 @@ if (existsSync(path.join(oldestBin, 'postgres'))) {
   console.error(`\nno PostgreSQL in ${oldestBin}: CI runs the oldest supported major (apt-get install postgresql-15)`);
   process.exit(1);
 } else {
-  console.log(`\n=== skipped: the oldest supported PostgreSQL (no ${oldestBin}; apt-get install postgresql-15 runs it)`);
+  console.log(
+    `\n=== skipped: the oldest supported PostgreSQL (no ${oldestBin}; apt-get install postgresql-15 runs it)`,
+  );
 }
 const e2e = existsSync('tests/e2e') && readdirSync('tests/e2e').some((f) => f.endsWith('.spec.ts'));
 if (e2e && existsSync('playwright.config.ts')) run('browser', 'npx', ['--no-install', 'playwright', 'test']);

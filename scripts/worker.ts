@@ -54,7 +54,7 @@ async function main() {
   const providers = providerRegistryFromEnv();
   if (!(await jobEngineInstalled(preparedStatementsFor(e.DATABASE_URL).url)))
     throw new Error(
-      'the replay job engine (pg-boss) is not installed in this database: run `npm run migrate` with MIGRATION_DATABASE_URL (the owner\'s URL), which installs it, or start this worker once with MIGRATION_DATABASE_URL set',
+      "the replay job engine (pg-boss) is not installed in this database: run `npm run migrate` with MIGRATION_DATABASE_URL (the owner's URL), which installs it, or start this worker once with MIGRATION_DATABASE_URL set",
     );
   const leader = await startLeaderElection({
     connectionString: preparedStatementsFor(e.DATABASE_URL).url,

@@ -21,7 +21,8 @@ export const CREDENTIALS_MESSAGES = {
   missing: 'Enter your email and password.',
   wrong: 'Email or password is not right.',
   unavailable: 'Sign-in could not be completed right now. Try again in a moment.',
-  databaseUnreachable: 'The console cannot reach its database right now, so your password was not checked. Try again in a moment.',
+  databaseUnreachable:
+    'The console cannot reach its database right now, so your password was not checked. Try again in a moment.',
   ...LIMIT_MESSAGES,
 } as const;
 
@@ -48,7 +49,10 @@ const UNREACHABLE_REDIRECT = `error=${encodeURIComponent(CREDENTIALS_MESSAGES.da
  * that one refusal into 503 with Retry-After (same body, so the sign-in form still shows the
  * sentence), for load balancers, monitors and clients that retry; any other answer is returned as is.
  */
-export async function unavailableSignIn(response: Response, retryAfterSeconds = UNAVAILABLE_RETRY_AFTER_SECONDS): Promise<Response> {
+export async function unavailableSignIn(
+  response: Response,
+  retryAfterSeconds = UNAVAILABLE_RETRY_AFTER_SECONDS,
+): Promise<Response> {
   if (response.status !== 401) return response;
   const body = await response.clone().text();
   const location = response.headers.get('location') ?? '';

@@ -53,7 +53,8 @@ export async function initDatabase(options: InitOptions): Promise<InitResult> {
   try {
     const id = (name: string) => admin.escapeIdentifier(name);
     const version = Number((await admin.query<{ v: string }>('SHOW server_version_num')).rows[0]!.v);
-    if (version < 150000) throw new Error(`PostgreSQL ${Math.floor(version / 10000)} is older than 15, the oldest supported`);
+    if (version < 150000)
+      throw new Error(`PostgreSQL ${Math.floor(version / 10000)} is older than 15, the oldest supported`);
     const exists = async (role: string) =>
       ((await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).rowCount ?? 0) > 0;
 

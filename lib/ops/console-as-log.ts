@@ -25,10 +25,12 @@ export function routeConsoleToLog(component: string): Logger {
   if (routed) return log;
   routed = true;
   const via = log.child({ via: 'console' });
-  const write = (level: Level) => (...args: unknown[]) => {
-    const { fields, msg } = consoleArgsToEntry(args);
-    via[level](fields, msg);
-  };
+  const write =
+    (level: Level) =>
+    (...args: unknown[]) => {
+      const { fields, msg } = consoleArgsToEntry(args);
+      via[level](fields, msg);
+    };
   console.log = write('info');
   console.info = write('info');
   console.debug = write('debug');

@@ -36,14 +36,33 @@ async function startFromBin(bin: string, dir: string, port: number): Promise<{ c
   if (ids) for (const p of [pgdata, pwfile]) chownSync(p, ids.uid, ids.gid);
   const init = spawnSync(
     path.join(bin, 'initdb'),
-    ['-D', pgdata, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-sync'],
+    [
+      '-D',
+      pgdata,
+      '-U',
+      'postgres',
+      '--auth=scram-sha-256',
+      `--pwfile=${pwfile}`,
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ],
     { encoding: 'utf8', ...ids },
   );
   if (init.status !== 0) throw new Error(`initdb (${bin}) failed: ${init.stderr}`);
   const child = spawn(
     path.join(bin, 'postgres'),
-    ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${pgdata}`]
-      .concat(['-c', 'fsync=off', '-c', 'max_connections=200', '-c', 'shared_buffers=128MB']),
+    [
+      '-D',
+      pgdata,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=${pgdata}`,
+    ].concat(['-c', 'fsync=off', '-c', 'max_connections=200', '-c', 'shared_buffers=128MB']),
     { stdio: ['ignore', 'ignore', 'pipe'], ...ids },
   );
   await new Promise<void>((resolve, reject) => {

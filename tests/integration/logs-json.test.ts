@@ -67,7 +67,7 @@ describe('every stdout line is one JSON object', () => {
     expect(ran.stderr).toBe('');
     const lines = everyLineJson(ran.stdout);
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
-      ['info', "two\nlines { a: 1 }"],
+      ['info', 'two\nlines { a: 1 }'],
       ['error', '[pg-boss] failed'],
       ['warn', '⚠ colored'],
       ['warn', 'a library warning'],
@@ -76,68 +76,69 @@ describe('every stdout line is one JSON object', () => {
     expect(lines[1]!.err?.stack).toContain('Error: boom\n    at ');
   });
 
-  it('npm run start:prod: requests, a database outage, a sign-in, warnings and the stop', { timeout: 900_000 }, async () => {
-    if (!existsSync(path.join(ROOT, '.next/BUILD_ID'))) {
-      const build = spawnSync(process.execPath, [nextCli(), 'build'], { cwd: ROOT, stdio: 'inherit' });
-      expect(build.status).toBe(0);
-    }
-    const t = await createTestDatabase({ poolSize: 1 });
-    const { token } = await makeKey(t.db);
-    const server = new URL(inject('ownerUrl'));
-    proxy = await startFaultProxy({ host: server.hostname, port: Number(server.port) });
-    const viaProxy = new URL(t.appUrl);
-    viaProxy.port = String(proxy.port);
-    const port = await freePort();
-    const web = npmRun(
-      'start:prod',
-      scriptEnv({
-        DATABASE_URL: viaProxy.toString(),
-        NEXTAUTH_SECRET: 'l'.repeat(32),
-        NEXTAUTH_URL: `http://127.0.0.1:${port}`,
-        PORT: String(port),
-        LISTEN_HOST: '127.0.0.1',
-      }),
-    );
-    await web.waitFor('"msg":"listening"');
-    const base = `http://127.0.0.1:${port}`;
-    expect((await fetch(`${base}/sign-in`)).status).toBe(200);
-    const auth = { authorization: `Bearer ${token}` };
-    expect((await fetch(`${base}/api/v1/effects/no-such-key`, { headers: auth })).status).toBe(404);
+  it(
+    'npm run start:prod: requests, a database outage, a sign-in, warnings and the stop',
+    { timeout: 900_000 },
+    async () => {
+      if (!existsSync(path.join(ROOT, '.next/BUILD_ID'))) {
+        const build = spawnSync(process.execPath, [nextCli(), 'build'], { cwd: ROOT, stdio: 'inherit' });
+        expect(build.status).toBe(0);
+      }
+      const t = await createTestDatabase({ poolSize: 1 });
+      const { token } = await makeKey(t.db);
+      const server = new URL(inject('ownerUrl'));
+      proxy = await startFaultProxy({ host: server.hostname, port: Number(server.port) });
+      const viaProxy = new URL(t.appUrl);
+      viaProxy.port = String(proxy.port);
+      const port = await freePort();
+      const web = npmRun(
+        'start:prod',
+        scriptEnv({
+          DATABASE_URL: viaProxy.toString(),
+          NEXTAUTH_SECRET: 'l'.repeat(32),
+          NEXTAUTH_URL: `http://127.0.0.1:${port}`,
+          PORT: String(port),
+          LISTEN_HOST: '127.0.0.1',
+        }),
+      );
+      await web.waitFor('"msg":"listening"');
+      const base = `http://127.0.0.1:${port}`;
+      expect((await fetch(`${base}/sign-in`)).status).toBe(200);
+      const auth = { authorization: `Bearer ${token}` };
+      expect((await fetch(`${base}/api/v1/effects/no-such-key`, { headers: auth })).status).toBe(404);
 
-    proxy.set('down');
-    const failing = await fetch(`${base}/api/v1/effects/no-such-key`, { headers: auth });
-    expect(failing.status).toBe(503);
-    const csrfAnswer = await fetch(`${base}/api/auth/csrf`);
-    const csrf = (await csrfAnswer.json()) as { csrfToken: string };
-    const cookie = csrfAnswer.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const signIn = await fetch(`${base}/api/auth/callback/credentials`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ email: 'a@example.com', password: 'x', csrfToken: csrf.csrfToken, json: 'true' }),
-    });
-    expect(signIn.status).toBe(503); // unavailable, not a wrong password
-    expect((await fetch(`${base}/readyz`)).status).toBe(503);
-    proxy.set('open');
+      proxy.set('down');
+      const failing = await fetch(`${base}/api/v1/effects/no-such-key`, { headers: auth });
+      expect(failing.status).toBe(503);
+      const csrfAnswer = await fetch(`${base}/api/auth/csrf`);
+      const csrf = (await csrfAnswer.json()) as { csrfToken: string };
+      const cookie = csrfAnswer.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const signIn = await fetch(`${base}/api/auth/callback/credentials`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ email: 'a@example.com', password: 'x', csrfToken: csrf.csrfToken, json: 'true' }),
+      });
+      expect(signIn.status).toBe(503); // unavailable, not a wrong password
+      expect((await fetch(`${base}/readyz`)).status).toBe(503);
+      proxy.set('open');
 
-    web.child.kill('SIGTERM');
-    expect(await web.exited).toBe(0);
-    const lines = everyLineJson(web.stdout());
-    const errors = lines.filter((l) => l.level === 'error' || l.level === 'warn');
-    expect(errors.length).toBeGreaterThan(0);
-    // The database error is one object with its stack inside.
-    expect(errors.some((l) => (l.err?.stack ?? '').includes('\n    at '))).toBe(true);
-    expect(lines.some((l) => l.component === 'start:prod' && l.msg === 'stopped')).toBe(true);
-  });
+      web.child.kill('SIGTERM');
+      expect(await web.exited).toBe(0);
+      const lines = everyLineJson(web.stdout());
+      const errors = lines.filter((l) => l.level === 'error' || l.level === 'warn');
+      expect(errors.length).toBeGreaterThan(0);
+      // The database error is one object with its stack inside.
+      expect(errors.some((l) => (l.err?.stack ?? '').includes('\n    at '))).toBe(true);
+      expect(lines.some((l) => l.component === 'start:prod' && l.msg === 'stopped')).toBe(true);
+    },
+  );
 
   it('npm run worker: its lines, pg-boss', { timeout: 300_000 }, async () => {
     const t = await createTestDatabase({ poolSize: 1 });
-    const worker = npmRun(
-      'worker',
-      scriptEnv({ DATABASE_URL: t.appUrl, MIGRATION_DATABASE_URL: t.ownerUrl }),
-    );
+    const worker = npmRun('worker', scriptEnv({ DATABASE_URL: t.appUrl, MIGRATION_DATABASE_URL: t.ownerUrl }));
     await worker.waitFor('worker ready');
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);

@@ -21,9 +21,16 @@ const password = 'the-right-password';
 beforeAll(async () => {
   const server = new URL(inject('ownerUrl'));
   proxy = await startFaultProxy({ host: server.hostname, port: Number(server.port) });
-  bouncer = await startPgBouncer({ host: '127.0.0.1', port: proxy.port }, { [inject('appUser')]: inject('appPassword') });
+  bouncer = await startPgBouncer(
+    { host: '127.0.0.1', port: proxy.port },
+    { [inject('appUser')]: inject('appPassword') },
+  );
   const { insertUser } = await import('@/lib/auth/users.ts');
-  await insertUser(t.db, { email, name: 'Outage', role: 'auditor', password }, { kind: 'system', id: 'test', label: 'test' });
+  await insertUser(
+    t.db,
+    { email, name: 'Outage', role: 'auditor', password },
+    { kind: 'system', id: 'test', label: 'test' },
+  );
   process.env.DATABASE_URL = bouncer.through(t.appUrl);
   process.env.NEXTAUTH_SECRET = 'sign-in-outage-test-secret';
   resetEnvCache();

@@ -3,12 +3,7 @@
 import type { Logger } from 'pino';
 import { logger } from '@/lib/ops/log.ts';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  CREDENTIALS_MESSAGES,
-  publicSignInError,
-  signInNotice,
-  unavailableSignIn,
-} from '@/lib/auth/sign-in-errors.ts';
+import { CREDENTIALS_MESSAGES, publicSignInError, signInNotice, unavailableSignIn } from '@/lib/auth/sign-in-errors.ts';
 
 describe('the sign-in page notice', () => {
   it('shows nothing for an ?error= text the console did not write', () => {
