@@ -18,15 +18,33 @@ export interface Drain {
   stop(graceMs: number): Promise<{ cut: number }>;
 }
 
-const isEventStream = (res: ServerResponse) => /^text\/event-stream/i.test(String(res.getHeader('content-type') ?? ''));
+const EVENT_STREAM = /^text\/event-stream/i;
+
+/** Headers given to writeHead() are not readable back with getHeader(): note an event stream there. */
+function noteEventStreams(res: ServerResponse, streams: WeakSet<ServerResponse>): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    const headers = args.find((a) => a !== null && typeof a === 'object');
+    const pairs = Array.isArray(headers)
+      ? (headers as unknown[]).map((value, i, all) => (i % 2 === 0 ? [value, all[i + 1]] : null)).filter(Boolean)
+      : Object.entries((headers ?? {}) as Record<string, unknown>);
+    for (const [name, value] of pairs as [unknown, unknown][])
+      if (String(name).toLowerCase() === 'content-type' && EVENT_STREAM.test(String(value))) streams.add(this);
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as ServerResponse['writeHead'];
+}
 
 export function drainable(server: Server): Drain {
   let draining = false;
   const open = new Set<ServerResponse>();
+  const streams = new WeakSet<ServerResponse>();
+  const isEventStream = (res: ServerResponse) =>
+    streams.has(res) || EVENT_STREAM.test(String(res.getHeader('content-type') ?? ''));
   // Registered before the application's handler (call drainable() before listen()), so the header is
   // set before anything is written.
   server.prependListener('request', (_req, res: ServerResponse) => {
     if (draining) res.setHeader('connection', 'close');
+    noteEventStreams(res, streams);
     open.add(res);
     res.once('close', () => open.delete(res));
   });
