@@ -2,7 +2,7 @@
 // idle keep-alive connection is closed at once, a request in flight is answered with
 // `Connection: close`, an event stream is ended, no new connection is accepted, and stop() resolves
 // as soon as the last connection is gone; what outlives the grace period is cut.
-import { createServer, Agent, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, Agent, request, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { drainable } from '@/scripts/support/http-drain.ts';
@@ -21,7 +21,7 @@ function get(port: number, path: string, agent: Agent): Promise<IncomingMessage>
   });
 }
 
-async function start(handler: Parameters<typeof createServer>[0]) {
+async function start(handler: RequestListener) {
   server = createServer(handler);
   const drain = drainable(server);
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
