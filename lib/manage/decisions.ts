@@ -13,7 +13,14 @@ import {
   saveTool,
   saveToolInput,
 } from '../auth/admin-commands.ts';
+import {
+  createAccessToken,
+  createAccessTokenInput,
+  revokeAccessToken,
+  revokeAccessTokenInput,
+} from '../auth/access-tokens.ts';
 import type { Decision } from '../auth/decision.ts';
+import { canOn } from '../auth/grants.ts';
 import { addGrant, addGrantInput, removeGrant, removeGrantInput } from '../auth/grant-commands.ts';
 import { effectsSubject, type Guarded } from '../auth/guard.ts';
 import { createUser, createUserInput, updateUser, updateUserInput } from '../auth/users.ts';
@@ -236,4 +243,17 @@ export const saveToolDecision = decision({
   schema: saveToolInput,
   run: (g, i) => saveTool(g, i),
   subject: (i) => ({ type: 'tool', id: i.name }),
+});
+
+// Personal access tokens: the console's own door only (a token cannot mint or revoke tokens, since
+// the management API has no operation for it). Open to every role: a token is its own person.
+export const createAccessTokenDecision = decision({
+  permission: 'console.read',
+  schema: createAccessTokenInput,
+  run: (g, i) => createAccessToken(g, i),
+});
+export const revokeAccessTokenDecision = decision({
+  permission: 'console.read',
+  schema: revokeAccessTokenInput,
+  run: (g, i) => revokeAccessToken({ ...g, mayManageUsers: canOn(g.user.grants, 'users.manage', null) }, i),
 });
