@@ -40,6 +40,10 @@ describe('the API front routes by path, whatever the Host header says', () => {
       const doc = await get('/api/v1/openapi.json', host);
       expect(doc.status, host).toBe(200);
       expect(JSON.parse(doc.body), host).toMatchObject({ openapi: expect.any(String) });
+      // The management API's catch-all is served by the same front (401 without a token, not 404).
+      const manage = await get('/api/v1/manage/me', host);
+      expect(manage.status, host).toBe(401);
+      expect(JSON.parse(manage.body), host).toMatchObject({ code: 'unauthenticated' });
       const missing = await get('/api/v1/nothing-here', host);
       expect(missing.status, host).toBe(404);
       expect(missing.type, host).toContain('json');
