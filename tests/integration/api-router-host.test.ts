@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { resetEnvCache } from '@/lib/env.ts';
 import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
 
 let t: TestDatabase;
@@ -12,6 +13,9 @@ let api: { url: string; stop(): Promise<void> };
 
 beforeAll(async () => {
   t = await createTestDatabase();
+  // The management API authorizes through the console's guard, which reads the app's own client.
+  process.env.DATABASE_URL = t.appUrl;
+  resetEnvCache();
   api = await startApiServer(t.appUrl, 2);
 });
 
