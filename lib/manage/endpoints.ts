@@ -15,6 +15,9 @@ import { runPage } from '../read-models/views/run-page.ts';
 import { runsPage } from '../read-models/views/runs-page.ts';
 import { supportPage } from '../read-models/views/support-page.ts';
 import { getReplayProgress } from '../replay/index.ts';
+import { auditExportResponse } from '../audit/export-download.ts';
+import type { Permission } from '../auth/permissions.ts';
+import { seenEffect } from '../ledger/seen-version.ts';
 import * as d from './decisions.ts';
 
 type Params = Record<string, string>;
@@ -33,7 +36,10 @@ export interface DecisionEndpoint extends Base {
 }
 export interface ReadEndpoint extends Base {
   method: 'GET';
-  read: (g: Guarded, params: Params, sp: SP) => Promise<object | null>;
+  /** console.read unless named (the audit export needs audit.export). */
+  permission?: Permission;
+  /** The view as JSON, or a Response of its own (a streamed download). */
+  read: (g: Guarded, params: Params, sp: SP, request: Request) => Promise<object | null>;
 }
 export type ManageEndpoint = DecisionEndpoint | ReadEndpoint;
 
@@ -102,8 +108,16 @@ export const MANAGE_ENDPOINTS: ManageEndpoint[] = [
     '/targets/{key}',
     'manageReadTarget',
     'One target by effect key',
-    'Every epoch, attempt, transition and audit entry of the key, and its current version.',
-    (g, p) => targetDetail(g.db, p.key!, g.scope),
+    "Every epoch, attempt, transition and audit entry of the key, and `seen`: the key's current version, which a decision on it names.",
+    async (g, p) => {
+      const detail = await targetDetail(g.db, p.key!, g.scope);
+      if (!detail) return null;
+      const head = await g.db.effectKey.findUnique({ where: { key: p.key! } });
+      return {
+        ...detail,
+        seen: seenEffect({ epoch: head?.currentEpoch, state: head?.state, changedAt: head?.changedAt }),
+      };
+    },
   ),
   get(
     '/queues/support',
@@ -133,6 +147,17 @@ export const MANAGE_ENDPOINTS: ManageEndpoint[] = [
     "One page of entries with the console's filters and the chain verification; the read itself is recorded (audit.read).",
     (g, _p, sp) => auditPage(g, sp),
   ),
+
+  {
+    ...get(
+      '/audit/export',
+      'manageExportAudit',
+      'Export the audit trail',
+      "JSON Lines (a signed bundle once tree heads are signed) or CSV (format=csv), with the console's filters; in the person's scope. The export is itself recorded (audit.export).",
+      (g, _p, _sp, request) => auditExportResponse(g, request),
+    ),
+    permission: 'audit.export',
+  },
 
   // Decisions and settings: the console's own, with the same guard, version check and audit.
   post('/plans/approve', 'manageApprovePlan', 'Approve a plan', `P2: freezes the plan. ${Z8}`, d.approvePlanDecision),

@@ -48,8 +48,9 @@ async function answer(request: Request, info: RequestInfo, path: string, body?: 
   const { endpoint, params } = found;
   if (endpoint.method === 'GET') {
     try {
-      const g = await authorize(info, 'console.read', { mutating: false });
-      const view = await endpoint.read(g, params, searchParamsOf(new URL(request.url).searchParams));
+      const g = await authorize(info, endpoint.permission ?? 'console.read', { mutating: false });
+      const view = await endpoint.read(g, params, searchParamsOf(new URL(request.url).searchParams), request);
+      if (view instanceof Response) return view;
       // Missing, or outside the person's scope: the same answer for both (Z1).
       if (view === null) throw new LedgerError('not_found', `nothing at /api/v1${path} in your workflows`);
       return Response.json(jsonSafe(view), { headers: NO_STORE });
