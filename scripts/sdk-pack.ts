@@ -1,6 +1,6 @@
 // `npm run sdk:pack`: lib/sdk as the package agent teams install from a tarball. esbuild bundles the
 // entry points (the SDK, the sandbox provider's client, the framework boundaries: AI SDK, OpenAI
-// Agents, LangChain, MCP, and the audit-export verifier) into ES modules, tsc writes the declarations, and npm pack makes
+// Agents, LangChain, MCP, the audit-export verifier, and the `effect-ledger` CLI, the package's bin) into ES modules, tsc writes the declarations, and npm pack makes
 // `<name>-<version>.tgz`. The package has no dependencies: the build refuses any input outside lib/sdk
 // and any import that is neither a Node built-in nor a boundary's own framework, which is an optional
 // peer dependency (a team using one boundary installs only that framework, which it already has).
@@ -24,7 +24,11 @@ const ENTRIES = {
   langchain: 'adapters/langchain.ts',
   mcp: 'mcp/index.ts',
   audit: 'audit/index.ts',
+  /** The `effect-ledger` CLI (the package's `bin`, not an export). */
+  cli: 'cli/bin.ts',
 } as const;
+/** The executable the CLI's bundle is run as. */
+const BIN = { 'effect-ledger': './dist/cli.js' };
 /** The frameworks the boundaries import, as optional peer dependencies, with the range each is
  *  supported in: a project on any release in it installs the SDK without a resolution error. The
  *  floor is the oldest release tests/integration/sdk-peers.test.ts installs and runs; 0.x ranges
@@ -168,6 +172,7 @@ function manifest(root: RootPackage): Record<string, unknown> {
     },
     peerDependencies,
     peerDependenciesMeta: Object.fromEntries(PEERS.map((p) => [p, { optional: true }])),
+    bin: BIN,
     main: './dist/index.js',
     types: './dist/index.d.ts',
     files: ['dist'],
@@ -198,6 +203,9 @@ export async function packSdk(options: { outDir?: string; log?: (line: string) =
   const root = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as RootPackage;
   log(`1/4 bundling lib/sdk (esbuild, ESM, node20) into ${rel(dist)}`);
   log(`    ${(await bundle(dist)).join(', ')}`);
+  // The bin runs as a program: npm links it, and the shell needs to know which interpreter runs it.
+  const cli = path.join(dist, 'cli.js');
+  writeFileSync(cli, `#!/usr/bin/env node\n${readFileSync(cli, 'utf8')}`, { mode: 0o755 });
   log('2/4 writing declarations (tsc --emitDeclarationOnly)');
   log(`    ${declarations(dist)} .d.ts files`);
   const pkg = manifest(root);
