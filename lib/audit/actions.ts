@@ -163,6 +163,11 @@ export const AUDIT_ACTIONS = {
     by: ['admin', 'operator', 'support', 'auditor'],
     what: 'a call to the management API with a personal access token, or its refusal at the door',
   },
+  'config.apply': {
+    subject: ['tool', 'runtime_key', 'user', 'console'],
+    by: ['admin'],
+    what: 'one change of a declarative setup file (effect-ledger apply), with the file\'s SHA-256',
+  },
   'audit.read': { subject: ['audit'], by: ['admin', 'operator', 'support', 'auditor'], what: 'the trail was read' },
   'audit.export': { subject: ['audit', 'console'], by: ['admin', 'auditor'], what: 'the trail was exported' },
   // Retention (T1): one entry per prune transaction, with its counts

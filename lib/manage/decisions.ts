@@ -52,6 +52,8 @@ import {
   resumeReplay,
   startReplay,
 } from '../replay/index.ts';
+import { applySetup } from './apply.ts';
+import { applyInput } from './apply-document.ts';
 
 const decision = <S extends z.ZodType, T>(d: Decision<S, T>): Decision<S, T> => d;
 
@@ -256,4 +258,12 @@ export const revokeAccessTokenDecision = decision({
   permission: 'console.read',
   schema: revokeAccessTokenInput,
   run: (g, i) => revokeAccessToken({ ...g, mayManageUsers: canOn(g.user.grants, 'users.manage', null) }, i),
+});
+
+// Declarative setup (effect-ledger apply): tools, runtime keys and grants are each admin-only through
+// an all-workflows grant, so one check of users.manage is the check of all three.
+export const applySetupDecision = decision({
+  permission: 'users.manage',
+  schema: applyInput,
+  run: (g, i) => applySetup(g, i),
 });

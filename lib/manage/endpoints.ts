@@ -253,6 +253,13 @@ export const MANAGE_ENDPOINTS: ManageEndpoint[] = [
     d.addGrantDecision,
   ),
   post('/grants/remove', 'manageRemoveGrant', 'Take a role away', 'Admin, with a reason.', d.removeGrantDecision),
+  post(
+    '/apply',
+    'manageApplySetup',
+    'Apply a declarative setup',
+    "Admin. Brings tools, runtime keys and each named workflow's grants to the document, in one transaction; `dryRun` lists the changes and writes nothing. Each change is audited with the file's SHA-256; new runtime keys' secrets are in the answer once.",
+    d.applySetupDecision,
+  ),
 ];
 
 /** The endpoint for a method and path under /api/v1, with its path parameters; `allowed` lists the

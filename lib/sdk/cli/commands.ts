@@ -8,6 +8,7 @@ import { verifyExport } from '../audit/verify-export.ts';
 import { UsageError, type ManageClient } from './client.ts';
 import { show, table, type Out } from './output.ts';
 import { watchReplay } from './watch.ts';
+import { applyFile } from './apply.ts';
 
 export interface Args {
   positionals: string[];
@@ -216,6 +217,15 @@ export const COMMANDS: Record<string, (api: ManageClient, a: Args, out: Out) => 
 
   async 'replay watch'(api, a, out) {
     return watchReplay(api, need(a, 0, 'the replay id'), out, Number(opt(a, 'interval') ?? 1000));
+  },
+
+  async apply(api, a, out) {
+    return applyFile(
+      api,
+      required(a, 'file'),
+      { dryRun: a.values['dry-run'] === true, secretsFile: opt(a, 'secrets-file') },
+      out,
+    );
   },
 
   async 'audit export'(api, a, out) {

@@ -1,7 +1,7 @@
 // `effect-ledger`: the management API from a shell (docs/MANAGE.md). Exit codes: 0 done, 1 refused
 // or failed (the server's problem is printed), 2 usage (unknown command, missing argument or
-// configuration). Arguments are parsed with node:util parseArgs, so the SDK package stays without
-// dependencies.
+// configuration). Arguments are parsed with node:util parseArgs (the standard library's parser);
+// the one dependency of the package is `yaml`, for apply's setup files.
 import { parseArgs } from 'node:util';
 import { connection, ManageClient, Refused, UsageError } from './client.ts';
 import { COMMANDS, OFFLINE } from './commands.ts';
@@ -21,6 +21,7 @@ const USAGE = `usage: effect-ledger <command> [arguments] [--json]
   replay start|pause|resume <replayId> [--reason R]
   replay cancel <replayId> --reason R
   replay watch <replayId> [--interval MS]
+  apply -f ledger.yaml [--dry-run] [--secrets-file FILE]
   audit export [--out FILE] [--format jsonl|csv]
   audit verify <file>
 
@@ -42,6 +43,9 @@ const OPTIONS = {
   interval: { type: 'string' },
   out: { type: 'string' },
   format: { type: 'string' },
+  file: { type: 'string', short: 'f' },
+  'dry-run': { type: 'boolean' },
+  'secrets-file': { type: 'string' },
 } as const;
 
 export async function main(
