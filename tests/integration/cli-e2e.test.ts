@@ -18,7 +18,7 @@ let t: TestDatabase;
 let api: { url: string; stop(): Promise<void> };
 let scratch: string;
 let bin: string;
-let ops: { alice: Person; bob: Person; support: Person; auditor: Person };
+let ops: { alice: Person; bob: Person; support: Person; auditor: Person; admin: Person };
 
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 8 });
@@ -30,6 +30,7 @@ beforeAll(async () => {
     bob: await person(t.db, 'operator'),
     support: await person(t.db, 'support'),
     auditor: await person(t.db, 'auditor'),
+    admin: await person(t.db, 'admin'),
   };
   scratch = mkdtempSync(path.join(tmpdir(), 'effect-ledger-cli-'));
   const packed = await packSdk({ outDir: path.join(scratch, 'build'), log: () => {} });
@@ -189,5 +190,55 @@ describe('the effect-ledger CLI from the packed SDK', () => {
     const broken = await cli(ops.auditor, 'audit', 'verify', file);
     expect(broken.code).toBe(1);
     expect(broken.stdout).toContain('BROKEN');
+  });
+
+  it('apply -f ledger.yaml: the dry run shows the diff and writes nothing, apply writes it (secrets to a file), again: no changes; a grant taken out is removed', async () => {
+    const wf = `wf_${suffix()}`;
+    const tool = `mail_${suffix()}`;
+    const yaml = (grants: string) => `# the ${wf} team
+tools:
+  - name: ${tool}
+    actions: [receipt]
+    targetType: email
+    provider: sandbox
+    generatedInputs: [body]
+runtimeKeys:
+  - name: runner-${wf}
+    workflows: [${wf}]
+workflows:
+  ${wf}:
+    grants:
+${grants}`;
+    const file = path.join(scratch, 'ledger.yaml');
+    writeFileSync(
+      file,
+      yaml(
+        `      - { user: ${ops.alice.email}, role: operator }\n      - { user: ${ops.support.email}, role: support }\n`,
+      ),
+    );
+    const dry = await cli(ops.admin, 'apply', '-f', file, '--dry-run');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('would change (dry run, nothing written):');
+    expect(dry.stdout).toContain(`+ tool ${tool}`);
+    expect(dry.stdout).toContain(`+ grant support to ${ops.support.email} on ${wf}`);
+    expect(await t.db.toolDefinition.count({ where: { name: tool } })).toBe(0);
+
+    const secrets = path.join(scratch, 'secrets.json');
+    const applied = await cli(ops.admin, 'apply', '-f', file, '--secrets-file', secrets);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).not.toContain('elk_');
+    expect(JSON.parse(readFileSync(secrets, 'utf8'))[`runner-${wf}`]).toMatch(/^elk_/);
+    expect(await t.db.roleGrant.count({ where: { workflow: wf } })).toBe(2);
+
+    const again = await cli(ops.admin, 'apply', '-f', file);
+    expect(again.stdout).toMatch(/^no changes\nsha256 [0-9a-f]{64}\n$/);
+
+    writeFileSync(file, yaml(`      - { user: ${ops.alice.email}, role: operator }\n`));
+    const removed = await cli(ops.admin, 'apply', '-f', file);
+    expect(removed.stdout).toContain(`- grant support to ${ops.support.email} on ${wf}`);
+    expect(await t.db.roleGrant.count({ where: { workflow: wf } })).toBe(1);
+    expect((await cli(ops.alice, 'apply', '-f', file)).code).toBe(1);
+    writeFileSync(file, 'tools: [unclosed');
+    expect((await cli(ops.admin, 'apply', '-f', file)).code).toBe(2);
   });
 });
