@@ -166,7 +166,7 @@ export const AUDIT_ACTIONS = {
   'config.apply': {
     subject: ['tool', 'runtime_key', 'user', 'console'],
     by: ['admin'],
-    what: 'one change of a declarative setup file (effect-ledger apply), with the file\'s SHA-256',
+    what: "one change of a declarative setup file (effect-ledger apply), with the file's SHA-256",
   },
   'audit.read': { subject: ['audit'], by: ['admin', 'operator', 'support', 'auditor'], what: 'the trail was read' },
   'audit.export': { subject: ['audit', 'console'], by: ['admin', 'auditor'], what: 'the trail was exported' },

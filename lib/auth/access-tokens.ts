@@ -101,13 +101,15 @@ export async function revokeAccessToken(
   });
 }
 
-/** A person's tokens, newest first, without anything secret. */
+/** A person's tokens, newest first, without anything secret, each saying whether it has expired. */
 export async function listAccessTokens(db: DbOrTx, userId: string) {
-  return db.accessToken.findMany({
+  const rows = await db.accessToken.findMany({
     where: { userId },
     orderBy: { createdAt: 'desc' },
     select: { id: true, name: true, prefix: true, createdAt: true, expiresAt: true, revokedAt: true, lastUsedAt: true },
   });
+  const now = Date.now();
+  return rows.map((r) => ({ ...r, expired: r.expiresAt.getTime() <= now }));
 }
 
 export type TokenProblem = 'malformed_token' | 'unknown_token' | 'token_expired' | 'token_revoked' | 'disabled';

@@ -108,4 +108,3 @@ export async function refuseBlindDecision(
   });
   throw invalid(missing.field, missing.message, missing.keys ? { keys: missing.keys } : {});
 }
-

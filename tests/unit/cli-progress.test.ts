@@ -15,6 +15,14 @@ describe('effect-ledger replay watch output', () => {
     expect(progressLine('r1', p)).toBe('replay r1: running 100/200 sent=90 skipped=5 failed=3 unknown=2');
   });
   it('tables pad columns to their widest cell and show missing values as -', () => {
-    expect(table([{ a: 'x', b: null }, { a: 'long', b: 2 }], ['a', 'b'])).toBe('A     B\nx     -\nlong  2\n');
+    expect(
+      table(
+        [
+          { a: 'x', b: null },
+          { a: 'long', b: 2 },
+        ],
+        ['a', 'b'],
+      ),
+    ).toBe('A     B\nx     -\nlong  2\n');
   });
 });

@@ -26,7 +26,7 @@ export interface Connection {
 
 /** The config file: EFFECT_LEDGER_CONFIG, else ~/.config/effect-ledger/config.json, holding
  *  {"url": "...", "token": "elp_..."}. The environment wins over the file, field by field. */
-export function connection(env: NodeJS.ProcessEnv = process.env): Connection {
+export function connection(env: NodeJS.ProcessEnv): Connection {
   const file = env.EFFECT_LEDGER_CONFIG ?? path.join(homedir(), '.config', 'effect-ledger', 'config.json');
   let fromFile: Partial<Connection> = {};
   try {

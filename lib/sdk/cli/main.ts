@@ -50,10 +50,7 @@ const OPTIONS = {
 
 export async function main(
   argv: string[],
-  io: { stdout: (s: string) => void; stderr: (s: string) => void; env?: NodeJS.ProcessEnv } = {
-    stdout: (s) => process.stdout.write(s),
-    stderr: (s) => process.stderr.write(s),
-  },
+  io: { stdout: (s: string) => void; stderr: (s: string) => void; env: NodeJS.ProcessEnv },
 ): Promise<number> {
   let parsed;
   try {

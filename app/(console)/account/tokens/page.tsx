@@ -14,7 +14,6 @@ export const dynamic = 'force-dynamic';
 export default async function AccessTokensPage() {
   const { user, db } = await requireViewer();
   const tokens = await listAccessTokens(db, user.id);
-  const now = Date.now();
   return (
     <>
       <PageHeader
@@ -24,7 +23,9 @@ export default async function AccessTokensPage() {
       />
       <Card>
         {tokens.length === 0 ? (
-          <EmptyState title="No tokens">Create one for each script or machine that manages the ledger as you.</EmptyState>
+          <EmptyState title="No tokens">
+            Create one for each script or machine that manages the ledger as you.
+          </EmptyState>
         ) : (
           <div className="relative overflow-x-auto">
             <table className="w-full text-sm" data-testid="access-tokens">
@@ -43,7 +44,7 @@ export default async function AccessTokensPage() {
               </thead>
               <tbody className="divide-y divide-zinc-100">
                 {tokens.map((t) => {
-                  const expired = t.expiresAt.getTime() <= now;
+                  const expired = t.expired;
                   return (
                     <tr key={t.id}>
                       <td className="py-2 pr-3 font-medium">{t.name}</td>
