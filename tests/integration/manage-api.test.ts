@@ -48,7 +48,7 @@ async function submittedPlan(workflow?: string) {
   return { ...plan, runId: run.runId };
 }
 
-describe('management API: decisions', () => {
+describe('Z2, Z8: management API: decisions', () => {
   it('plan approve: 422 naming seenStatus without it, 403 for support, 200 for an operator with the same audit entry as the console', async () => {
     const plan = await submittedPlan();
     const body = { planId: plan.planId, itemsHash: plan.itemsHash };

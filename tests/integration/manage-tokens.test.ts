@@ -25,7 +25,7 @@ const uses = async (tokenId: string) =>
     )
   ).rows;
 
-describe('personal access tokens', () => {
+describe('Z4: personal access tokens', () => {
   it('the token is returned once and only its SHA-256 is stored; the list shows no secret; creation is audited', async () => {
     const p = await person(t.db, 'operator');
     expect(p.token).toMatch(/^elp_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
