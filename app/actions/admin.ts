@@ -2,7 +2,7 @@
 // Admin server actions (Z1: admin only): the shared Decisions of lib/manage/decisions.ts, each
 // authorized by the guard and audited by its command. The management API runs the same objects.
 import { consoleDecision } from '@/lib/auth/decision.ts';
-import * as d from '@/lib/manage/decisions.ts';
+import * as d from '@/lib/manage/admin-decisions.ts';
 
 export async function createUserAction(input: unknown) {
   return consoleDecision(d.createUserDecision, input);

@@ -3,7 +3,7 @@
 // (shown once) and revoked through the shared Decisions, audited by their commands.
 import { revalidatePath } from 'next/cache';
 import { consoleDecision } from '@/lib/auth/decision.ts';
-import * as d from '@/lib/manage/decisions.ts';
+import * as d from '@/lib/manage/admin-decisions.ts';
 
 export async function createAccessTokenAction(input: unknown) {
   const result = await consoleDecision(d.createAccessTokenDecision, input);

@@ -1,29 +1,13 @@
-// Every decision a person takes or every setting they change, from the console or the management API:
+// Every decision a person takes on runs, plans, effects and replays, from the console or the management API
+// (the settings an admin changes are in ./admin-decisions.ts):
 // one Decision per action (lib/auth/decision.ts), naming its permission, input schema, subject, the
 // version it must carry (Z8) and the lib command that changes and audits. app/actions and
 // lib/manage/endpoints.ts run these same objects, so neither door can drift from the other.
 import { z } from 'zod';
 import { decideBump, decideInput } from '../approvals/decide-bump.ts';
 import { requestBump, requestBumpInput } from '../approvals/request-bump.ts';
-import {
-  createRuntimeKey,
-  createRuntimeKeyInput,
-  revokeRuntimeKey,
-  revokeRuntimeKeyInput,
-  saveTool,
-  saveToolInput,
-} from '../auth/admin-commands.ts';
-import {
-  createAccessToken,
-  createAccessTokenInput,
-  revokeAccessToken,
-  revokeAccessTokenInput,
-} from '../auth/access-tokens.ts';
 import type { Decision } from '../auth/decision.ts';
-import { canOn } from '../auth/grants.ts';
-import { addGrant, addGrantInput, removeGrant, removeGrantInput } from '../auth/grant-commands.ts';
 import { effectsSubject, type Guarded } from '../auth/guard.ts';
-import { createUser, createUserInput, updateUser, updateUserInput } from '../auth/users.ts';
 import { effectKeyField, effectKeysField, reasonField } from '../ledger/fields.ts';
 import {
   approvePlan,
@@ -52,10 +36,9 @@ import {
   resumeReplay,
   startReplay,
 } from '../replay/index.ts';
-import { applySetup } from './apply.ts';
-import { applyInput } from './apply-document.ts';
 
-const decision = <S extends z.ZodType, T>(d: Decision<S, T>): Decision<S, T> => d;
+/** A Decision with its input and result types inferred. */
+export const decision = <S extends z.ZodType, T>(d: Decision<S, T>): Decision<S, T> => d;
 
 // Plans (P1, P2)
 export const approvePlanDecision = decision({
@@ -201,69 +184,4 @@ export const cancelReplayDecision = decision({
   },
   subject: (i) => ({ type: 'replay', id: i.replayId }),
   seen: seenField('seenStatus', "replay's status"),
-});
-
-// People, keys and tools (Z1, Z6: admin only, through an all-workflows grant)
-export const createUserDecision = decision({
-  permission: 'users.manage',
-  schema: createUserInput,
-  run: (g, i) => createUser(g, i),
-  subject: (i) => ({ type: 'user', id: i.email }),
-});
-export const updateUserDecision = decision({
-  permission: 'users.manage',
-  schema: updateUserInput,
-  run: (g, i) => updateUser(g, i),
-  subject: (i) => ({ type: 'user', id: i.userId }),
-});
-export const addGrantDecision = decision({
-  permission: 'users.manage',
-  schema: addGrantInput,
-  run: (g, i) => addGrant(g, i),
-  subject: (i) => ({ type: 'user', id: i.userId }),
-});
-export const removeGrantDecision = decision({
-  permission: 'users.manage',
-  schema: removeGrantInput,
-  run: (g, i) => removeGrant(g, i),
-  subject: (i) => ({ type: 'user', id: i.grantId }),
-});
-export const createRuntimeKeyDecision = decision({
-  permission: 'runtime_keys.manage',
-  schema: createRuntimeKeyInput,
-  run: (g, i) => createRuntimeKey(g, i),
-  subject: (i) => ({ type: 'runtime_key', id: i.name }),
-});
-export const revokeRuntimeKeyDecision = decision({
-  permission: 'runtime_keys.manage',
-  schema: revokeRuntimeKeyInput,
-  run: (g, i) => revokeRuntimeKey(g, i),
-  subject: (i) => ({ type: 'runtime_key', id: i.keyId }),
-});
-export const saveToolDecision = decision({
-  permission: 'tools.manage',
-  schema: saveToolInput,
-  run: (g, i) => saveTool(g, i),
-  subject: (i) => ({ type: 'tool', id: i.name }),
-});
-
-// Personal access tokens: the console's own door only (a token cannot mint or revoke tokens, since
-// the management API has no operation for it). Open to every role: a token is its own person.
-export const createAccessTokenDecision = decision({
-  permission: 'console.read',
-  schema: createAccessTokenInput,
-  run: (g, i) => createAccessToken(g, i),
-});
-export const revokeAccessTokenDecision = decision({
-  permission: 'console.read',
-  schema: revokeAccessTokenInput,
-  run: (g, i) => revokeAccessToken({ ...g, mayManageUsers: canOn(g.user.grants, 'users.manage', null) }, i),
-});
-
-// Declarative setup (effect-ledger apply): tools, runtime keys and grants are each admin-only through
-// an all-workflows grant, so one check of users.manage is the check of all three.
-export const applySetupDecision = decision({
-  permission: 'users.manage',
-  schema: applyInput,
-  run: (g, i) => applySetup(g, i),
 });
