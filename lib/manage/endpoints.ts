@@ -1,38 +1,16 @@
 // The management API's operations (docs/MANAGE.md): what a person can decide or configure in the
 // console, callable with a personal access token. Each decision is the console's own Decision
-// (./decisions.ts, ./admin-decisions.ts); each read is the console's own view (./read-endpoints.ts), filtered by the person's scope (Z1). The
-// router (./http.ts) and the OpenAPI document (./openapi.ts) are both built from this one table.
-import type { z } from 'zod';
-import type { Decision } from '../auth/decision.ts';
-import type { Guarded } from '../auth/guard.ts';
-import type { Permission } from '../auth/permissions.ts';
-import type { SP } from '../read-models/views/query.ts';
+// (./decisions.ts, ./admin-decisions.ts); each read is the console's own view (./read-endpoints.ts),
+// filtered by the person's scope (Z1). The router (./http.ts) and the OpenAPI document
+// (./openapi.ts) are both built from this one table.
 import * as a from './admin-decisions.ts';
 import * as d from './decisions.ts';
+import type { DecisionEndpoint, ManageEndpoint } from './endpoint-types.ts';
 import { READ_ENDPOINTS } from './read-endpoints.ts';
 
-type Params = Record<string, string>;
+export type { DecisionEndpoint, ManageEndpoint, ReadEndpoint } from './endpoint-types.ts';
 
-interface Base {
-  /** The path under /api/v1, with {param} segments. */
-  path: string;
-  id: string;
-  summary: string;
-  description: string;
-}
-export interface DecisionEndpoint extends Base {
-  method: 'POST';
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a table of decisions of every input and result type
-  decision: Decision<z.ZodType, any>;
-}
-export interface ReadEndpoint extends Base {
-  method: 'GET';
-  /** console.read unless named (the audit export needs audit.export). */
-  permission?: Permission;
-  /** The view as JSON, or a Response of its own (a streamed download). */
-  read: (g: Guarded, params: Params, sp: SP, request: Request) => Promise<object | null>;
-}
-export type ManageEndpoint = DecisionEndpoint | ReadEndpoint;
+type Params = Record<string, string>;
 
 const post = (path: string, id: string, summary: string, description: string, decision: DecisionEndpoint['decision']) =>
   ({ method: 'POST', path: `/manage${path}`, id, summary, description, decision }) as DecisionEndpoint;

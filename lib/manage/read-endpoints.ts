@@ -13,7 +13,7 @@ import { runPage } from '../read-models/views/run-page.ts';
 import { runsPage } from '../read-models/views/runs-page.ts';
 import { supportPage } from '../read-models/views/support-page.ts';
 import { getReplayProgress } from '../replay/index.ts';
-import type { ReadEndpoint } from './endpoints.ts';
+import type { ReadEndpoint } from './endpoint-types.ts';
 
 const get = (path: string, id: string, summary: string, description: string, read: ReadEndpoint['read']) =>
   ({ method: 'GET', path: `/manage${path}`, id, summary, description, read }) as ReadEndpoint;
