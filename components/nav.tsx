@@ -141,6 +141,12 @@ export function Nav() {
             >
               Notifications
             </Link>
+            <Link
+              href="/account/tokens"
+              className="inline-flex min-h-6 items-center text-zinc-600 underline hover:text-zinc-900"
+            >
+              Access tokens
+            </Link>
           </div>
         </div>
       </div>

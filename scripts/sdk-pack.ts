@@ -1,9 +1,9 @@
 // `npm run sdk:pack`: lib/sdk as the package agent teams install from a tarball. esbuild bundles the
 // entry points (the SDK, the sandbox provider's client, the framework boundaries: AI SDK, OpenAI
-// Agents, LangChain, MCP, and the audit-export verifier) into ES modules, tsc writes the declarations, and npm pack makes
-// `<name>-<version>.tgz`. The package has no dependencies: the build refuses any input outside lib/sdk
-// and any import that is neither a Node built-in nor a boundary's own framework, which is an optional
-// peer dependency (a team using one boundary installs only that framework, which it already has).
+// Agents, LangChain, MCP, the audit-export verifier, and the `effect-ledger` CLI, the package's bin) into ES modules, tsc writes the declarations, and npm pack makes
+// `<name>-<version>.tgz`. The package has one dependency, `yaml` (the CLI's apply): the build refuses any
+// input outside lib/sdk and any import that is neither a Node built-in, that dependency, nor a
+// boundary's own framework, which is an optional peer dependency (a team using one boundary installs only that framework, which it already has).
 // Output (gitignored): .sdk-build/package/ (what is packed) and .sdk-build/*.tgz.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,7 +24,11 @@ const ENTRIES = {
   langchain: 'adapters/langchain.ts',
   mcp: 'mcp/index.ts',
   audit: 'audit/index.ts',
+  /** The `effect-ledger` CLI (the package's `bin`, not an export). */
+  cli: 'cli/bin.ts',
 } as const;
+/** The executable the CLI's bundle is run as. */
+const BIN = { 'effect-ledger': './dist/cli.js' };
 /** The frameworks the boundaries import, as optional peer dependencies, with the range each is
  *  supported in: a project on any release in it installs the SDK without a resolution error. The
  *  floor is the oldest release tests/integration/sdk-peers.test.ts installs and runs; 0.x ranges
@@ -37,6 +41,10 @@ export const PEER_RANGES = {
   zod: '^4.1.8',
 } as const;
 const PEERS = Object.keys(PEER_RANGES) as (keyof typeof PEER_RANGES)[];
+/** The package's one dependency: the CLI's apply reads YAML setup files with it (a YAML parser is
+ *  not something to write by hand). Its range starts at the version the repository pins. */
+const DEPENDENCIES = ['yaml'] as const;
+const isDependency = (specifier: string) => (DEPENDENCIES as readonly string[]).includes(specifier);
 const isPeer = (specifier: string) => PEERS.some((p) => specifier === p || specifier.startsWith(`${p}/`));
 
 export interface PackedSdk {
@@ -82,14 +90,18 @@ async function bundle(dist: string): Promise<string[]> {
     platform: 'node',
     target: 'node20',
     metafile: true,
-    external: PEERS.flatMap((p) => [p, `${p}/*`]),
+    external: [...PEERS.flatMap((p) => [p, `${p}/*`]), ...DEPENDENCIES],
     logLevel: 'warning',
   });
   const outside = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith('lib/sdk/'));
   if (outside.length) throw new Error(`the SDK bundle pulled in files outside lib/sdk: ${outside.join(', ')}`);
   const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
   const foreign = Object.values(result.metafile.outputs)
-    .flatMap((o) => o.imports.filter((i) => i.external && !builtins.has(i.path) && !isPeer(i.path)).map((i) => i.path))
+    .flatMap((o) =>
+      o.imports
+        .filter((i) => i.external && !builtins.has(i.path) && !isPeer(i.path) && !isDependency(i.path))
+        .map((i) => i.path),
+    )
     .filter((p, i, all) => all.indexOf(p) === i);
   if (foreign.length) throw new Error(`the SDK bundle imports packages: ${foreign.join(', ')}`);
   return Object.entries(result.metafile.outputs).map(([file, o]) => `${path.basename(file)} ${kb(o.bytes)}`);
@@ -166,8 +178,16 @@ function manifest(root: RootPackage): Record<string, unknown> {
       './audit': entry('audit'),
       './package.json': './package.json',
     },
+    dependencies: Object.fromEntries(
+      DEPENDENCIES.map((d) => {
+        const pinned = root.devDependencies?.[d] ?? root.dependencies?.[d];
+        if (!pinned) throw new Error(`${d} is not in package.json`);
+        return [d, `^${pinned}`];
+      }),
+    ),
     peerDependencies,
     peerDependenciesMeta: Object.fromEntries(PEERS.map((p) => [p, { optional: true }])),
+    bin: BIN,
     main: './dist/index.js',
     types: './dist/index.d.ts',
     files: ['dist'],
@@ -198,6 +218,9 @@ export async function packSdk(options: { outDir?: string; log?: (line: string) =
   const root = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as RootPackage;
   log(`1/4 bundling lib/sdk (esbuild, ESM, node20) into ${rel(dist)}`);
   log(`    ${(await bundle(dist)).join(', ')}`);
+  // The bin runs as a program: npm links it, and the shell needs to know which interpreter runs it.
+  const cli = path.join(dist, 'cli.js');
+  writeFileSync(cli, `#!/usr/bin/env node\n${readFileSync(cli, 'utf8')}`, { mode: 0o755 });
   log('2/4 writing declarations (tsc --emitDeclarationOnly)');
   log(`    ${declarations(dist)} .d.ts files`);
   const pkg = manifest(root);
@@ -206,7 +229,7 @@ export async function packSdk(options: { outDir?: string; log?: (line: string) =
   const license = ['LICENSE', 'LICENSE.md', 'LICENSE.txt'].find((f) => existsSync(path.join(ROOT, f)));
   if (license) copyFileSync(path.join(ROOT, license), path.join(packageDir, license));
   log(
-    `3/4 package.json (${pkg.name}@${pkg.version}, license ${pkg.license}, no dependencies, optional peers ${PEERS.join(', ')}), README.md${license ? `, ${license}` : ''}`,
+    `3/4 package.json (${pkg.name}@${pkg.version}, license ${pkg.license}, dependency ${DEPENDENCIES.join(', ')}, optional peers ${PEERS.join(', ')}), README.md${license ? `, ${license}` : ''}`,
   );
   log('4/4 npm pack');
   const packed = npmPack(packageDir, outDir);

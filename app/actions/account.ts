@@ -1,7 +1,7 @@
 'use server';
 // The signed-in person's own account: choosing a new password (Z7). Open to every role, and the one
 // action allowed while a password someone else chose still has to be replaced.
-import { consoleAction } from '@/lib/auth/guard.ts';
+import { consoleAction } from '@/lib/auth/decision.ts';
 import { changePassword, changePasswordInput } from '@/lib/auth/password-change.ts';
 import { setPreferences, setPreferencesInput } from '@/lib/notifications/preferences.ts';
 

@@ -1,83 +1,33 @@
 'use server';
-// Admin server actions (Z1: admin only), each authorized here and audited by its command.
-import { consoleAction } from '@/lib/auth/guard.ts';
-import {
-  createRuntimeKey,
-  createRuntimeKeyInput,
-  revokeRuntimeKey,
-  revokeRuntimeKeyInput,
-  saveTool,
-  saveToolInput,
-} from '@/lib/auth/admin-commands.ts';
-import { addGrant, addGrantInput, removeGrant, removeGrantInput } from '@/lib/auth/grant-commands.ts';
-import { createUser, createUserInput, updateUser, updateUserInput } from '@/lib/auth/users.ts';
+// Admin server actions (Z1: admin only): the shared Decisions of lib/manage/decisions.ts, each
+// authorized by the guard and audited by its command. The management API runs the same objects.
+import { consoleDecision } from '@/lib/auth/decision.ts';
+import * as d from '@/lib/manage/admin-decisions.ts';
 
 export async function createUserAction(input: unknown) {
-  return consoleAction(
-    'users.manage',
-    createUserInput,
-    input,
-    (g, i) => createUser(g, i),
-    (i) => ({ type: 'user', id: i.email }),
-  );
+  return consoleDecision(d.createUserDecision, input);
 }
 
 export async function updateUserAction(input: unknown) {
-  return consoleAction(
-    'users.manage',
-    updateUserInput,
-    input,
-    (g, i) => updateUser(g, i),
-    (i) => ({ type: 'user', id: i.userId }),
-  );
+  return consoleDecision(d.updateUserDecision, input);
 }
 
 export async function createRuntimeKeyAction(input: unknown) {
-  return consoleAction(
-    'runtime_keys.manage',
-    createRuntimeKeyInput,
-    input,
-    (g, i) => createRuntimeKey(g, i),
-    (i) => ({ type: 'runtime_key', id: i.name }),
-  );
+  return consoleDecision(d.createRuntimeKeyDecision, input);
 }
 
 export async function revokeRuntimeKeyAction(input: unknown) {
-  return consoleAction(
-    'runtime_keys.manage',
-    revokeRuntimeKeyInput,
-    input,
-    (g, i) => revokeRuntimeKey(g, i),
-    (i) => ({ type: 'runtime_key', id: i.keyId }),
-  );
+  return consoleDecision(d.revokeRuntimeKeyDecision, input);
 }
 
 export async function saveToolAction(input: unknown) {
-  return consoleAction(
-    'tools.manage',
-    saveToolInput,
-    input,
-    (g, i) => saveTool(g, i),
-    (i) => ({ type: 'tool', id: i.name }),
-  );
+  return consoleDecision(d.saveToolDecision, input);
 }
 
 export async function addGrantAction(input: unknown) {
-  return consoleAction(
-    'users.manage',
-    addGrantInput,
-    input,
-    (g, i) => addGrant(g, i),
-    (i) => ({ type: 'user', id: i.userId }),
-  );
+  return consoleDecision(d.addGrantDecision, input);
 }
 
 export async function removeGrantAction(input: unknown) {
-  return consoleAction(
-    'users.manage',
-    removeGrantInput,
-    input,
-    (g, i) => removeGrant(g, i),
-    (i) => ({ type: 'user', id: i.grantId }),
-  );
+  return consoleDecision(d.removeGrantDecision, input);
 }

@@ -4,6 +4,7 @@ import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from './request-body.ts';
 import { z } from 'zod';
 import * as s from './schemas.ts';
 import * as tree from './tree-schemas.ts';
+import { MANAGE_TAG, managePaths, PERSONAL_TOKEN_SCHEME } from '../manage/openapi.ts';
 
 type Json = Record<string, unknown>;
 
@@ -297,22 +298,24 @@ export function openApiDocument(): Json {
     if (op.body) operation.requestBody = { required: true, content: { 'application/json': { schema: ref(op.body) } } };
     paths[op.path] = { ...(paths[op.path] ?? {}), [op.method]: operation };
   }
+  Object.assign(paths, managePaths(ref(s.problemSchema)));
   cached = {
     openapi: '3.1.0',
     info: {
       title: 'Effect Ledger agent API',
       version: '1.0.0',
       description:
-        'How agent runtimes claim and report every side effect. Authenticate with `Authorization: Bearer <runtime key>`. Every POST honours `Idempotency-Key`. Every 4xx and 5xx answer is an RFC 9457 problem document (`application/problem+json`: type, title, status, detail, code, field?, and details); 429 and 503 carry `Retry-After`.',
+        'How agent runtimes claim and report every side effect, and how people manage the ledger from scripts (the Manage operations). Authenticate with `Authorization: Bearer <runtime key>`, or for Manage with a personal access token. Every agent POST honours `Idempotency-Key` (a Manage decision is made safe to retry by the version it names instead). Every 4xx and 5xx answer is an RFC 9457 problem document (`application/problem+json`: type, title, status, detail, code, field?, and details); 429 and 503 carry `Retry-After`.',
       license: { name: API_LICENSE },
     },
     servers: [{ url: '/api/v1' }],
-    tags: TAGS,
+    tags: [...TAGS, MANAGE_TAG],
     security: [{ runtimeKey: [] }],
     paths,
     components: {
       schemas,
       securitySchemes: {
+        personalToken: PERSONAL_TOKEN_SCHEME,
         runtimeKey: {
           type: 'http',
           scheme: 'bearer',

@@ -15,6 +15,7 @@ export type AuditSubjectType =
   | 'user'
   | 'tool'
   | 'runtime_key'
+  | 'access_token'
   | 'audit'
   | 'api'
   | 'console'
@@ -147,6 +148,26 @@ export const AUDIT_ACTIONS = {
   'tool.update': { subject: ['tool'], by: ['admin'], what: "a tool's definition changed" },
   'runtime_key.create': { subject: ['runtime_key'], by: ['admin'], what: 'a runtime key was created' },
   'runtime_key.revoke': { subject: ['runtime_key'], by: ['admin'], what: 'a runtime key was revoked' },
+  'access_token.create': {
+    subject: ['access_token'],
+    by: ['admin', 'operator', 'support', 'auditor'],
+    what: 'a person created a personal access token for the management API',
+  },
+  'access_token.revoke': {
+    subject: ['access_token'],
+    by: ['admin', 'operator', 'support', 'auditor'],
+    what: 'a personal access token was revoked',
+  },
+  'access_token.use': {
+    subject: ['access_token', 'api'],
+    by: ['admin', 'operator', 'support', 'auditor'],
+    what: 'a call to the management API with a personal access token, or its refusal at the door',
+  },
+  'config.apply': {
+    subject: ['tool', 'runtime_key', 'user', 'console'],
+    by: ['admin'],
+    what: "one change of a declarative setup file (effect-ledger apply), with the file's SHA-256",
+  },
   'audit.read': { subject: ['audit'], by: ['admin', 'operator', 'support', 'auditor'], what: 'the trail was read' },
   'audit.export': { subject: ['audit', 'console'], by: ['admin', 'auditor'], what: 'the trail was exported' },
   // Retention (T1): one entry per prune transaction, with its counts

@@ -2,7 +2,6 @@
 // every route handler through consoleRoute. Both resolve the user and their grants from the database
 // (Z4), find the workflow the subject belongs to and check the permission on it against the roles the
 // person holds there (Z1), refuse cross-site requests, and audit every refusal (A4).
-import type { z } from 'zod';
 import { problemFrom, problemResponse } from '../api/problem.ts';
 import { auditRefusal } from '../audit/append.ts';
 import type { AuditSubjectOf } from '../audit/actions.ts';
@@ -10,15 +9,14 @@ import { db, type Db } from '../db/client.ts';
 import { isConnectionLoss } from '../db/connection-loss.ts';
 import { componentLogger } from '../ops/log.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { invalid, LedgerError } from '../ledger/errors.ts';
-import type { SeenRequirement } from '../ledger/seen-required.ts';
-import { parseInput } from '../ledger/validate.ts';
+import { LedgerError } from '../ledger/errors.ts';
 import type { Role } from '../db/generated/enums.ts';
 import { ALL_WORKFLOWS_ONLY, canOn, inScope, roleFor, roleSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
 import type { Permission } from './permissions.ts';
 import { workflowsOfSubject } from './subject-workflows.ts';
-import { crossSiteProblem, currentRequest, requestInfoFromHeaders, type RequestInfo } from './request.ts';
+import { crossSiteProblem, requestInfoFromHeaders, type RequestInfo } from './request.ts';
 import { sessionFromCookie, type SessionUser } from './session.ts';
+import { personFromAccessToken, TOKEN_PROBLEMS } from './access-tokens.ts';
 import { cachedSessionFromCookie } from './session-cache.ts';
 
 export interface Guarded {
@@ -83,11 +81,16 @@ export async function authorize(
     return new LedgerError(code, why, details);
   };
   // A read shares the session check of the same second with the pages (Z4, ./session-cache.ts); a
-  // change always reads the session afresh.
-  const session = options.mutating
-    ? await sessionFromCookie(info.cookie, database)
-    : await cachedSessionFromCookie(info.cookie, database);
-  if (options.mutating) {
+  // change always reads the session afresh. A personal access token is read afresh on every call.
+  const token = info.accessToken;
+  const session = token
+    ? await personFromAccessToken(database, token.bearer)
+    : options.mutating
+      ? await sessionFromCookie(info.cookie, database)
+      : await cachedSessionFromCookie(info.cookie, database);
+  if (token) Object.assign(token, { tokenId: (session as { tokenId?: string | null }).tokenId, user: session.user });
+  // A bearer token is no ambient credential a browser would attach to another site's request.
+  if (options.mutating && !token) {
     const cross = crossSiteProblem(info, options.allowUserNavigation);
     if (cross) throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'forbidden', cross);
   }
@@ -95,9 +98,9 @@ export async function authorize(
     const why = {
       no_session: 'sign in first',
       unknown_user: 'this account no longer exists',
-      disabled: 'this account is disabled',
       session_revoked: 'your session was revoked (role or account changed): sign in again',
       signed_out: 'this session was signed out: sign in again',
+      ...TOKEN_PROBLEMS,
     }[session.problem];
     throw await refuse(session.user ? userActor(session.user) : ANONYMOUS, 'unauthenticated', why, {
       reason: session.problem,
@@ -182,69 +185,6 @@ export function toActionError(error: unknown): ActionResult<never> {
     code: 'internal',
     error: 'Something went wrong on the server; nothing may have changed. Check the audit trail and try again.',
   };
-}
-
-/**
- * A server action body: parse the input with the command's schema (a bad field is named), authorize
- * with the permission table, run. Returns a result object instead of throwing, so the form can show
- * the message next to the field.
- */
-export async function consoleAction<S extends z.ZodType, T>(
-  permission: Permission,
-  schema: S,
-  raw: unknown,
-  run: (g: Guarded, input: z.output<S>) => Promise<T>,
-  subject?: (input: z.output<S>) => Subject,
-  options: { passwordChange?: boolean; seen?: SeenRequirement<z.output<S>> } = {},
-): Promise<ActionResult<T>> {
-  try {
-    const info = await currentRequest();
-    let input: z.output<S> | undefined;
-    let parseError: unknown;
-    try {
-      input = parseInput(schema, raw);
-    } catch (error) {
-      parseError = error;
-    }
-    // The guard fills in the subject's run, under which a refusal after it is audited too.
-    const about = input !== undefined && subject ? subject(input) : undefined;
-    const g = await authorize(info, permission, {
-      mutating: true,
-      subject: about,
-      passwordChange: options.passwordChange,
-    });
-    if (parseError) throw parseError;
-    if (options.seen) await refuseBlindDecision(g, permission, about, options.seen(input as z.output<S>));
-    return { ok: true, data: await run(g, input as z.output<S>) };
-  } catch (error) {
-    return toActionError(error);
-  }
-}
-
-/**
- * Z8: a person's decision that names no version of what it decides on is refused (422 naming the
- * field) after authorization, with nothing written but its refusal on the subject's `refused:` chain
- * (A4), as every other refused attempt.
- */
-export async function refuseBlindDecision(
-  g: Guarded,
-  permission: Permission,
-  subject: Subject | undefined,
-  missing: ReturnType<SeenRequirement<never>>,
-): Promise<void> {
-  if (!missing) return;
-  const about = subject ?? { type: 'console' as const, id: permission };
-  await auditRefusal(g.db, {
-    chain: `${about.type}:${about.id}`,
-    actor: g.actor,
-    action: permission,
-    subjectType: about.type,
-    subjectId: about.id,
-    runId: about.runId ?? null,
-    why: missing.message,
-    request: g.request,
-  });
-  throw invalid(missing.field, missing.message, missing.keys ? { keys: missing.keys } : {});
 }
 
 /** A console route handler: authorized, errors mapped to HTTP in one place. With `signInFirst`, a

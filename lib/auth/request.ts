@@ -4,6 +4,7 @@
 // matrix) supply it through runWithRequest, and then go through the very same guard.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import type { SessionUser } from './session.ts';
 
 export interface RequestInfo {
   cookie: string | null;
@@ -16,6 +17,9 @@ export interface RequestInfo {
   /** The person followed a link or typed the address: a top-level document navigation the browser
    *  says they started (Sec-Fetch-Mode, -Dest, -User; no page's script can set these). */
   userNavigation?: boolean;
+  /** A management API call with a personal access token (lib/auth/access-tokens.ts) instead of a
+   *  session cookie. The guard notes which token and person it resolved to, for the use's audit. */
+  accessToken?: { bearer: string; tokenId?: string | null; user?: SessionUser | null };
 }
 
 const override = new AsyncLocalStorage<RequestInfo>();

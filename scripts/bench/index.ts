@@ -5,7 +5,8 @@
 // BENCH_AUDIT_APPENDS, BENCH_CONSOLE_SIZES, BENCH_REPLAY_SIZES (comma-separated lists);
 // BENCH_PAGES_ITEMS, BENCH_PAGES_SESSIONS, BENCH_PAGES_SECONDS, BENCH_PAGES_ROUNDS, BENCH_PGBOUNCER_EFFECTS
 // (numbers); BENCH_TREE_SIZE, BENCH_TREE_APPENDS, BENCH_TREE_SIMULATED (numbers);
-// BENCH_ONLY=claims,sdk,audit,tree,console,pages,replay,pgbouncer runs some sections only, and keeps the
+// BENCH_MANAGE_DECISIONS, BENCH_MANAGE_CALLERS (numbers);
+// BENCH_ONLY=claims,sdk,audit,tree,console,pages,replay,pgbouncer,manage runs some sections only, and keeps the
 // other sections of the existing file as they were (named as kept from an earlier run).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,6 +21,7 @@ import { createSiblingDatabase, startBenchDatabase, type BenchDatabase, type Loa
 import type { SideBySide } from './agent-path.ts';
 import { benchSdkHttp, type SdkHttpBench, type ServerKind } from './sdk-http.ts';
 import { benchPgBouncer, type PgBouncerBench } from './pgbouncer.ts';
+import { benchManage, manageLines } from './manage.ts';
 
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -42,7 +44,7 @@ function sdkServer(): ServerKind | undefined {
 }
 const num = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 
-const SECTIONS = ['claims', 'sdk', 'audit', 'tree', 'console', 'pages', 'replay', 'pgbouncer'] as const;
+const SECTIONS = ['claims', 'sdk', 'audit', 'tree', 'console', 'pages', 'replay', 'pgbouncer', 'manage'] as const;
 type Section = (typeof SECTIONS)[number];
 
 export const CLAIM_GOAL = 0.6;
@@ -398,6 +400,12 @@ async function main() {
         benchPgBouncer({ ...db, effects: num('BENCH_PGBOUNCER_EFFECTS', 2_000), agents: num('BENCH_SDK_AGENTS', 16) }),
       );
       lines.push('## Web processes behind PgBouncer', '', ...pgBouncerLines(p), '');
+    }
+    if (runs('manage')) {
+      const m = await timed('management API decisions', () =>
+        benchManage({ ...db, decisions: num('BENCH_MANAGE_DECISIONS', 800), callers: num('BENCH_MANAGE_CALLERS', 8) }),
+      );
+      lines.push('## Management API decisions', '', ...manageLines(m), '');
     }
   } finally {
     await db.stop();

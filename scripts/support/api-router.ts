@@ -21,6 +21,7 @@ import * as treeInclusion from '@/app/api/v1/audit/tree/inclusion/[size]/[entryI
 import * as treeConsistency from '@/app/api/v1/audit/tree/consistency/[from]/[to]/route.ts';
 import * as treeCosignature from '@/app/api/v1/audit/tree/cosignature/route.ts';
 import * as docs from '@/app/api/v1/docs/route.ts';
+import * as manage from '@/app/api/v1/manage/[...path]/route.ts';
 import * as runsView from '@/app/api/console/views/runs/route.ts';
 import * as runView from '@/app/api/console/views/run/[runId]/route.ts';
 import * as planView from '@/app/api/console/views/plan/[runId]/route.ts';
@@ -49,6 +50,8 @@ const ROUTES: [RegExp, string[], Record<string, Handler>][] = [
   [/^\/api\/v1\/audit\/tree\/consistency\/([^/]+)\/([^/]+)$/, ['from', 'to'], treeConsistency as never],
   [/^\/api\/v1\/audit\/tree\/cosignature$/, [], treeCosignature as never],
   [/^\/api\/v1\/docs$/, [], docs as never],
+  // The management API: one catch-all route whose operations lib/manage/endpoints.ts lists.
+  [/^\/api\/v1\/manage\/(.+)$/, ['path'], manage as never],
   // The console's views (docs/ARCHITECTURE.md, "What a page view asks of the server").
   [/^\/api\/console\/views\/runs$/, [], runsView as never],
   [/^\/api\/console\/views\/run\/([^/]+)$/, ['runId'], runView as never],

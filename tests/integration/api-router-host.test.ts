@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { resetEnvCache } from '@/lib/env.ts';
 import { startApiServer } from '@/scripts/bench/sdk-http-server.ts';
 
 let t: TestDatabase;
@@ -12,6 +13,9 @@ let api: { url: string; stop(): Promise<void> };
 
 beforeAll(async () => {
   t = await createTestDatabase();
+  // The management API authorizes through the console's guard, which reads the app's own client.
+  process.env.DATABASE_URL = t.appUrl;
+  resetEnvCache();
   api = await startApiServer(t.appUrl, 2);
 });
 
@@ -40,6 +44,10 @@ describe('the API front routes by path, whatever the Host header says', () => {
       const doc = await get('/api/v1/openapi.json', host);
       expect(doc.status, host).toBe(200);
       expect(JSON.parse(doc.body), host).toMatchObject({ openapi: expect.any(String) });
+      // The management API's catch-all is served by the same front (401 without a token, not 404).
+      const manage = await get('/api/v1/manage/me', host);
+      expect(manage.status, host).toBe(401);
+      expect(JSON.parse(manage.body), host).toMatchObject({ code: 'unauthenticated' });
       const missing = await get('/api/v1/nothing-here', host);
       expect(missing.status, host).toBe(404);
       expect(missing.type, host).toContain('json');

@@ -1,5 +1,5 @@
 // The SDK as agent teams get it: `npm run sdk:pack` builds the tarball, a scratch project outside the
-// repository installs it (no registry: the package has no dependencies), and the README's agent runs
+// repository installs it (offline: its one dependency, yaml, comes from the npm cache the repository's own install filled), and the README's agent runs
 // exactly as written, with node, against the API served over real HTTP and the sandbox provider.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -65,14 +65,16 @@ afterAll(async () => {
 });
 
 describe('the SDK package', () => {
-  it("packs a versioned tarball with ES modules, types, a README and a manifest without dependencies (the boundaries' frameworks optional peers)", () => {
+  it("packs a versioned tarball with ES modules, types, a README and a manifest whose one dependency is yaml (the boundaries' frameworks optional peers) and a bin", () => {
     const root = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string; license: string };
     expect(path.basename(packed.tarball)).toBe(`effect-ledger-sdk-${root.version}.tgz`);
     const manifest = JSON.parse(readFileSync(path.join(packed.packageDir, 'package.json'), 'utf8'));
     expect(manifest).toMatchObject({ name: '@effect-ledger/sdk', version: root.version, type: 'module' });
     expect(manifest.license).toBe(root.license);
     expect(manifest.engines.node).toBeTruthy();
-    expect(manifest.dependencies).toBeUndefined();
+    // One dependency: the CLI's apply parses YAML setup files with it.
+    expect(manifest.dependencies).toEqual({ yaml: '^2.9.1' });
+    expect(manifest.bin).toEqual({ 'effect-ledger': './dist/cli.js' });
     // The framework boundaries' frameworks are optional peers: a team installs only the one it uses.
     const peers = ['ai', '@openai/agents', '@langchain/core', '@modelcontextprotocol/sdk', 'zod'];
     expect(Object.keys(manifest.peerDependencies)).toEqual(peers);
