@@ -82,11 +82,22 @@ type RouteCtx<P> = { params: Promise<P>; body?: Uint8Array };
 /** Success bodies are JSON; every 4xx and 5xx body is a problem document (RFC 9457). */
 function json(status: number, body: unknown, meta: RequestMeta, extra: Record<string, string> = {}): Response {
   const kind = status >= 400 && isProblem(body) ? problemHeaders(body) : JSON_HEADERS;
-  return new Response(JSON.stringify(body), {
+  const text = JSON.stringify(body);
+  const response = new Response(text, {
     status,
     headers: { ...kind, 'x-request-id': meta.requestId ?? '', ...extra },
   });
+  answerTexts.set(response, text);
+  return response;
 }
+
+// Each answer's body as the text it was made from, for a server in front (scripts/support/api-router.ts)
+// that writes it out: reading it back through the Response's body stream cost that server more per
+// request than making it (measured, docs/BENCHMARKS.md). Next reads the stream, as it always did.
+const answerTexts = new WeakMap<Response, string>();
+
+/** The body text of an answer this wrapper made, when `response` is one. */
+export const answerText = (response: Response): string | undefined => answerTexts.get(response);
 
 const answer = (p: Problem): OpResult => ({ status: p.status, body: p });
 
