@@ -22,7 +22,12 @@ import { LedgerError } from '../ledger/errors.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { problem } from './problem.ts';
 import { answerWithTransition } from './answer-with-transition.ts';
-import { outcomeAnswer, reportInOneStatement, type OneStatementReport, type PresentedKey } from './outcome-statement.ts';
+import {
+  outcomeAnswer,
+  reportInOneStatement,
+  type OneStatementReport,
+  type PresentedKey,
+} from './outcome-statement.ts';
 import { readRun } from '../read-models/run-view.ts';
 import { readEffect } from '../read-models/effect-view.ts';
 import { parseInput } from '../ledger/validate.ts';

@@ -188,7 +188,10 @@ async function transitionEffectUntraced(
 
 /** A transition's input checks that need no database (S2 and the table's requirements, S7): the
  *  trimmed reason and receipt, or a 422 naming the field. */
-export function transitionInput(party: string, req: TransitionRequest): { reason: string | null; receipt: string | null } {
+export function transitionInput(
+  party: string,
+  req: TransitionRequest,
+): { reason: string | null; receipt: string | null } {
   const needs = requirements(req.to, party);
   const reason = req.reason?.trim() || null;
   const receipt = req.receipt?.trim() || null;
@@ -208,7 +211,11 @@ export function transitionInput(party: string, req: TransitionRequest): { reason
 }
 
 /** The transition statement's row as the command's answer, or its refusal (422, 404, 409). */
-export function readTransitionRow(req: TransitionRequest, row: TransitionRow | undefined, withAlongside = false): TransitionResult {
+export function readTransitionRow(
+  req: TransitionRequest,
+  row: TransitionRow | undefined,
+  withAlongside = false,
+): TransitionResult {
   if (row && !row.attempt_ok)
     throw invalid('attemptId', `attempt ${req.attemptId} is not an attempt of ${req.key}: nothing was recorded`);
   if (!row || row.ok === null)
