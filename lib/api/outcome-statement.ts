@@ -19,7 +19,6 @@ import { responseValues } from '../ledger/commands/record-response.ts';
 import { allowedSources } from '../ledger/transitions.ts';
 import type { RuntimeKeyRow } from '../runtime-keys/index.ts';
 import { RUNTIME_SCOPE_PREFIX } from './idempotency.ts';
-import type { OpResult } from './operations.ts';
 
 const SQL = `
   SELECT * FROM api_report_outcome($1, $2, $3, $4, $5, $6, $7::int, $8::"EffectState", $9::"EffectState"[], $10, $11,
@@ -46,7 +45,14 @@ export interface PresentedKey {
 export type OneStatementReport =
   | { stage: 'refused' }
   | { stage: 'taken'; keyRow: RuntimeKeyRow }
-  | { stage: 'ran'; keyRow: RuntimeKeyRow; recordId: string; answer(): OpResult };
+  | { stage: 'ran'; keyRow: RuntimeKeyRow; recordId: string; answer(): ReportAnswer };
+
+/** The report's answer (an OpResult of operations.ts), with what the statement stored with the record. */
+export interface ReportAnswer {
+  status: number;
+  body: ReturnType<typeof outcomeAnswer>;
+  stored: { status: number; body: unknown } | null;
+}
 
 /** The report's answer as the API gives it (the same fields opOutcome answers). */
 export function outcomeAnswer(result: ReturnType<typeof readTransitionRow>) {
