@@ -150,3 +150,20 @@ export async function authenticateHeldClaim(
   await noteRuntimeKeyUse(db, keyRow!);
   return { actor: result.actor, held, stored };
 }
+
+/** The bearer key as presented, for a statement that checks it itself (outcome-statement.ts): its
+ *  prefix and the hash of the token; null when there is none or it is malformed. */
+export function presentedKey(request: Request): { token: string; prefix: string; secretHash: string } | null {
+  const token = bearerToken(request);
+  const prefix = token ? runtimeKeyPrefix(token) : null;
+  return token && prefix ? { token, prefix, secretHash: hashToken(token) } : null;
+}
+
+/** The actor of a key row a statement read and accepted, checked again here exactly as authenticate
+ *  checks it (its last use noted the same way); throws should the two checks ever disagree. */
+export async function acceptedKey(db: Db, row: RuntimeKeyRow, token: string): Promise<RuntimeActor> {
+  const result = checkRuntimeKey(row, token);
+  if (!result.ok) throw new Error(`a runtime key the statement accepted fails its check: ${result.why}`);
+  await noteRuntimeKeyUse(db, row);
+  return result.actor;
+}

@@ -21,7 +21,8 @@ import { isProblem, jsonSafe, problem, problemFrom, problemHeaders, type Problem
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 import { parseIdempotencyKey, requestHash } from './idempotency.ts';
-import { idempotentPost, type ReadOnlyClaim } from './idempotent-post.ts';
+import { idempotentPost, type OneStatement, type ReadOnlyClaim } from './idempotent-post.ts';
+import type { OneStatementReport, PresentedKey } from './outcome-statement.ts';
 import type { OpResult } from './operations.ts';
 
 type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
@@ -58,6 +59,16 @@ export interface RouteSpec<S extends z.ZodType | undefined> {
    * answer with its record (lib/api/held-claim.ts). The second gets the authenticated caller and the
    * row, and answers, or gives null when the operation must run.
    */
+  /**
+   * For an outcome report: the whole request in one statement with the caller's key check and its
+   * Idempotency-Key record (lib/api/outcome-statement.ts). It may throw or write nothing; the
+   * request then runs the usual way, which decides.
+   */
+  oneStatement?: (
+    c: { db: Db; meta: RequestMeta; body: S extends z.ZodType ? z.output<S> : undefined },
+    caller: PresentedKey,
+    idempotency: { key: string; hash: string },
+  ) => Promise<OneStatementReport>;
   readOnlyAnswer?: (c: Omit<HandlerContext<S extends z.ZodType ? z.output<S> : undefined, never>, 'actor'>) => Promise<{
     key: string;
     workflow: string;
@@ -71,11 +82,22 @@ type RouteCtx<P> = { params: Promise<P>; body?: Uint8Array };
 /** Success bodies are JSON; every 4xx and 5xx body is a problem document (RFC 9457). */
 function json(status: number, body: unknown, meta: RequestMeta, extra: Record<string, string> = {}): Response {
   const kind = status >= 400 && isProblem(body) ? problemHeaders(body) : JSON_HEADERS;
-  return new Response(JSON.stringify(body), {
+  const text = JSON.stringify(body);
+  const response = new Response(text, {
     status,
     headers: { ...kind, 'x-request-id': meta.requestId ?? '', ...extra },
   });
+  answerTexts.set(response, text);
+  return response;
 }
+
+// Each answer's body as the text it was made from, for a server in front (scripts/support/api-router.ts)
+// that writes it out: reading it back through the Response's body stream cost that server more per
+// request than making it (measured, docs/BENCHMARKS.md). Next reads the stream, as it always did.
+const answerTexts = new WeakMap<Response, string>();
+
+/** The body text of an answer this wrapper made, when `response` is one. */
+export const answerText = (response: Response): string | undefined => answerTexts.get(response);
 
 const answer = (p: Problem): OpResult => ({ status: p.status, body: p });
 
@@ -137,16 +159,19 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
         body: input.body as never,
         params: input.params as never,
       });
-      const run = async (actor: RuntimeActor, answerRecord?: string): Promise<OpResult> => {
+      // The operation's answer shaped to its documented schema, or its refusal as a problem document.
+      const answered = async (actor: RuntimeActor, op: () => Promise<OpResult> | OpResult): Promise<OpResult> => {
         actorId = `${actor.kind}:${actor.id}`;
         try {
-          const result = await fn({ ...context(actor), answerRecord });
+          const result = await op();
           const shaped = shape(spec, result);
           return result.stored === undefined ? shaped : { ...shaped, stored: result.stored };
         } catch (error) {
           return answer(problemFrom(error));
         }
       };
+      const run = (actor: RuntimeActor, answerRecord?: string): Promise<OpResult> =>
+        answered(actor, () => fn({ ...context(actor), answerRecord }));
       if (request.method !== 'POST' || input.key === null) {
         const r = await run(await authenticate(db, request, meta, spec.action));
         return reply(r.status, r.body);
@@ -177,7 +202,13 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
             },
           };
         });
-      const r = await idempotentPost(db, request, meta, spec.action, { key: input.key, hash }, run, readOnly);
+      const idempotency = { key: input.key, hash };
+      const inOne = spec.oneStatement;
+      const oneStatement: OneStatement | undefined = inOne && {
+        run: (caller) => inOne({ db, meta, body: input.body as never }, caller, idempotency),
+        answer: answered,
+      };
+      const r = await idempotentPost(db, request, meta, spec.action, idempotency, run, readOnly, oneStatement);
       return reply(r.status, r.body, r.replayed ? { 'idempotent-replayed': 'true' } : {}, r.replayed);
     } catch (error) {
       const p = problemFrom(error);

@@ -1,6 +1,9 @@
-// How a POST with an Idempotency-Key runs (Z5), in one of two orders:
+// How a POST with an Idempotency-Key runs (Z5), in one of three orders:
 // - the usual one: authenticate and reserve the key in one statement, run the operation, complete
 //   the record with its answer;
+// - for an outcome report, the whole request in one statement (outcome-statement.ts): the key's
+//   check, the reservation, the transition and the stored answer; when that statement writes nothing
+//   (a check it makes failed, or one before it), the usual way runs and decides;
 // - for a claim, which may be answered from reads alone (a claim of a held key changes nothing):
 //   one statement authenticates the caller, reads the claim key's held row and stores the losing
 //   claim's answer with its record (held-claim.ts), so a replayed claim is one round trip and one
@@ -11,9 +14,10 @@ import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
-import { authenticateAndReserve, authenticateHeldClaim } from './auth.ts';
+import { acceptedKey, authenticateAndReserve, authenticateHeldClaim, presentedKey } from './auth.ts';
 import {
   canonicalJson,
+  existingRecord,
   keepsAnswer,
   reserveRecord,
   runReserved,
@@ -22,6 +26,7 @@ import {
   type StoredResponse,
 } from './idempotency.ts';
 import type { OpResult } from './operations.ts';
+import type { OneStatementReport, PresentedKey } from './outcome-statement.ts';
 
 type RuntimeActor = Extract<Actor, { kind: 'runtime' }>;
 
@@ -33,6 +38,13 @@ export interface ReadOnlyClaim {
   finish(actor: RuntimeActor, held: HeldRow | undefined): Promise<OpResult | null>;
 }
 
+/** A request run whole in one statement with its key check and reservation (outcome-statement.ts). */
+export interface OneStatement {
+  run(caller: PresentedKey): Promise<OneStatementReport>;
+  /** The operation's answer from what the statement did, as `run` of idempotentPost answers. */
+  answer(actor: RuntimeActor, report: () => OpResult): Promise<OpResult>;
+}
+
 export async function idempotentPost(
   db: Db,
   request: Request,
@@ -41,8 +53,20 @@ export async function idempotentPost(
   idempotency: { key: string; hash: string },
   run: (actor: RuntimeActor, answerRecord?: string) => Promise<OpResult>,
   readOnly?: () => Promise<ReadOnlyClaim>,
+  oneStatement?: OneStatement,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const { key, hash } = idempotency;
+  const caller = oneStatement && presentedKey(request);
+  // A check before the statement failed, or the statement wrote nothing: the usual way decides.
+  const report = caller && (await oneStatement.run(caller).catch(() => null));
+  if (report && report.stage !== 'refused') {
+    const actor = await acceptedKey(db, report.keyRow, caller.token);
+    if (report.stage === 'taken') {
+      const reservation = await existingRecord(db, runtimeScope(actor.id), key, hash);
+      return runReserved(db, reservation, (id) => run(actor, id));
+    }
+    return runReserved(db, { id: report.recordId }, () => oneStatement.answer(actor, report.answer));
+  }
   // The read-only answer's first step needs no caller (the catalog, the derived key); if it fails,
   // the operation runs the usual way and reports the failure itself, after authentication.
   const claim = readOnly && (await readOnly().catch(() => null));

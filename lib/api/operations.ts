@@ -6,20 +6,28 @@ import type { Actor, RequestMeta } from '../ledger/actor.ts';
 import {
   checkReplay,
   claimEffect,
-  completeEffect,
+  completeTransition,
   startClaimPeek,
   createRun,
-  failEffect,
-  markStuck,
-  markUnknown,
+  failTransition,
+  stuckTransition,
+  unknownTransition,
   recordResponse,
   revokeByDeletion,
   submitPlan,
+  transitionEffect,
+  type TransitionRequest,
 } from '../ledger/index.ts';
 import { LedgerError } from '../ledger/errors.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { problem } from './problem.ts';
 import { answerWithTransition } from './answer-with-transition.ts';
+import {
+  outcomeAnswer,
+  reportInOneStatement,
+  type OneStatementReport,
+  type PresentedKey,
+} from './outcome-statement.ts';
 import { readRun } from '../read-models/run-view.ts';
 import { readEffect } from '../read-models/effect-view.ts';
 import { parseInput } from '../ledger/validate.ts';
@@ -123,33 +131,40 @@ function claimLostAnswer(result: Extract<Awaited<ReturnType<typeof claimEffect>>
   return { status: 200, body: { claimed: false, key, epoch, state, changedBy, changedAt } };
 }
 
-export async function opOutcome(ctx: OpContext, body: z.input<typeof outcomeBody>): Promise<OpResult> {
-  const input = parseInput(outcomeBody, body);
+const OUTCOME_TRANSITIONS = {
+  done: completeTransition,
+  failed: failTransition,
+  unknown: unknownTransition,
+  stuck: stuckTransition,
+} as const;
+
+/** The transition an outcome report asks for (the raw response decoded: R1). */
+function outcomeTransition(input: z.output<typeof outcomeBody>): TransitionRequest {
   const { outcome, response, ...fields } = input;
   const rest = { ...fields, response: response && decodeRawResponse(response, 'response.bodyBase64') };
+  return OUTCOME_TRANSITIONS[outcome](rest);
+}
+
+export async function opOutcome(ctx: OpContext, body: z.input<typeof outcomeBody>): Promise<OpResult> {
+  const req = outcomeTransition(parseInput(outcomeBody, body));
   // The answer goes into the request's Idempotency-Key record in the transition's own statement.
-  const alongside = ctx.answerRecord ? answerWithTransition(ctx.answerRecord, rest.key) : undefined;
-  let result;
-  switch (outcome) {
-    case 'done':
-      result = await completeEffect(ctx, rest, alongside);
-      break;
-    case 'failed':
-      result = await failEffect(ctx, rest, alongside);
-      break;
-    case 'unknown':
-      result = await markUnknown(ctx, rest, alongside);
-      break;
-    case 'stuck':
-      result = await markStuck(ctx, rest, alongside);
-      break;
-    default:
-      return outcome satisfies never;
-  }
-  const { key, epoch, from, state, changedBy, changedAt, receipt } = result;
-  const answer = { key, epoch, from, state, changedBy, changedAt, receipt };
+  const alongside = ctx.answerRecord ? answerWithTransition(ctx.answerRecord, req.key) : undefined;
+  const result = await transitionEffect(ctx, req, alongside);
+  const answer = outcomeAnswer(result);
   const stored = result.alongside as { status: number; body: unknown } | null | undefined;
   return stored ? { status: 200, body: answer, stored } : { status: 200, body: answer };
+}
+
+/** opOutcome for the agent API in one statement with the caller's key check and its Idempotency-Key
+ *  record (outcome-statement.ts); `body` is already parsed. */
+export function opOutcomeInOneStatement(
+  db: Db,
+  meta: RequestMeta,
+  body: z.output<typeof outcomeBody>,
+  caller: PresentedKey,
+  idempotency: { key: string; hash: string },
+): Promise<OneStatementReport> {
+  return reportInOneStatement(db, caller, idempotency, meta, outcomeTransition(body));
 }
 
 export async function opDeletion(ctx: OpContext, body: z.input<typeof deletionBody>): Promise<OpResult> {

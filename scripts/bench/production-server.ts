@@ -46,7 +46,10 @@ export async function startProductionServer(
   await new Promise<void>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
-      if (line.includes('"msg":"listening"')) resolve();
+      if (!line.includes('"msg":"listening"')) return;
+      // Later lines are not split here: that would cost the load generator a parse per request.
+      rl.close();
+      resolve();
     });
     child.once('exit', (code) => reject(new Error(`the production server exited with ${code}`)));
   });

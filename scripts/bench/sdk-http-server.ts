@@ -4,6 +4,7 @@
 // no .next build, and building one would take a good part of the bench's time budget).
 // Run as a child process by sdk-http.ts (its own core), or in process by the reduced test.
 import { createServer, type Server } from 'node:http';
+import { writeSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -40,14 +41,15 @@ export async function startApiServer(
   };
 }
 
-// As a child process: argv[2] = app URL, argv[3] = pool size; prints the URL, stops on stdin close.
+// As a child process: argv[2] = app URL, argv[3] = pool size; prints the URL on fd 3 (its stdout
+// carries the access lines), stops on stdin close.
 // With BENCH_SDK_PROFILE=<dir>, a line "phase <name>" on stdin starts that phase's profile
 // (server-probe.ts) and writes the previous one.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const dir = process.env.BENCH_SDK_PROFILE;
   const probe = dir ? await startServerProbe(path.resolve(dir)) : null;
   const api = await startApiServer(process.argv[2]!, Number(process.argv[3] ?? 16));
-  process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);
+  writeSync(3, `${JSON.stringify({ url: api.url })}\n`);
   const lines = createInterface({ input: process.stdin });
   let pending = Promise.resolve();
   lines.on('line', (line) => {

@@ -7,9 +7,11 @@
 // sandbox provider with reworded subjects, every one of which must be skipped (K1, S1); and what the
 // ledger adds to an agent's provider call (the sandbox called directly and through the SDK).
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createDb } from '@/lib/db/client.ts';
@@ -94,16 +96,23 @@ interface ApiServer {
 async function spawnApiServer(appUrl: string, connections: number): Promise<ApiServer> {
   // BENCH_SDK_PROFILE=<dir>: the server writes a CPU profile and its statement times per phase there
   // (server-probe.ts: where the time went).
+  // Its access lines (stdout) go to a file, as a production log does, not through a pipe to this
+  // process: read here, they cost the load generator (the agents' side) a line's parse per request,
+  // which the floor, logging nothing, never paid. The URL comes on a pipe of its own (fd 3).
+  const logDir = mkdtempSync(path.join(tmpdir(), 'ledger-bench-api-'));
+  const logFd = openSync(path.join(logDir, 'access.log'), 'w');
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', fileURLToPath(new URL('./sdk-http-server.ts', import.meta.url)), appUrl, String(connections)],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
+    { stdio: ['pipe', logFd, 'inherit', 'pipe'] },
   );
+  closeSync(logFd);
   const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once('line', resolve);
+    const rl = createInterface({ input: child.stdio[3] as Readable });
+    rl.once('line', (l) => {
+      rl.close();
+      resolve(l);
+    });
     child.once('exit', (code) => reject(new Error(`API server exited with ${code}`)));
   });
   const { url } = JSON.parse(line) as { url: string };
@@ -115,7 +124,10 @@ async function spawnApiServer(appUrl: string, connections: number): Promise<ApiS
     },
     stop: () =>
       new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
+        child.once('exit', () => {
+          rmSync(logDir, { recursive: true, force: true });
+          resolve();
+        });
         child.stdin!.end();
       }),
   };

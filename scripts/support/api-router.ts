@@ -5,6 +5,7 @@
 // do the API tests (routeFetch), the SDK-over-HTTP benchmark's node:http server and the proof.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_BODY_BYTES } from '@/lib/api/request-body.ts';
+import { answerText } from '@/lib/api/handler.ts';
 import { problem } from '@/lib/api/problem.ts';
 import * as runs from '@/app/api/v1/runs/route.ts';
 import * as run from '@/app/api/v1/runs/[runId]/route.ts';
@@ -179,7 +180,9 @@ export function serveApi(
       });
       const response = await dispatchApi(request, hasBody ? Buffer.concat(chunks) : undefined);
       if (loggedAnswers.has(response)) loggedResponses.add(res);
-      const payload = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
+      // An API route's answer is written from its text, not read back through its body stream.
+      const text = answerText(response);
+      const payload = text ?? (response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
       const out: Record<string, string> = { ...headers, ...Object.fromEntries(response.headers.entries()) };
       // The rest of an oversized or unread body is not read: the connection cannot be reused after this answer.
       if (overflow || unread) out.connection = 'close';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseInput } from '../validate.ts';
 import { effectRef, evidenceField, type CommandContext } from './common.ts';
 import { rawResponseInput } from './record-response.ts';
-import { transitionEffect, type AlongsideWrite } from './transition-effect.ts';
+import { transitionEffect, type AlongsideWrite, type TransitionRequest } from './transition-effect.ts';
 
 export const completeEffectInput = z.strictObject({
   ...effectRef,
@@ -14,20 +14,21 @@ export const completeEffectInput = z.strictObject({
   evidence: evidenceField.optional(),
 });
 
-export async function completeEffect(ctx: CommandContext, raw: unknown, alongside?: AlongsideWrite) {
+/** The transition this command asks for, from its input (parsed here: 422 naming the field). */
+export function completeTransition(raw: unknown): TransitionRequest {
   const input = parseInput(completeEffectInput, raw);
-  return transitionEffect(
-    ctx,
-    {
-      key: input.key,
-      epoch: input.epoch,
-      to: 'done',
-      action: 'effect.complete',
-      receipt: input.receipt,
-      attemptId: input.attemptId,
-      response: input.response,
-      evidence: input.evidence,
-    },
-    alongside,
-  );
+  return {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'done',
+    action: 'effect.complete',
+    receipt: input.receipt,
+    attemptId: input.attemptId,
+    response: input.response,
+    evidence: input.evidence,
+  };
+}
+
+export async function completeEffect(ctx: CommandContext, raw: unknown, alongside?: AlongsideWrite) {
+  return transitionEffect(ctx, completeTransition(raw), alongside);
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseInput } from '../validate.ts';
 import { effectRef, evidenceField, type CommandContext } from './common.ts';
 import { rawResponseInput } from './record-response.ts';
-import { transitionEffect, type AlongsideWrite } from './transition-effect.ts';
+import { transitionEffect, type AlongsideWrite, type TransitionRequest } from './transition-effect.ts';
 
 export const markStuckInput = z.strictObject({
   ...effectRef,
@@ -13,19 +13,20 @@ export const markStuckInput = z.strictObject({
   response: rawResponseInput.optional(),
 });
 
-export async function markStuck(ctx: CommandContext, raw: unknown, alongside?: AlongsideWrite) {
+/** The transition this command asks for, from its input (parsed here: 422 naming the field). */
+export function stuckTransition(raw: unknown): TransitionRequest {
   const input = parseInput(markStuckInput, raw);
-  return transitionEffect(
-    ctx,
-    {
-      key: input.key,
-      epoch: input.epoch,
-      to: 'stuck',
-      action: 'effect.mark_stuck',
-      evidence: input.evidence,
-      attemptId: input.attemptId,
-      response: input.response,
-    },
-    alongside,
-  );
+  return {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'stuck',
+    action: 'effect.mark_stuck',
+    evidence: input.evidence,
+    attemptId: input.attemptId,
+    response: input.response,
+  };
+}
+
+export async function markStuck(ctx: CommandContext, raw: unknown, alongside?: AlongsideWrite) {
+  return transitionEffect(ctx, stuckTransition(raw), alongside);
 }

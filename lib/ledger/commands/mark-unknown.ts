@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { parseInput } from '../validate.ts';
 import { effectRef, evidenceField, type CommandContext } from './common.ts';
 import { rawResponseInput } from './record-response.ts';
-import { transitionEffect, type AlongsideWrite } from './transition-effect.ts';
+import { transitionEffect, type AlongsideWrite, type TransitionRequest } from './transition-effect.ts';
 
 export const markUnknownInput = z.strictObject({
   ...effectRef,
@@ -13,19 +13,20 @@ export const markUnknownInput = z.strictObject({
   response: rawResponseInput.optional(),
 });
 
-export async function markUnknown(ctx: CommandContext, raw: unknown, alongside?: AlongsideWrite) {
+/** The transition this command asks for, from its input (parsed here: 422 naming the field). */
+export function unknownTransition(raw: unknown): TransitionRequest {
   const input = parseInput(markUnknownInput, raw);
-  return transitionEffect(
-    ctx,
-    {
-      key: input.key,
-      epoch: input.epoch,
-      to: 'unknown',
-      action: 'effect.mark_unknown',
-      evidence: input.evidence ?? null,
-      attemptId: input.attemptId,
-      response: input.response,
-    },
-    alongside,
-  );
+  return {
+    key: input.key,
+    epoch: input.epoch,
+    to: 'unknown',
+    action: 'effect.mark_unknown',
+    evidence: input.evidence ?? null,
+    attemptId: input.attemptId,
+    response: input.response,
+  };
+}
+
+export async function markUnknown(ctx: CommandContext, raw: unknown, alongside?: AlongsideWrite) {
+  return transitionEffect(ctx, unknownTransition(raw), alongside);
 }

@@ -63,7 +63,8 @@ export interface TransitionResult {
   alongside?: unknown;
 }
 
-interface Row {
+/** ledger_transition's row, with the attempt check (and an alongside write's result). */
+export interface TransitionRow {
   attempt_ok: boolean;
   /** Null when no effect has the key (or the attempt was refused). */
   ok: boolean | null;
@@ -156,21 +157,7 @@ async function transitionEffectUntraced(
     after: req.to,
     reason: req.reason,
   });
-  const needs = requirements(req.to, party);
-  const reason = req.reason?.trim() || null;
-  const receipt = req.receipt?.trim() || null;
-  if (needs.has('reason') && !reason) throw invalid('reason', 'a reason is required for this decision');
-  if (needs.has('receipt') && !receipt)
-    throw invalid('receipt', `${req.to} needs a provider receipt that can be looked up later (S2)`);
-  if (needs.has('evidence') && !req.evidence)
-    throw invalid('evidence', 'the provider response is required as evidence');
-  if (needs.has('receipt_or_evidence') && !receipt && !req.evidence)
-    throw invalid('receipt', 'give the provider receipt, or evidence that it was sent');
-  if (req.to === 'done' && !receipt) {
-    // Support resolving with evidence only: the evidence reference becomes the lookup handle (S2).
-    throw invalid('receipt', 'done needs a receipt or an evidence reference that can be looked up later');
-  }
-  if (req.response && !req.attemptId) throw invalid('attemptId', 'a raw response needs the attemptId of its claim');
+  const { reason, receipt } = transitionInput(party, req);
   const values = [
     ...(alongside?.values ?? []),
     req.key,
@@ -195,14 +182,47 @@ async function transitionEffectUntraced(
     withAlongside.set(alongside.name, sql);
   }
   const name = alongside ? `ledger_transition+${alongside.name}` : 'ledger_transition';
-  const [row] = await sqlRows<Row>(db, sql, values, name);
+  const [row] = await sqlRows<TransitionRow>(db, sql, values, name);
+  return readTransitionRow(req, row, alongside !== undefined);
+}
+
+/** A transition's input checks that need no database (S2 and the table's requirements, S7): the
+ *  trimmed reason and receipt, or a 422 naming the field. */
+export function transitionInput(
+  party: string,
+  req: TransitionRequest,
+): { reason: string | null; receipt: string | null } {
+  const needs = requirements(req.to, party);
+  const reason = req.reason?.trim() || null;
+  const receipt = req.receipt?.trim() || null;
+  if (needs.has('reason') && !reason) throw invalid('reason', 'a reason is required for this decision');
+  if (needs.has('receipt') && !receipt)
+    throw invalid('receipt', `${req.to} needs a provider receipt that can be looked up later (S2)`);
+  if (needs.has('evidence') && !req.evidence)
+    throw invalid('evidence', 'the provider response is required as evidence');
+  if (needs.has('receipt_or_evidence') && !receipt && !req.evidence)
+    throw invalid('receipt', 'give the provider receipt, or evidence that it was sent');
+  if (req.to === 'done' && !receipt) {
+    // Support resolving with evidence only: the evidence reference becomes the lookup handle (S2).
+    throw invalid('receipt', 'done needs a receipt or an evidence reference that can be looked up later');
+  }
+  if (req.response && !req.attemptId) throw invalid('attemptId', 'a raw response needs the attemptId of its claim');
+  return { reason, receipt };
+}
+
+/** The transition statement's row as the command's answer, or its refusal (422, 404, 409). */
+export function readTransitionRow(
+  req: TransitionRequest,
+  row: TransitionRow | undefined,
+  withAlongside = false,
+): TransitionResult {
   if (row && !row.attempt_ok)
     throw invalid('attemptId', `attempt ${req.attemptId} is not an attempt of ${req.key}: nothing was recorded`);
   if (!row || row.ok === null)
     throw notFound(`no effect ${req.key}${req.epoch ? ` at epoch ${req.epoch}` : ''}`, { field: 'key' });
   if (!row.ok && req.repeat && row.from_state === req.to) {
     // This request's own earlier commit; the alongside write was made with it.
-    return { ...resultOf(req, row), ...(alongside ? { alongside: null } : {}) };
+    return { ...resultOf(req, row), ...(withAlongside ? { alongside: null } : {}) };
   }
   if (!row.ok) {
     const why = row.problem && row.problem !== 'transition not allowed' ? `: ${row.problem}` : '';
@@ -217,10 +237,10 @@ async function transitionEffectUntraced(
       },
     );
   }
-  return { ...resultOf(req, row), ...(alongside ? { alongside: row.alongside } : {}) };
+  return { ...resultOf(req, row), ...(withAlongside ? { alongside: row.alongside } : {}) };
 }
 
-function resultOf(req: TransitionRequest, row: Row): TransitionResult {
+function resultOf(req: TransitionRequest, row: TransitionRow): TransitionResult {
   return {
     key: req.key,
     epoch: row.epoch,
