@@ -4,7 +4,8 @@
 // Sizes (all optional): BENCH_CLAIMS, BENCH_SDK_EFFECTS, BENCH_SDK_AGENTS, BENCH_AUDIT_SIZES,
 // BENCH_AUDIT_APPENDS, BENCH_CONSOLE_SIZES, BENCH_REPLAY_SIZES (comma-separated lists);
 // BENCH_PAGES_ITEMS, BENCH_PAGES_SESSIONS, BENCH_PAGES_SECONDS, BENCH_PAGES_ROUNDS, BENCH_PGBOUNCER_EFFECTS
-// (numbers); BENCH_TREE_SIZE, BENCH_TREE_APPENDS, BENCH_TREE_SIMULATED (numbers);
+// (numbers); BENCH_TREE_SIZE, BENCH_TREE_APPENDS, BENCH_TREE_SIMULATED, BENCH_TREE_ROUNDS (numbers);
+// BENCH_TREE_KEEP (a directory to keep the tree section's exported bundle in, to profile its verification);
 // BENCH_ONLY=claims,sdk,audit,tree,console,pages,replay,pgbouncer runs some sections only, and keeps the
 // other sections of the existing file as they were (named as kept from an earlier run).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -352,6 +353,7 @@ async function main() {
             appends: num('BENCH_TREE_APPENDS', 5_000),
             writers: connections,
             simulated: num('BENCH_TREE_SIMULATED', 10_000_000),
+            keepBundle: process.env.BENCH_TREE_KEEP,
           }),
         );
         lines.push('## Audit tree', '', ...treeLines(b), '');

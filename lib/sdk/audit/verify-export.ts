@@ -154,7 +154,7 @@ export class ExportVerifier {
     const at = { id: named('id'), chain: named('chain'), seq: Number.isSafeInteger(entry?.seq) ? entry.seq : null };
     if (shape) return refuse(shape, at);
     if (entryHash(entry) !== entry.hash) refuse('content does not match its hash', at);
-    const unproven = this.bundle?.entry(entry.hash, leaf);
+    const unproven = this.bundle?.entry(entry, leaf);
     if (unproven) refuse(unproven, at);
     let list = this.chains.get(entry.chain);
     if (!list) this.chains.set(entry.chain, (list = []));
