@@ -89,9 +89,18 @@ export function parseStrict(text: string): { value: unknown } | { problem: strin
   const duplicate = duplicateName(text);
   if (duplicate !== null)
     return { problem: `the member name ${JSON.stringify(duplicate)} appears twice in one object` };
+  // The parsed value is walked only when the text could hold what JSON.parse lets through: most
+  // lines hold no surrogate at all and no number that could pass a double's range.
+  if (!MAYBE_SURROGATE.test(text) && !MAYBE_HUGE_NUMBER.test(text)) return { value };
   const bad = unsound(value);
   return bad ? { problem: bad } : { value };
 }
+
+// A surrogate code unit, raw or escaped (\uD800 to \uDFFF); a match in other text only costs the walk.
+const MAYBE_SURROGATE = /[\ud800-\udfff]|\\u[dD][89a-fA-F]/;
+// A number token (at the start, or after ':', ',' or '[') with an exponent or 300 integer digits: no
+// other number can be beyond a double (the largest is below 1e309). Inside a string it only costs the walk.
+const MAYBE_HUGE_NUMBER = /(?:^|[:,[])\s*-?(?:\d{300}|[\d.]+[eE])/;
 
 /** A lone surrogate (escaped or raw) or a number beyond a double, anywhere in a parsed value. */
 function unsound(value: unknown): string | null {
@@ -127,9 +136,16 @@ function duplicateName(text: string): string | null {
     else if (c === 0x5b) objects.push(null);
     else if (c === 0x7d || c === 0x5d) objects.pop();
     else if (c === 0x22) {
-      let end = i + 1;
-      while (text.charCodeAt(end) !== 0x22) end += text.charCodeAt(end) === 0x5c ? 2 : 1;
-      const names = objects.at(-1);
+      // The closing quote: the next one not escaped (preceded by an even run of backslashes), found
+      // with indexOf rather than character by character: most of a line is inside strings.
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+        if (slashes % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      const names = objects[objects.length - 1];
       if (names) {
         let next = end + 1;
         while (text.charCodeAt(next) <= 0x20) next++; // JSON whitespace
@@ -173,13 +189,20 @@ const HASHES = ['prev_hash', 'hash'];
 const ENTRY_MEMBERS = new Set([...TEXT, ...TEXT_OR_NULL, ...HASHES, 'version', 'seq', 'detail']);
 const HEX64 = /^[0-9a-f]{64}$/;
 
-/** Why a parsed line is not an audit entry as the export writes it, or null. */
-export function entryShapeProblem(v: unknown): string | null {
+const ENTRY_MEMBER_COUNT = ENTRY_MEMBERS.size;
+
+/** Why a parsed line is not an audit entry as the export writes it, or null. `leaf`: a bundle's entry,
+ *  which carries its leaf (index and proof, checked by ./bundle.ts) beside the entry's members. */
+export function entryShapeProblem(v: unknown, leaf = false): string | null {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return 'not an audit entry (not a JSON object)';
   const e = v as Record<string, unknown>;
+  // The common case first, with no array built: exactly the members, each as the export writes it.
+  let count = 0;
+  for (const k in e) count++;
+  if (count === ENTRY_MEMBER_COUNT + (leaf ? 1 : 0) && (!leaf || 'leaf' in e) && wellShaped(e)) return null;
   const missing = [...ENTRY_MEMBERS].filter((k) => !(k in e));
   if (missing.length) return `not an audit entry (${missing.join(', ')} missing)`;
-  const extra = Object.keys(e).filter((k) => !ENTRY_MEMBERS.has(k));
+  const extra = Object.keys(e).filter((k) => !ENTRY_MEMBERS.has(k) && !(leaf && k === 'leaf'));
   if (extra.length) return `not an audit entry (unknown member ${extra.join(', ')})`;
   const wrong = [
     ...TEXT.filter((k) => typeof e[k] !== 'string'),
@@ -189,6 +212,14 @@ export function entryShapeProblem(v: unknown): string | null {
     ...(Number.isSafeInteger(e.seq) && (e.seq as number) >= 1 ? [] : ['seq']),
   ];
   return wrong.length ? `not an audit entry (${wrong.join(', ')} not as the export writes it)` : null;
+}
+
+/** Every member present and of its type (so, with the count right, no member is unknown). */
+function wellShaped(e: Record<string, unknown>): boolean {
+  for (const k of TEXT) if (typeof e[k] !== 'string') return false;
+  for (const k of TEXT_OR_NULL) if (e[k] !== null && typeof e[k] !== 'string') return false;
+  for (const k of HASHES) if (typeof e[k] !== 'string' || !HEX64.test(e[k])) return false;
+  return (e.version === 1 || e.version === 2) && Number.isSafeInteger(e.seq) && (e.seq as number) >= 1 && 'detail' in e;
 }
 
 /** The members a signed bundle's closing line adds (./bundle.ts). */
