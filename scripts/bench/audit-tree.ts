@@ -6,7 +6,15 @@
 // simulated tree of `simulated` leaves; and a signed bundle of every entry exported and verified
 // offline in full (goal: 1,000,000 entries in under 30 s).
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  createReadStream,
+  createWriteStream,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -142,6 +150,8 @@ export async function benchTree(opts: {
   proofs?: number;
   /** Append rounds of each kind (alternating): the machine's noise is shared out between them. */
   rounds?: number;
+  /** A directory to keep the exported bundle in (bundle.jsonl, log.vkey), to profile its verification. */
+  keepBundle?: string;
 }): Promise<TreeBench> {
   const owner = new pg.Client({ connectionString: opts.ownerUrl });
   await owner.connect();
@@ -244,6 +254,10 @@ export async function benchTree(opts: {
     for await (const line of exportLines(createReadStream(file))) verifier.add(line);
     const result = verifier.finish();
     const verifySeconds = (performance.now() - t0) / 1000;
+    if (opts.keepBundle) {
+      copyFileSync(file, path.join(opts.keepBundle, 'bundle.jsonl'));
+      writeFileSync(path.join(opts.keepBundle, 'log.vkey'), formatVkey(verifierFor(origin, publicKey)));
+    }
     console.log(`[bench] tree: bundle of ${head.size} entries verified in ${verifySeconds.toFixed(1)} s`);
     return {
       size: opts.size,

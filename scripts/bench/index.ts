@@ -5,6 +5,7 @@
 // BENCH_AUDIT_APPENDS, BENCH_CONSOLE_SIZES, BENCH_REPLAY_SIZES (comma-separated lists);
 // BENCH_PAGES_ITEMS, BENCH_PAGES_SESSIONS, BENCH_PAGES_SECONDS, BENCH_PAGES_ROUNDS, BENCH_PGBOUNCER_EFFECTS
 // (numbers); BENCH_TREE_SIZE, BENCH_TREE_APPENDS, BENCH_TREE_SIMULATED (numbers);
+// BENCH_TREE_KEEP (a directory to keep the tree section's exported bundle in, to profile its verification);
 // BENCH_MANAGE_DECISIONS, BENCH_MANAGE_CALLERS (numbers);
 // BENCH_ONLY=claims,sdk,audit,tree,console,pages,replay,pgbouncer,manage runs some sections only, and keeps the
 // other sections of the existing file as they were (named as kept from an earlier run).
@@ -354,6 +355,7 @@ async function main() {
             appends: num('BENCH_TREE_APPENDS', 5_000),
             writers: connections,
             simulated: num('BENCH_TREE_SIMULATED', 10_000_000),
+            keepBundle: process.env.BENCH_TREE_KEEP,
           }),
         );
         lines.push('## Audit tree', '', ...treeLines(b), '');

@@ -93,6 +93,14 @@ const text = (lines: string[]) => lines.join('\n') + '\n';
 type Line = Record<string, unknown> & { export?: Record<string, unknown>; bundle?: Record<string, unknown> };
 const parse = (line: string) => JSON.parse(line) as Line;
 
+/** The Python reimplementation (tests/python/audit_bundle.py, standard library only) on a bundle. */
+function python(lines: string[], name: string, key = logKey): { code: number | null; output: string } {
+  const file = path.join(dir, `${name}.jsonl`);
+  writeFileSync(file, text(lines));
+  const py = spawnSync('python3', ['tests/python/audit_bundle.py', file, '--log-key', key], { encoding: 'utf8' });
+  return { code: py.status, output: py.stdout.trim() + py.stderr.trim() };
+}
+
 function run(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn('npm', ['run', '--silent', 'audit:verify', '--', ...args], { env: process.env });
@@ -125,6 +133,8 @@ describe('A5: the export as a signed bundle', () => {
     // The Python verifier reads a bundle's entries too (hashes and links; the signatures are not its part).
     const py = spawnSync('python3', ['tests/python/audit_verify.py', file], { encoding: 'utf8' });
     expect(py.stdout.trim()).toBe(`OK ${treeSize}`);
+    // And its signed statement, head, leaves and root (audit_bundle.py).
+    expect(python(lines, 'all-py')).toEqual({ code: 0, output: `OK ${treeSize} ${treeSize} every entry` });
 
     // A middle entry removed (the summary's counts fixed to match): the signed root is not rebuilt.
     const middle = Math.floor(treeSize / 2);
@@ -139,6 +149,10 @@ describe('A5: the export as a signed bundle', () => {
     expect(cut).toMatchObject({ ok: false, problem: expect.stringMatching(/missing from a bundle of every entry/) });
     writeFileSync(path.join(dir, 'cut.jsonl'), text(removed));
     expect((await run([path.join(dir, 'cut.jsonl'), '--log-key', logKey])).code).toBe(1);
+    expect(python(removed, 'cut-py')).toEqual({
+      code: 1,
+      output: expect.stringMatching(new RegExp(`^BROKEN ${middle + 2} leaves ${middle} to ${middle} are missing`)),
+    });
 
     // The summary flag flipped to hide that: refused against the signed coverage.
     const flipped = [...lines];
@@ -149,6 +163,13 @@ describe('A5: the export as a signed bundle', () => {
       ok: false,
       problem: expect.stringMatching(/signed coverage is every entry/),
     });
+    expect(python(flipped, 'flipped-py').output).toMatch(/^BROKEN \d+ the summary's filtered flag is not the signed coverage's/);
+    // The log's signature replaced by one over a statement with another tree size: refused.
+    const resigned = [...lines];
+    const r = parse(resigned.at(-1)!);
+    r.export!.signature = Buffer.alloc(64, 7).toString('base64');
+    resigned[resigned.length - 1] = JSON.stringify(r);
+    expect(python(resigned, 'resigned-py').output).toMatch(/^BROKEN \d+ the signed statement does not verify/);
     // No log key, or another log's key: refused.
     expect(verifyExport(text(lines))).toMatchObject({
       ok: false,
@@ -157,6 +178,10 @@ describe('A5: the export as a signed bundle', () => {
     });
     const other = formatVkey(verifierFor(ORIGIN, generateKeyPairSync('ed25519').publicKey));
     expect(verifyExport(text(lines), undefined, { logKey: other })).toMatchObject({ ok: false, line: 1 });
+    expect(python(lines, 'other-key-py', other)).toEqual({
+      code: 1,
+      output: expect.stringMatching(/^BROKEN 1 the bundle's tree head does not verify/),
+    });
   });
 
   it('a filter: each entry with its inclusion proof; an entry removed or the coverage changed is refused', async () => {
@@ -166,6 +191,10 @@ describe('A5: the export as a signed bundle', () => {
     expect(entries.length).toBe(6);
     expect(entries.every((e) => (e.leaf as { proof: string[] }).proof.length > 0)).toBe(true);
     expect(verifyExport(text(lines), undefined, trust)).toMatchObject({ ok: true, entries: 6 });
+    expect(python(lines, 'filter-py')).toEqual({
+      code: 0,
+      output: `OK 6 ${treeSize} the filter {"action":"replay.request"}`,
+    });
 
     // The middle one of its chain's three (the summary's counts fixed to match; the filter allows gaps).
     const gone = entries[2]!;
@@ -180,6 +209,7 @@ describe('A5: the export as a signed bundle', () => {
       ok: false,
       problem: expect.stringMatching(/entries_root is not the root of the entries the file holds/),
     });
+    expect(python(removed, 'filter-cut-py').output).toMatch(/^BROKEN 7 entries_root is not the root of the entries/);
 
     const widened = [...lines];
     const header = parse(widened[0]!);
@@ -189,6 +219,23 @@ describe('A5: the export as a signed bundle', () => {
       ok: false,
       problem: expect.stringMatching(/signed statement does not verify/),
     });
+    expect(python(widened, 'widened-py').output).toMatch(/^BROKEN 8 the signed statement does not verify/);
+
+    // The signed filter narrowed in the header (action=replay, which also holds run.replay_request,
+    // passed off as action=replay.request): the first entry outside the narrowed filter is named,
+    // before the statement's signature fails at the end.
+    const broad = await download('everywhere', '&action=replay');
+    const narrowed = [...broad];
+    const h = parse(narrowed[0]!);
+    h.bundle!.coverage = { filter: { action: 'replay.request' }, workflows: null };
+    narrowed[0] = JSON.stringify(h);
+    const outside = broad.findIndex((l, i) => i > 0 && parse(l).action === 'run.replay_request') + 1;
+    expect(verifyExport(text(narrowed), undefined, trust)).toMatchObject({
+      ok: false,
+      line: outside,
+      problem: "the entry does not match the signed filter's action",
+    });
+    expect(python(narrowed, 'narrowed-py').output).toBe(`BROKEN ${outside} the entry does not match the signed filter's action`);
 
     const proofChanged = [...lines];
     const e = parse(proofChanged[3]!);
@@ -199,6 +246,7 @@ describe('A5: the export as a signed bundle', () => {
       line: 4,
       problem: expect.stringMatching(/inclusion proof does not verify/),
     });
+    expect(python(proofChanged, 'proof-py').output).toMatch(/^BROKEN 4 the entry is not leaf \d+ of the signed tree/);
   });
 
   it('Z1: a scoped person gets a bundle that names their workflows and holds nothing of the others', async () => {
@@ -214,5 +262,7 @@ describe('A5: the export as a signed bundle', () => {
     header.bundle!.coverage = { filter: null, workflows: null };
     unscoped[0] = JSON.stringify(header);
     expect(verifyExport(text(unscoped), undefined, trust)).toMatchObject({ ok: false });
+    expect(python(lines, 'scoped-py').output).toMatch(new RegExp(`^OK \\d+ ${treeSize} the workflows ${wf.mine}$`));
+    expect(python(unscoped, 'unscoped-py').output).toMatch(/^BROKEN \d+ /);
   });
 });

@@ -7,7 +7,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { entryHash, GENESIS_HASH, type ExportedEntry } from '@/lib/sdk/audit/canonical.ts';
+import {
+  canonicalV2,
+  canonicalV2Shaped,
+  entryHash,
+  GENESIS_HASH,
+  shapedEntryHash,
+  type ExportedEntry,
+} from '@/lib/sdk/audit/canonical.ts';
 import { MAX_LINE_BYTES, verifyExport, verifyExportStream, type ExportSummary } from '@/lib/sdk/audit/verify-export.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'audit-verify-export-'));
@@ -155,6 +162,9 @@ describe('A2: the verifier reads strict input and names the line it refuses', ()
     ['an entry whose seq is text', withLine(2, entry3.replace(/"seq":(\d+)/, '"seq":"$1"')), 3, /seq not as the export writes/],
     ['an entry without its hash', withLine(2, entry3.replace(/,"hash":"[0-9a-f]+"/, '')), 3, /hash missing/],
     ['a number beyond a double', withLine(2, entry3.replace('"detail":{', '"detail":{"big":1e400,')), 3, /too large/],
+    ['a number beyond a double without an exponent', withLine(2, entry3.replace('"detail":{', `"detail":{"big": -${'9'.repeat(310)},`)), 3, /too large/],
+    ['a number beyond a double in an array', withLine(2, entry3.replace('"detail":{', '"detail":{"big":[1, 12.5E+308],')), 3, /too large/],
+    ['an escaped lone low surrogate in a name', withLine(2, entry3.replace('"detail":{', '"detail":{"\\uDC01":1,')), 3, /lone surrogate/],
     [
       'invalid UTF-8',
       Buffer.concat([Buffer.from(lines.slice(0, 2).join('\n') + '\n'), Buffer.from(entry3.replace('ü', 'XX')).map((b, i, a) => (a[i - 1] === 0x58 && b === 0x58 ? 0xc3 : b)), Buffer.from('\n' + lines.slice(3).join('\n'))]),
@@ -182,6 +192,15 @@ describe('A2: the verifier reads strict input and names the line it refuses', ()
     },
     30_000,
   );
+
+  it('A2: the verifier writes form 2 in a fixed member order: the same text as JCS over the row', () => {
+    const details = [null, { b: 1, a: [1e21, -0, 5e-7, 'x'] }, { '\u00e9': { z: true, é: null } }, 'text', 12.25];
+    for (const [i, e] of trail(5).entries()) {
+      const row = { ...e, detail: details[i], reason: i % 2 ? 'why' : null, run_id: i % 2 ? null : 'r' };
+      expect(canonicalV2Shaped(row)).toBe(canonicalV2(row));
+      expect(shapedEntryHash(row)).toBe(entryHash(row));
+    }
+  });
 
   it('A2: a raw lone surrogate (only a string can hold one; bytes are decoded strictly) is refused at its line', () => {
     expect(verifyExport(withLine(2, entry3.replace('"ü"', '"\ud800"')))).toMatchObject({

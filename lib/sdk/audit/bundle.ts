@@ -7,9 +7,9 @@
 // flipped no longer verifies: the statement is signed, and a bundle of every entry must rebuild the
 // signed tree's root itself. Node's `crypto` only, so the SDK package ships it.
 import { sign, verify, type KeyObject } from 'node:crypto';
-import { jcs } from './canonical.ts';
+import { jcs, type ExportedEntry } from './canonical.ts';
 import { keyIdOf } from './checkpoint-signature.ts';
-import { auditLeafHash, TreeBuilder, verifyInclusion } from './merkle.ts';
+import { auditLeafHashUnchecked, TreeBuilder, verifyInclusion } from './merkle.ts';
 import { mergeNotes, openTreeHead, parseVkey, type OpenedHead } from './signed-note.ts';
 
 export const BUNDLE_VERSION = 3;
@@ -85,6 +85,22 @@ export interface BundleTrust {
   quorum?: number;
 }
 
+/**
+ * The filter field an entry visibly does not match, or null. Checked: action (its text anywhere in the
+ * action's name, ASCII case ignored), outcome, run (the whole run id or its leading digits). The actor,
+ * target and time fields need what an entry does not carry (the database's case folding of names, an
+ * effect's recipients, how the console read a typed time): the ledger's signature vouches for those.
+ */
+export function filterMismatch(filter: Record<string, string>, e: ExportedEntry): string | null {
+  const { action, outcome, run } = filter;
+  if (action !== undefined && /^[\x00-\x7f]*$/.test(action) && !e.action.toLowerCase().includes(action.toLowerCase()))
+    return 'action';
+  if ((outcome === 'ok' || outcome === 'refused') && e.outcome !== outcome) return 'outcome';
+  if (run !== undefined && !(e.run_id ?? '').replace(/-/g, '').startsWith(run.trim().toLowerCase().replace(/-/g, '')))
+    return 'run';
+  return null;
+}
+
 const isStringRecord = (v: unknown) =>
   !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 
@@ -133,7 +149,7 @@ export class BundleCheck {
     }
   }
 
-  entry(entryHash: string, leaf: unknown): string | null {
+  entry(entry: ExportedEntry, leaf: unknown): string | null {
     const head = this.head;
     if (!head || !this.coverage) return 'an entry before a verified bundle header';
     const l = leaf as BundleLeaf | undefined;
@@ -145,13 +161,15 @@ export class BundleCheck {
       !l.proof.every((p) => typeof p === 'string')
     )
       return 'the entry has no leaf (index and proof) as a bundle writes it';
-    const hash = auditLeafHash(entryHash);
+    const hash = auditLeafHashUnchecked(entry.hash); // its shape (64 hex digits) was checked
     this.exported.add(hash);
     if (l.index <= this.lastIndex)
       return `leaf ${l.index} is not after leaf ${this.lastIndex}: entries are in leaf order`;
     if (l.index >= head.size) return `leaf ${l.index} is beyond the signed tree of ${head.size} leaves`;
     const previous = this.lastIndex;
     this.lastIndex = l.index;
+    const wrong = this.coverage.filter && filterMismatch(this.coverage.filter, entry);
+    if (wrong) return `the entry does not match the signed filter's ${wrong}`;
     if (coversEverything(this.coverage)) {
       // Every entry: the root rebuilt from the file (finish) proves each; none may be skipped.
       return l.index === previous + 1

@@ -2,7 +2,7 @@
 // audit_canonical() computes in PostgreSQL (prisma/sql/functions/audit_canonical*.sql), rebuilt from a
 // row of the JSON Lines export. Imports only Node built-ins, so the SDK package can ship it as is.
 // The algorithm, for reimplementing it elsewhere: docs/AUDIT.md.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** One entry as the JSON Lines export writes it: every hashed field, plus its id and hash. */
 export interface ExportedEntry {
@@ -45,16 +45,42 @@ export function jcs(value: unknown): string {
     if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('JSON has no NaN or Infinity');
     return JSON.stringify(value);
   }
-  if (Array.isArray(value)) return `[${value.map(jcs).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + jcs(value[i]);
+    return out + ']';
+  }
   const object = value as Record<string, unknown>;
   const keys = Object.keys(object).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${jcs(object[k])}`).join(',')}}`;
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) out += `${i ? ',' : ''}${JSON.stringify(keys[i])}:${jcs(object[keys[i]!])}`;
+  return out + '}';
 }
+
+/** The members form 2 covers (every exported field but id and hash), in JCS order. */
+const V2_MEMBERS = [
+  'action', 'actor_id', 'actor_kind', 'actor_label', 'actor_role', 'after_state', 'at', 'before_state', 'chain',
+  'detail', 'ip', 'outcome', 'prev_hash', 'reason', 'request_id', 'run_id', 'seq', 'subject_id',
+  'subject_type', 'user_agent', 'version',
+] as const; // prettier-ignore
+const V2_PREFIXES = V2_MEMBERS.map((k, i) => `${i ? ',' : '{'}${JSON.stringify(k)}:`);
 
 /** Form 2: the JCS text of the row without its id and hash. */
 export function canonicalV2(entry: ExportedEntry): string {
   const { id: _id, hash: _hash, ...fields } = entry;
   return jcs(fields);
+}
+
+/**
+ * Form 2 of an entry whose members are exactly the export's (lib/sdk/audit/export-input.ts checked
+ * its shape; other members, such as a bundle's `leaf`, are not covered by the hash and are skipped):
+ * the same text as canonicalV2, written in the fixed order of the member names, so the verifier
+ * neither copies nor sorts the row. Values still go through jcs: nothing is taken as already canonical.
+ */
+export function canonicalV2Shaped(entry: ExportedEntry): string {
+  let out = '';
+  for (let i = 0; i < V2_MEMBERS.length; i++) out += V2_PREFIXES[i]! + jcs(entry[V2_MEMBERS[i]!]);
+  return out + '}';
 }
 
 /** Form 1: PostgreSQL's json_build_array text ("[a, b]"), the detail as jsonb prints it (members
@@ -94,9 +120,13 @@ export function canonicalText(entry: ExportedEntry): string {
 
 /** sha256 hex of the previous hash, a line feed and the canonical text (UTF-8), as audit_hash(). */
 export function entryHash(entry: ExportedEntry): string {
-  return createHash('sha256')
-    .update(`${entry.prev_hash}\n${canonicalText(entry)}`, 'utf8')
-    .digest('hex');
+  return hash('sha256', `${entry.prev_hash}\n${canonicalText(entry)}`, 'hex');
+}
+
+/** entryHash of an entry whose shape the verifier checked (see canonicalV2Shaped). */
+export function shapedEntryHash(entry: ExportedEntry): string {
+  const text = entry.version === 2 ? canonicalV2Shaped(entry) : canonicalV1(entry);
+  return hash('sha256', `${entry.prev_hash}\n${text}`, 'hex');
 }
 
 export const GENESIS_HASH = '0'.repeat(64);

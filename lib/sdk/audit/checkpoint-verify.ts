@@ -38,7 +38,8 @@ export interface UncheckedCheckpoint {
 export type ChainLink = Pick<ExportedEntry, 'id' | 'chain' | 'seq' | 'prev_hash' | 'hash'>;
 
 /** A chain's entries in the export, sorted by seq, each with its line. */
-export type ExportedChains = Map<string, { line: number; entry: ChainLink }[]>;
+export type ExportedChains = Map<string, PlacedLink[]>;
+export type PlacedLink = ChainLink & { line: number };
 
 export function checkCheckpoints(
   chains: ExportedChains,
@@ -78,28 +79,28 @@ export function checkCheckpoints(
       continue;
     }
     const last = list.at(-1)!;
-    if (c.seq > last.entry.seq) {
+    if (c.seq > last.seq) {
       if (!filtered)
         problems.push({
           line: last.line,
           id: null,
           chain: c.chain,
           seq: c.seq,
-          problem: `the chain was rewound: the export ends at seq ${last.entry.seq}, ${signed} holds seq ${c.seq}`,
+          problem: `the chain was rewound: the export ends at seq ${last.seq}, ${signed} holds seq ${c.seq}`,
         });
       // The summary that says so is not signed: what it leaves unchecked is reported, not hidden.
-      else unchecked.push({ chain: c.chain, seq: c.seq, exportEndsAt: last.entry.seq });
+      else unchecked.push({ chain: c.chain, seq: c.seq, exportEndsAt: last.seq });
       continue;
     }
-    const here = list.find((p) => p.entry.seq === c.seq);
+    const here = list.find((p) => p.seq === c.seq);
     // Left out by a filter: the entry after it, when exported, carries the hash at the checkpointed seq.
-    const after = here ? undefined : list.find((p) => p.entry.seq === c.seq + 1);
+    const after = here ? undefined : list.find((p) => p.seq === c.seq + 1);
     if (after) {
       checked++;
-      if (after.entry.prev_hash !== c.hash)
+      if (after.prev_hash !== c.hash)
         problems.push({
           line: after.line,
-          id: after.entry.id ?? null,
+          id: after.id ?? null,
           chain: c.chain,
           seq: c.seq,
           problem: `the chain was rewritten: seq ${c.seq + 1} does not follow the hash at seq ${c.seq} that ${signed} holds`,
@@ -107,10 +108,10 @@ export function checkCheckpoints(
     }
     if (!here) continue; // outside the exported range, or left out by a filter
     checked++;
-    if (here.entry.hash !== c.hash)
+    if (here.hash !== c.hash)
       problems.push({
         line: here.line,
-        id: here.entry.id ?? null,
+        id: here.id ?? null,
         chain: c.chain,
         seq: c.seq,
         problem: `the chain was rewritten: the hash at seq ${c.seq} is not the one ${signed} holds`,

@@ -86,13 +86,21 @@ export function parseStrict(text: string): { value: unknown } | { problem: strin
   } catch {
     return { problem: 'not a JSON line' };
   }
-  const duplicate = duplicateName(text);
+  // Each repeated name leaves the parsed value one member short of the names in the text: only then is
+  // the text searched for the name (keeping a set of names per object costs more than both counts).
+  const scan = scanOutsideStrings(text);
+  const duplicate = scan.names === memberCount(value) ? null : duplicateName(text);
   if (duplicate !== null)
     return { problem: `the member name ${JSON.stringify(duplicate)} appears twice in one object` };
+  // The parsed value is walked only when the text could hold what JSON.parse lets through: most
+  // lines hold no surrogate at all and no number that could pass a double's range.
+  if (!scan.bigNumber && !MAYBE_SURROGATE.test(text)) return { value };
   const bad = unsound(value);
   return bad ? { problem: bad } : { value };
 }
 
+// A surrogate code unit, raw or escaped (\uD800 to \uDFFF); a match in other text only costs the walk.
+const MAYBE_SURROGATE = /[\ud800-\udfff]|\\u[dD][89a-fA-F]/;
 /** A lone surrogate (escaped or raw) or a number beyond a double, anywhere in a parsed value. */
 function unsound(value: unknown): string | null {
   const stack = [value];
@@ -118,6 +126,58 @@ const LONE_SURROGATE = /\p{Cs}/u;
 // Any surrogate code unit, paired or not: a cheap first test, since most strings hold none.
 const SURROGATE = /[\ud800-\udfff]/;
 
+/** The end of the string whose opening quote is at `start`: the next quote not escaped (preceded by
+ *  an even run of backslashes), found with indexOf: most of a line is inside strings. */
+function stringEnd(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1);
+  for (;;) {
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+}
+
+/**
+ * What lies outside the strings of a text JSON.parse accepted: how many member names it holds (strings
+ * followed by a colon), and whether a number could be beyond a double: one with an exponent (an e
+ * after a digit or a point), or a stretch of 300 characters between strings (the largest double is
+ * below 1e309, so a number without an exponent needs 309 digits). Only a few characters of a line are
+ * outside its strings, so this costs little more than finding the quotes.
+ */
+function scanOutsideStrings(text: string): { names: number; bigNumber: boolean } {
+  let names = 0;
+  let bigNumber = false;
+  let from = 0; // the first character after the last string
+  for (;;) {
+    const quote = text.indexOf('"', from);
+    const to = quote < 0 ? text.length : quote;
+    if (!bigNumber) {
+      if (to - from >= 300) bigNumber = true;
+      for (let k = from; k < to && !bigNumber; k++) {
+        const c = text.charCodeAt(k) | 0x20; // e or E
+        const before = text.charCodeAt(k - 1);
+        if (c === 0x65 && ((before >= 0x30 && before <= 0x39) || before === 0x2e)) bigNumber = true;
+      }
+    }
+    if (quote < 0) return { names, bigNumber };
+    const end = stringEnd(text, quote);
+    let next = end + 1;
+    while (text.charCodeAt(next) <= 0x20) next++; // JSON whitespace
+    if (text.charCodeAt(next) === 0x3a) names++;
+    from = end + 1;
+  }
+}
+
+/** How many members the objects of a parsed value hold, all together. */
+function memberCount(value: unknown): number {
+  if (!value || typeof value !== 'object') return 0;
+  let count = 0;
+  if (Array.isArray(value)) for (const v of value) count += memberCount(v);
+  else for (const k in value) count += 1 + memberCount((value as Record<string, unknown>)[k]);
+  return count;
+}
+
 /** The first member name repeated within one object of a text JSON.parse accepted, or null. */
 function duplicateName(text: string): string | null {
   const objects: (Set<string> | null)[] = [];
@@ -127,9 +187,8 @@ function duplicateName(text: string): string | null {
     else if (c === 0x5b) objects.push(null);
     else if (c === 0x7d || c === 0x5d) objects.pop();
     else if (c === 0x22) {
-      let end = i + 1;
-      while (text.charCodeAt(end) !== 0x22) end += text.charCodeAt(end) === 0x5c ? 2 : 1;
-      const names = objects.at(-1);
+      const end = stringEnd(text, i);
+      const names = objects[objects.length - 1];
       if (names) {
         let next = end + 1;
         while (text.charCodeAt(next) <= 0x20) next++; // JSON whitespace
@@ -173,13 +232,20 @@ const HASHES = ['prev_hash', 'hash'];
 const ENTRY_MEMBERS = new Set([...TEXT, ...TEXT_OR_NULL, ...HASHES, 'version', 'seq', 'detail']);
 const HEX64 = /^[0-9a-f]{64}$/;
 
-/** Why a parsed line is not an audit entry as the export writes it, or null. */
-export function entryShapeProblem(v: unknown): string | null {
+const ENTRY_MEMBER_COUNT = ENTRY_MEMBERS.size;
+
+/** Why a parsed line is not an audit entry as the export writes it, or null. `leaf`: a bundle's entry,
+ *  which carries its leaf (index and proof, checked by ./bundle.ts) beside the entry's members. */
+export function entryShapeProblem(v: unknown, leaf = false): string | null {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return 'not an audit entry (not a JSON object)';
   const e = v as Record<string, unknown>;
+  // The common case first, with no array built: exactly the members, each as the export writes it.
+  let count = 0;
+  for (const k in e) count++;
+  if (count === ENTRY_MEMBER_COUNT + (leaf ? 1 : 0) && (!leaf || 'leaf' in e) && wellShaped(e)) return null;
   const missing = [...ENTRY_MEMBERS].filter((k) => !(k in e));
   if (missing.length) return `not an audit entry (${missing.join(', ')} missing)`;
-  const extra = Object.keys(e).filter((k) => !ENTRY_MEMBERS.has(k));
+  const extra = Object.keys(e).filter((k) => !ENTRY_MEMBERS.has(k) && !(leaf && k === 'leaf'));
   if (extra.length) return `not an audit entry (unknown member ${extra.join(', ')})`;
   const wrong = [
     ...TEXT.filter((k) => typeof e[k] !== 'string'),
@@ -189,6 +255,14 @@ export function entryShapeProblem(v: unknown): string | null {
     ...(Number.isSafeInteger(e.seq) && (e.seq as number) >= 1 ? [] : ['seq']),
   ];
   return wrong.length ? `not an audit entry (${wrong.join(', ')} not as the export writes it)` : null;
+}
+
+/** Every member present and of its type (so, with the count right, no member is unknown). */
+function wellShaped(e: Record<string, unknown>): boolean {
+  for (const k of TEXT) if (typeof e[k] !== 'string') return false;
+  for (const k of TEXT_OR_NULL) if (e[k] !== null && typeof e[k] !== 'string') return false;
+  for (const k of HASHES) if (typeof e[k] !== 'string' || !HEX64.test(e[k])) return false;
+  return (e.version === 1 || e.version === 2) && Number.isSafeInteger(e.seq) && (e.seq as number) >= 1 && 'detail' in e;
 }
 
 /** The members a signed bundle's closing line adds (./bundle.ts). */

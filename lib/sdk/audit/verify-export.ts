@@ -5,12 +5,13 @@
 // per chain) must agree with the entries it holds. Lines are fed one at a time, so a file of any size
 // streams through. Imports only Node built-ins and its siblings, so the SDK package can ship it.
 // docs/AUDIT.md describes the algorithm.
-import { entryHash, GENESIS_HASH, type ExportedEntry } from './canonical.ts';
+import { GENESIS_HASH, shapedEntryHash, type ExportedEntry } from './canonical.ts';
 import {
   checkCheckpoints,
   type ChainLink,
   type CheckpointInput,
   type ExportedChains,
+  type PlacedLink,
   type UncheckedCheckpoint,
 } from './checkpoint-verify.ts';
 import { publicKeysById, type PublicKeys } from './checkpoint-signature.ts';
@@ -69,12 +70,6 @@ export type ExportVerification =
     }
   | ({ ok: false } & BrokenEntry);
 
-/** What verification keeps of each entry once its hash is checked: its place and its links. */
-interface Placed {
-  line: number;
-  entry: ChainLink;
-}
-
 /**
  * Verifies an export fed one line at a time (`add`, then `finish` once), keeping per entry only its line,
  * id, seq and hashes: the whole text never has to be in memory, so an export of any size can be
@@ -108,59 +103,63 @@ export class ExportVerifier {
   /** The next line of the file, without its line break: text, or bytes (decoded strictly here). */
   add(input: string | Uint8Array | OversizedLine): void {
     const line = ++this.lines;
-    const refuse = (problem: string, at: Partial<BrokenEntry> = {}): void => {
-      this.problems.push({ line, id: null, chain: null, seq: null, ...at, problem });
-    };
     const read = lineText(input);
-    if ('problem' in read) return refuse(read.problem);
+    if ('problem' in read) return this.refuse(line, read.problem);
     // An empty line is only the end of the file's last line; one with anything after it is refused.
-    if (this.blankLine !== null) refuse('a blank line inside the export', { line: this.blankLine });
+    if (this.blankLine !== null) this.refuse(this.blankLine, 'a blank line inside the export');
     this.blankLine = null;
     if (read.text === '') {
       this.blankLine = line;
       return;
     }
     if (this.summaryLine !== null)
-      return refuse(`a line after the export summary (line ${this.summaryLine}): the summary is the last line`);
+      return this.refuse(
+        line,
+        `a line after the export summary (line ${this.summaryLine}): the summary is the last line`,
+      );
     const parsed = parseStrict(read.text);
-    if ('problem' in parsed) return refuse(parsed.problem);
-    let value = parsed.value;
+    if ('problem' in parsed) return this.refuse(line, parsed.problem);
+    const value = parsed.value;
     if (value && typeof value === 'object' && 'bundle' in value) {
-      if (line !== 1) return refuse('a bundle header not on the first line');
+      if (line !== 1) return this.refuse(line, 'a bundle header not on the first line');
       const shape = headerShapeProblem(value as Record<string, unknown>);
-      if (shape) return refuse(shape);
+      if (shape) return this.refuse(line, shape);
       this.bundle = new BundleCheck(this.trust);
       const problem = this.bundle.open((value as BundleHeader).bundle);
-      return problem ? refuse(problem) : undefined;
+      return problem ? this.refuse(line, problem) : undefined;
     }
     if (value && typeof value === 'object' && 'export' in value) {
       this.summaryLine = line;
       const shape = summaryShapeProblem(value as Record<string, unknown>);
-      if (shape) return refuse(shape);
+      if (shape) return this.refuse(line, shape);
       this.summary = value as ExportSummary;
       if ((this.summary.export.version === 3) !== (this.bundle !== null))
-        return refuse('a version 3 summary closes a signed bundle, and only one');
+        return this.refuse(line, 'a version 3 summary closes a signed bundle, and only one');
       const sealed = this.bundle?.finish(this.summary.export);
-      return sealed ? refuse(sealed) : undefined;
+      return sealed ? this.refuse(line, sealed) : undefined;
     }
     this.entries++;
-    // A bundle's entry carries its leaf beside the fields its hash covers.
-    let leaf: unknown;
-    if (this.bundle && value && typeof value === 'object' && !Array.isArray(value))
-      ({ leaf, ...value } = value as Record<string, unknown>);
-    const shape = entryShapeProblem(value);
-    const entry = value as ExportedEntry;
-    const named = (k: 'id' | 'chain') => (typeof entry?.[k] === 'string' ? entry[k] : null);
-    const at = { id: named('id'), chain: named('chain'), seq: Number.isSafeInteger(entry?.seq) ? entry.seq : null };
-    if (shape) return refuse(shape, at);
-    if (entryHash(entry) !== entry.hash) refuse('content does not match its hash', at);
-    const unproven = this.bundle?.entry(entry.hash, leaf);
-    if (unproven) refuse(unproven, at);
+    // A bundle's entry carries its leaf beside the fields its hash covers (read in place, not copied out).
+    const shape = entryShapeProblem(value, this.bundle !== null);
+    const entry = value as ExportedEntry & { leaf?: unknown };
+    if (shape) return this.refuse(line, shape, entry);
+    if (shapedEntryHash(entry) !== entry.hash) this.refuse(line, 'content does not match its hash', entry);
+    const unproven = this.bundle?.entry(entry, entry.leaf);
+    if (unproven) this.refuse(line, unproven, entry);
     let list = this.chains.get(entry.chain);
     if (!list) this.chains.set(entry.chain, (list = []));
     // The chain's name is kept once (the first entry's string), not once per entry.
-    const chain = list[0]?.entry.chain ?? entry.chain;
-    list.push({ line, entry: { id: entry.id, chain, seq: entry.seq, prev_hash: entry.prev_hash, hash: entry.hash } });
+    const chain = list.length ? list[0]!.chain : entry.chain;
+    list.push({ line, id: entry.id, chain, seq: entry.seq, prev_hash: entry.prev_hash, hash: entry.hash });
+  }
+
+  /** A problem at `line`, placed at the entry read there when there is one (its members as far as they
+   *  have the right type: a refused entry may lack them). */
+  private refuse(line: number, problem: string, entry?: unknown): void {
+    const e = (entry && typeof entry === 'object' ? entry : {}) as Record<string, unknown>;
+    const text = (k: string) => (typeof e[k] === 'string' ? (e[k] as string) : null);
+    const seq = Number.isSafeInteger(e.seq) ? (e.seq as number) : null;
+    this.problems.push({ line, id: text('id'), chain: text('chain'), seq, problem });
   }
 
   finish(): ExportVerification {
@@ -171,8 +170,8 @@ export class ExportVerifier {
     const partial: { chain: string; first_seq: number; last_seq: number }[] = [];
     for (const [chain, list] of chains) {
       // File order is commit order by id, which within one chain need not be seq order: sort by seq.
-      list.sort((a, b) => a.entry.seq - b.entry.seq);
-      const first = list[0]!.entry;
+      list.sort((a, b) => a.seq - b.seq);
+      const first = list[0]!;
       if (first.seq === 1 && first.prev_hash !== GENESIS_HASH)
         problems.push(brokenAt(list[0]!, 'the first entry of the chain does not start from the genesis hash'));
       if (first.seq !== 1 && whole)
@@ -182,14 +181,14 @@ export class ExportVerifier {
             `the chain starts at seq ${first.seq}: an export neither filtered nor scoped holds it from seq 1`,
           ),
         );
-      else if (first.seq !== 1) partial.push({ chain, first_seq: first.seq, last_seq: list.at(-1)!.entry.seq });
+      else if (first.seq !== 1) partial.push({ chain, first_seq: first.seq, last_seq: list.at(-1)!.seq });
       for (let k = 1; k < list.length; k++) {
-        const before = list[k - 1]!.entry;
+        const before = list[k - 1]!;
         const here = list[k]!;
-        if (here.entry.seq === before.seq) problems.push(brokenAt(here, `seq ${before.seq} appears twice`));
-        else if (here.entry.seq !== before.seq + 1 && !summary?.export.filtered)
+        if (here.seq === before.seq) problems.push(brokenAt(here, `seq ${before.seq} appears twice`));
+        else if (here.seq !== before.seq + 1 && !summary?.export.filtered)
           problems.push(brokenAt(here, `sequence gap before this entry (after seq ${before.seq})`));
-        else if (here.entry.seq === before.seq + 1 && here.entry.prev_hash !== before.hash)
+        else if (here.seq === before.seq + 1 && here.prev_hash !== before.hash)
           problems.push(brokenAt(here, 'previous hash does not match'));
       }
       const stated = summary?.export.chains[chain];
@@ -197,7 +196,7 @@ export class ExportVerifier {
         summary &&
         (!stated ||
           stated.first_seq !== first.seq ||
-          stated.last_seq !== list.at(-1)!.entry.seq ||
+          stated.last_seq !== list.at(-1)!.seq ||
           stated.entries !== list.length)
       )
         problems.push(brokenAt(list.at(-1)!, 'the export summary states another seq range for this chain'));
@@ -252,10 +251,10 @@ export async function verifyExportStream(
   return verifier.finish();
 }
 
-const brokenAt = (p: Placed, problem: string): BrokenEntry => ({
+const brokenAt = (p: PlacedLink, problem: string): BrokenEntry => ({
   line: p.line,
-  id: p.entry.id ?? null,
-  chain: p.entry.chain,
-  seq: p.entry.seq,
+  id: p.id ?? null,
+  chain: p.chain,
+  seq: p.seq,
   problem,
 });
