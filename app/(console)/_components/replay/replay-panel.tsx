@@ -3,7 +3,7 @@
 // running the live progress bar (F5: sent, skipped, failed, unknown, remaining), fetched from
 // /api/console/replays/:id/progress whenever the change feed reports progress, with pause / resume /
 // cancel. When the status changes the server page is refreshed, so a finished replay shows its report.
-import { usePageRefresh } from '@/components/views/page-refresh.tsx';
+import { useRefreshAfterChange } from '@/components/views/use-view.ts';
 import { useRef, useState } from 'react';
 import {
   approveReplayAction,
@@ -58,7 +58,7 @@ export function ReplayPanel({
   canControl: boolean;
   users: Record<string, string>;
 }) {
-  const refresh = usePageRefresh();
+  const refresh = useRefreshAfterChange();
   const [p, setP] = useState(initial);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);

@@ -2,7 +2,7 @@
 // F4 + Z3: confirm a forced replay by typing the number of targets that will go out, with a required
 // reason. The preview's set hash goes along, so a set that changed since the page was rendered is
 // refused (409) with the new figures instead of sending something the operator did not see.
-import { usePageRefresh } from '@/components/views/page-refresh.tsx';
+import { useRefreshAfterChange } from '@/components/views/use-view.ts';
 import { useId, useState } from 'react';
 import { requestReplayAction } from '@/app/actions/replay.ts';
 import { StaleNotice } from '@/components/stale-notice.tsx';
@@ -22,7 +22,7 @@ export function RequestReplayForm({
   fourEyes: boolean;
 }) {
   const id = useId();
-  const refresh = usePageRefresh();
+  const refresh = useRefreshAfterChange();
   const [error, setError] = useState<{ message: string; field?: string } | null>(null);
   const [busy, setBusy] = useState(false);
   // Z8: the set changed since the page showed it; the refreshed page carries the new count and hash.
