@@ -9,6 +9,7 @@ import { StaleNotice } from '@/components/stale-notice.tsx';
 import { Button } from '@/components/ui/button.tsx';
 import { staleFactsOf, type StaleFacts } from '@/lib/ledger/seen-version.ts';
 import { Field, inputClass } from '@/components/ui/card.tsx';
+import { plural } from '@/lib/plural.ts';
 
 export function RequestReplayForm({
   runId,
@@ -62,7 +63,7 @@ export function RequestReplayForm({
   return (
     <form onSubmit={onSubmit} className="space-y-3" data-testid="replay-request-form">
       <p className="text-sm text-zinc-700">
-        {willSend.toLocaleString('en-US')} target(s) will be sent. The set is frozen when you confirm;
+        {plural(willSend, 'target')} will be sent. The set is frozen when you confirm;
         {fourEyes
           ? ' another operator must then approve it (four-eyes) before it can start.'
           : ' no second approval is configured for these tools, so it can start right away.'}
