@@ -3,7 +3,7 @@
 // typed confirmation for big sets, then the server action. Native <dialog> makes the page behind it
 // inert and closes on Escape; Tab cycles inside it and the focus returns to its opener on close. Errors
 // come back from the server naming the field.
-import { usePageRefresh } from '@/components/views/page-refresh.tsx';
+import { useRefreshAfterChange } from '@/components/views/use-view.ts';
 import { useId, useRef, useState, type ReactNode } from 'react';
 import type { ActionResult } from '@/lib/auth/guard.ts';
 import { staleFactsOf, type StaleFacts } from '@/lib/ledger/seen-version.ts';
@@ -82,7 +82,7 @@ export function ActionDialog<T>({
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
-  const refresh = usePageRefresh();
+  const refresh = useRefreshAfterChange();
   const [error, setError] = useState<{ message: string; field?: string } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);

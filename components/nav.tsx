@@ -3,11 +3,11 @@
 // Menu button folds the links out, so the page keeps the full width of the screen.
 import { Link } from '@/components/ui/link.tsx';
 import { usePathname } from 'next/navigation';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import type { NavViewer } from '@/lib/read-models/views/viewer.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
-import { isViewPath } from './views/view-paths.ts';
-import { refreshNavViewer, useNavViewer } from './views/viewer-store.ts';
+import { useQueryClient } from '@tanstack/react-query';
+import { useNavViewer } from './views/use-view.ts';
 import { signOut } from 'next-auth/react';
 import { cn } from './ui/cn.ts';
 
@@ -29,11 +29,8 @@ function linksFor(viewer: Wire<NavViewer> | null): { href: string; label: string
 export function Nav() {
   const pathname = usePathname();
   const viewer = useNavViewer();
+  const queries = useQueryClient();
   const links = linksFor(viewer);
-  // A view brings the navigation's data with it; a page rendered on the server does not.
-  useEffect(() => {
-    if (!isViewPath(pathname)) void refreshNavViewer();
-  }, [pathname]);
   const [open, setOpen] = useState(false);
   const menuButton = useRef<HTMLButtonElement>(null);
   // A new page closes the menu (following a link, or going back).
@@ -124,7 +121,11 @@ export function Nav() {
           <div className="mt-2 flex flex-wrap gap-x-3 gap-y-1">
             <button
               type="button"
-              onClick={() => signOut({ callbackUrl: '/sign-in?reason=signed_out' })}
+              onClick={() => {
+                // Nothing read for this person stays in the tab after they leave it.
+                queries.clear();
+                void signOut({ callbackUrl: '/sign-in?reason=signed_out' });
+              }}
               className="inline-flex min-h-6 items-center text-zinc-600 underline hover:text-zinc-900"
             >
               Sign out

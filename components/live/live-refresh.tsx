@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { changeMatches, type LiveChange, type LiveTopic } from '@/lib/live/change.ts';
 import { subscribeLive, type LiveStatus } from './connection.ts';
-import { usePageRefresh } from '../views/page-refresh.tsx';
+import { useRefreshAfterChange } from '../views/use-view.ts';
 
 /** Waits this long after a change for others that belong with it (a replay moves many rows at once). */
 const SETTLE_MS = 300;
@@ -46,9 +46,9 @@ const DOT: Record<LiveStatus, string> = {
 };
 
 /** The live indicator for a page, placed under its header; refreshes the page on a relevant change
- *  (a server page is re-rendered, a page drawn from a view reads it again: ../views/page-refresh.tsx). */
+ *  (its views are invalidated and read again; a server page is re-rendered: ../views/use-view.ts). */
 export function LiveRefresh({ runId, topics }: { runId?: string; topics: LiveTopic[] }) {
-  const refresh = usePageRefresh();
+  const refresh = useRefreshAfterChange();
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const lastRefresh = useRef(0);
   const [refreshes, setRefreshes] = useState(0);

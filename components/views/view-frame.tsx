@@ -1,32 +1,31 @@
 'use client';
 // What a page shell shows around its view: a placeholder while the first answer loads, the console's
 // not-found card for a missing subject, and a retry for a failed read.
+import type { UseQueryResult } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { NotFoundCard } from '@/components/not-found-card.tsx';
 import { EmptyState, PageHeader } from '@/components/ui/card.tsx';
-import type { ConsoleView } from './use-console-view.ts';
-import { ViewReloadProvider } from './page-refresh.tsx';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
+import { ViewError } from './fetch-view.ts';
 
 export function ViewFrame<T>({
   view,
   title,
   children,
 }: {
-  view: ConsoleView<T>;
+  view: UseQueryResult<Wire<T>>;
   title: string;
   children: (view: Wire<T>) => ReactNode;
 }) {
-  const { state } = view;
-  if (state.status === 'ready')
+  const { data, error } = view;
+  if (data !== undefined)
     return (
-      <ViewReloadProvider reload={view.reload}>
-        <div aria-busy={state.refreshing} data-view="ready">
-          {children(state.view)}
-        </div>
-      </ViewReloadProvider>
+      <div aria-busy={view.isFetching && view.isPlaceholderData} data-view="ready">
+        {children(data)}
+      </div>
     );
-  if (state.status === 'loading')
+  if (error instanceof ViewError && error.status === 404) return <NotFoundCard />;
+  if (!error || (error instanceof ViewError && error.leaving))
     return (
       <div aria-busy="true" data-testid="view-loading">
         <PageHeader title={title} />
@@ -34,13 +33,12 @@ export function ViewFrame<T>({
         <span className="sr-only">Loading…</span>
       </div>
     );
-  if (state.status === 'missing') return <NotFoundCard />;
   return (
     <>
       <PageHeader title={title} />
       <EmptyState title="This page could not be read">
-        {state.detail}.{' '}
-        <button type="button" className="underline" onClick={view.reload}>
+        {error.message}.{' '}
+        <button type="button" className="underline" onClick={() => void view.refetch()}>
           Try again
         </button>
       </EmptyState>

@@ -11,8 +11,9 @@ import { cachedSessionFromCookie } from './session-cache.ts';
 
 export const CHANGE_PASSWORD_PATH = '/account/password';
 
-export async function requireUser(permission: Permission = 'console.read'): Promise<SessionUser> {
-  const user = await requireSignedIn();
+/** `returnTo`: the console address to come back to after signing in (a page the person asked for). */
+export async function requireUser(permission: Permission = 'console.read', returnTo?: string): Promise<SessionUser> {
+  const user = await requireSignedIn(returnTo);
   // Z7: until a password someone else chose is replaced, every page leads to the change.
   if (user.mustChangePassword) redirect(CHANGE_PASSWORD_PATH);
   // Held on at least one workflow; what the page then reads is filtered to the viewer's scope (Z1).
@@ -21,10 +22,13 @@ export async function requireUser(permission: Permission = 'console.read'): Prom
 }
 
 /** A valid session, whether or not its password must be changed: only the change-password page uses it. */
-export async function requireSignedIn(): Promise<SessionUser> {
+export async function requireSignedIn(returnTo?: string): Promise<SessionUser> {
   const h = await headers();
   const session = await cachedSessionFromCookie(h.get('cookie'), db());
-  if (session.problem) redirect(`/sign-in?reason=${session.problem}`);
+  if (session.problem) {
+    const back = returnTo ? `&callbackUrl=${encodeURIComponent(returnTo)}` : '';
+    redirect(`/sign-in?reason=${session.problem}${back}`);
+  }
   return session.user;
 }
 
@@ -37,8 +41,8 @@ export interface Viewer {
   scope: WorkflowScope;
 }
 
-export async function requireViewer(permission: Permission = 'console.read'): Promise<Viewer> {
-  const user = await requireUser(permission);
+export async function requireViewer(permission: Permission = 'console.read', returnTo?: string): Promise<Viewer> {
+  const user = await requireUser(permission, returnTo);
   return { user, db: db(), scope: scopeOf(user.grants) };
 }
 

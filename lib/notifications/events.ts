@@ -9,6 +9,7 @@ import { APPROVING_PERMISSION, type NotificationKind } from './kinds.ts';
 import { tell, type NotificationEventInput } from './tell.ts';
 import { enqueueWebhooks } from './webhooks/enqueue.ts';
 import { notificationRoutes } from './webhooks/routes.ts';
+import { plural } from '@/lib/plural.ts';
 
 type ApprovalRow = {
   id: string;
@@ -25,8 +26,8 @@ type ApprovalRow = {
 function describeRequest(r: ApprovalRow): string {
   const payload = (r.payload ?? {}) as { items?: unknown[]; count?: number };
   return r.kind === 'replay'
-    ? `Forced replay of ${payload.count ?? 0} target(s)`
-    : `Epoch bump of ${payload.items?.length ?? 0} key(s)`;
+    ? `Forced replay of ${plural(payload.count ?? 0, 'target')}`
+    : `Epoch bump of ${plural(payload.items?.length ?? 0, 'key')}`;
 }
 
 function requestLink(r: ApprovalRow): string {
@@ -173,16 +174,16 @@ export async function notifyReplayEnded(tx: DbOrTx, replayId: string): Promise<n
       subjectId: r.id,
       recipients: await whoStillSee(tx, [r.requestedById], { type: 'replay', id: r.id }),
       title: failed
-        ? `Your replay finished with ${r.failed} failed and ${r.unknown} unknown target(s)`
-        : `Your replay of ${r.total} target(s) finished`,
+        ? `Your replay finished with ${r.failed} failed and ${plural(r.unknown, 'unknown target')}`
+        : `Your replay of ${plural(r.total, 'target')} finished`,
       body: `Sent ${r.sent}, skipped ${r.skipped}, failed ${r.failed}, unknown ${r.unknown} of ${r.total}.`,
       link: `/runs/${r.runId}/replay`,
     },
     { type: 'replay', id: r.id },
     () => ({
       title: failed
-        ? `A replay finished with ${r.failed} failed and ${r.unknown} unknown target(s)`
-        : `A replay of ${r.total} target(s) finished`,
+        ? `A replay finished with ${r.failed} failed and ${plural(r.unknown, 'unknown target')}`
+        : `A replay of ${plural(r.total, 'target')} finished`,
     }),
   );
 }

@@ -9,6 +9,7 @@ import { deliverPendingEmails, type DeliveryOptions } from './email-outbox.ts';
 import { notifyApprovalOutcome } from './events.ts';
 import { checkWebhookEvents } from './webhooks/checks.ts';
 import { deliverPendingWebhooks } from './webhooks/deliver.ts';
+import { plural } from '@/lib/plural.ts';
 
 /** Requests that expired longer ago than this are not announced (a first start on an old database). */
 const EXPIRY_LOOKBACK_DAYS = 7;
@@ -53,7 +54,7 @@ export function startNotificationSchedule(options: {
   let running = false;
   const once = async () => {
     const expired = await sweepExpiredApprovals(options.db);
-    if (expired > 0) options.log(`notifications: told ${expired} requester(s) of expired requests`);
+    if (expired > 0) options.log(`notifications: told ${plural(expired, 'requester')} of expired requests`);
     // Chat webhooks: the events no transaction records (unknowns, the audit chain), then the outbox.
     const queued = await checkWebhookEvents(options.db);
     const w = await deliverPendingWebhooks(options.db, options.webhooks);

@@ -33,7 +33,7 @@ export function outcomeWithoutSend(item: ItemRow, actor: Actor): { outcome: Item
         };
       return { outcome: 'skipped', note: `claimed by ${item.changed_by} after this replay's attempt` };
     case 'done':
-      return { outcome: 'sent', note: `receipt ${item.receipt}` };
+      return { outcome: 'sent', note: item.receipt ? `receipt ${item.receipt}` : 'done, no receipt on record' };
     case 'unknown':
       return { outcome: 'unknown', note: `unknown: ${item.changed_by} decided after this replay's attempt` };
     case 'stuck':

@@ -37,7 +37,7 @@ test('axe: an open decision dialog is a labelled modal with no serious or critic
   await page.goto(`/runs/${e2e.seeded.liveRunId}`);
   await page.getByRole('checkbox', { name: `Select ${e2e.seeded.doneTarget}` }).check();
   await page.getByRole('button', { name: /^Revoke 1$/ }).click();
-  const dialog = page.getByRole('dialog', { name: 'Revoke 1 target(s)' });
+  const dialog = page.getByRole('dialog', { name: 'Revoke 1 target' });
   await expect(dialog).toBeVisible();
   expect(await seriousViolations(page, 'dialog[open]')).toEqual([]);
   await page.keyboard.press('Escape');
@@ -105,7 +105,7 @@ test('keyboard only: skip link, sign in, open a run, select a target, cancel and
   await tabTo(page, trigger, { back: true });
   await expectVisibleFocus(trigger);
   await page.keyboard.press('Enter');
-  const dialog = page.getByRole('dialog', { name: 'Revoke 1 target(s)' });
+  const dialog = page.getByRole('dialog', { name: 'Revoke 1 target' });
   await expect(dialog).toBeVisible();
   const reason = dialog.getByLabel('Reason (required)');
   await expect(reason).toBeFocused();

@@ -125,7 +125,7 @@ test('S4 support: the queue filters by recipient, workflow and run; selected unk
   await page.getByLabel('Select every unknown on this page').check();
   await expect(page.getByTestId('bulk-selected')).toHaveText('1 selected');
   await page.getByTestId('bulk-not-sent').click();
-  const dialog = page.getByRole('dialog', { name: 'Resolve 1 unknown(s) as not sent' });
+  const dialog = page.getByRole('dialog', { name: 'Resolve 1 unknown as not sent' });
   await dialog.getByLabel('Reason (required)').fill('Provider log shows the call never left');
   await dialog.getByRole('button', { name: 'Mark as not sent' }).click();
   await expect(dialog.getByRole('status')).toHaveText('1 resolved.');

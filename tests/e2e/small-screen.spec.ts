@@ -76,7 +76,7 @@ test('375 px: the run table scrolls inside its own box and a decision dialog fit
 
   await page.getByRole('checkbox', { name: `Select ${e2e.seeded.doneTarget}` }).check();
   await page.getByRole('button', { name: 'Revoke 1' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Revoke 1 target(s)' });
+  const dialog = page.getByRole('dialog', { name: 'Revoke 1 target' });
   await expect(dialog).toBeVisible();
   const rect = (await dialog.boundingBox())!;
   expect(rect.x).toBeGreaterThanOrEqual(0);

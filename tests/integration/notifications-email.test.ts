@@ -92,7 +92,7 @@ describe('notification email', () => {
     const note = await t.db.notification.findFirstOrThrow({ where: { userId: bob.id, kind: 'approval.waiting' } });
     expect(note.link).toBe(`/approvals#approval-${r.requestId}`);
     expect(parsed.text).toContain(`Open it in the console: ${BASE}/inbox/open/${note.id}`);
-    expect(parsed.subject).toBe('Epoch bump of 1 key(s) waits for your approval');
+    expect(parsed.subject).toBe('Epoch bump of 1 key waits for your approval');
     expect(toAddress(carol.label)).toHaveLength(0);
     expect(toAddress(alice.label)).toHaveLength(0);
     const again = await deliver();
@@ -162,11 +162,11 @@ describe('notification email', () => {
       const [n] = await t.db.notification.findMany({ where: { subjectId: req.replayId, userId: alice.id } });
       ends.push(`${n?.kind}: ${n?.title}`);
     }
-    expect(ends[0]).toBe('replay.finished: Your replay of 2 target(s) finished');
-    expect(ends[1]).toBe('replay.failed: Your replay finished with 2 failed and 0 unknown target(s)');
+    expect(ends[0]).toBe('replay.finished: Your replay of 2 targets finished');
+    expect(ends[1]).toBe('replay.failed: Your replay finished with 2 failed and 0 unknown targets');
     await deliver();
     const subjects = await Promise.all(toAddress(alice.label).map(async (m) => (await simpleParser(m.raw!)).subject));
-    expect(subjects).toContain('Your replay of 2 target(s) finished');
-    expect(subjects).toContain('Your replay finished with 2 failed and 0 unknown target(s)');
+    expect(subjects).toContain('Your replay of 2 targets finished');
+    expect(subjects).toContain('Your replay finished with 2 failed and 0 unknown targets');
   }, 240_000);
 });

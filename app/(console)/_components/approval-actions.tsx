@@ -5,6 +5,7 @@ import { decideBumpAction } from '@/app/actions/ledger.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
 import { StateBadge } from '@/components/ui/badge.tsx';
 import { Link } from '@/components/ui/link.tsx';
+import { plural } from '@/lib/plural.ts';
 
 /** One key of a request as the approver sees it. */
 export interface ApprovalItemView {
@@ -63,7 +64,7 @@ export function ApprovalActions({
           trigger="Approve"
           triggerVariant="primary"
           testId="approve-request"
-          title={`Approve the bump of ${count} key(s)`}
+          title={`Approve the bump of ${plural(count, 'key')}`}
           description="The bumps run now, each re-checking its epoch; a key that changed meanwhile is reported, not bumped."
           preview={
             <div className="space-y-2">

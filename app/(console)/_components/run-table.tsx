@@ -13,6 +13,7 @@ import { cn } from '@/components/ui/cn.ts';
 import { columns, features, type Row } from './run-table-columns.tsx';
 import { seenEffect } from '@/lib/ledger/seen-version.ts';
 import { BUMPABLE_STATES, EFFECT_STATES, REVOCABLE_STATES } from '@/lib/ledger/transitions.ts';
+import { plural } from '@/lib/plural.ts';
 
 const VIEWS = [
   { id: 'plan', label: 'Plan + ledger' },
@@ -171,7 +172,7 @@ export function RunTable({
               trigger={`Revoke ${revocable.length}`}
               triggerVariant="danger"
               disabled={revocable.length === 0}
-              title={`Revoke ${revocable.length} target(s)`}
+              title={`Revoke ${plural(revocable.length, 'target')}`}
               description="Revoked keys are never sent again at this epoch; they stay visible with who revoked them and why (S5)."
               preview={<PreviewList rows={revocable} skipped={selected.length - revocable.length} to="revoked" />}
               fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
@@ -189,7 +190,7 @@ export function RunTable({
             <ActionDialog
               trigger={`Bump epoch ${bumpable.length}`}
               disabled={bumpable.length === 0}
-              title={`Bump the epoch of ${bumpable.length} target(s)`}
+              title={`Bump the epoch of ${plural(bumpable.length, 'target')}`}
               description="A new epoch (pending) supersedes a done, revoked or stuck one, so the next forced replay sends again (E2). Four-eyes: another operator must approve."
               preview={<PreviewList rows={bumpable} skipped={selected.length - bumpable.length} to="new epoch" />}
               fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
@@ -199,7 +200,7 @@ export function RunTable({
               baseInput={{ keys: bumpable.map((r) => r.key), seen: seenOf(bumpable) }}
               success={(r) =>
                 r.mode === 'requested'
-                  ? `Requested: ${r.count} key(s) await another operator's approval on the Four-eyes page.`
+                  ? `Requested: ${plural(r.count, 'key')} ${r.count === 1 ? 'awaits' : 'await'} another operator's approval on the Four-eyes page.`
                   : `${r.bumped} bumped.`
               }
             />
@@ -298,7 +299,10 @@ function PreviewList({ rows, skipped, to }: { rows: Row[]; skipped: number; to: 
     <div>
       <p className="mb-2 font-medium">
         {rows.length} will move to {to}
-        {skipped > 0 ? `; ${skipped} selected target(s) are skipped (their state does not allow it)` : ''}.
+        {skipped > 0
+          ? `; ${plural(skipped, 'selected target')} ${skipped === 1 ? 'is' : 'are'} skipped (their state does not allow it)`
+          : ''}
+        .
       </p>
       <ul className="max-h-40 space-y-1 overflow-y-auto text-xs">
         {rows.slice(0, 50).map((r) => (

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'react';
 import { resolveManyAction } from '@/app/actions/ledger.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
 import type { SeenEffectVersion } from '@/lib/ledger/seen-version.ts';
+import { plural } from '@/lib/plural.ts';
 
 export const BULK_FORM_ID = 'support-bulk';
 
@@ -48,7 +49,9 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
   const list = (
     <ul className="max-h-40 space-y-0.5 overflow-y-auto text-xs" data-testid="bulk-targets">
       {targets.map((t, i) => (
-        <li key={keys[i]}>{t}</li>
+        <li key={keys[i]} className="[overflow-wrap:anywhere]">
+          {t} <span className="mono text-zinc-500">{keys[i]}</span>
+        </li>
       ))}
     </ul>
   );
@@ -86,7 +89,7 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
         {...common}
         trigger={`Resolve ${n} as not sent`}
         disabled={n === 0}
-        title={`Resolve ${n} unknown(s) as not sent`}
+        title={`Resolve ${plural(n, 'unknown')} as not sent`}
         description="Each key goes back to pending, unheld, and waits for the next forced replay's claim (S4). Each is its own audited decision."
         fields={[{ name: 'reason', label: 'Reason', type: 'textarea', required: true }]}
         submitLabel="Mark as not sent"
@@ -99,7 +102,7 @@ export function SupportBulkResolve({ onPage }: { onPage: number }) {
         {...common}
         trigger={`Resolve ${n} as sent`}
         disabled={n === 0}
-        title={`Resolve ${n} unknown(s) as sent`}
+        title={`Resolve ${plural(n, 'unknown')} as sent`}
         description="Each key becomes done with the evidence reference below (S2, S4). Each is its own audited decision."
         fields={[
           { name: 'receipt', label: 'Evidence reference covering every selected key', required: true },

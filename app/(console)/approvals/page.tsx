@@ -9,6 +9,7 @@ import { LiveRefresh } from '@/components/live/live-refresh.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
+import { plural } from '@/lib/plural.ts';
 
 export const metadata: Metadata = { title: 'Four-eyes approvals' };
 
@@ -44,9 +45,9 @@ export default async function ApprovalsPage() {
                     <div className="flex items-center gap-2">
                       <Badge tone={TONE[r.status as keyof typeof TONE] ?? 'zinc'}>{r.status}</Badge>
                       {r.kind === 'replay' ? (
-                        <b>Forced replay of {r.count} target(s)</b>
+                        <b>Forced replay of {plural(r.count, 'target')}</b>
                       ) : (
-                        <b>Epoch bump of {r.count} key(s)</b>
+                        <b>Epoch bump of {plural(r.count, 'key')}</b>
                       )}
                       {r.runId && (
                         <Link href={`/runs/${r.runId}`} className="text-xs text-blue-700 underline">

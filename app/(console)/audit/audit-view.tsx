@@ -17,7 +17,7 @@ import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { AuditTable } from './audit-table.tsx';
 
 export function AuditView() {
-  return <PageView<AuditPage> title="Audit trail" Body={AuditBody} />;
+  return <PageView<AuditPage> view="audit" title="Audit trail" Body={AuditBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */

@@ -1,12 +1,11 @@
 'use client';
-import { usePageRefresh } from '@/components/views/page-refresh.tsx';
-import { refreshNavViewer } from '@/components/views/viewer-store.ts';
+import { useRefreshAfterChange } from '@/components/views/use-view.ts';
 import { useState, useTransition } from 'react';
 import { markAllNotificationsReadAction, markNotificationReadAction } from '@/app/actions/notifications.ts';
 import { Button } from '@/components/ui/button.tsx';
 
 function useMark(run: () => Promise<{ ok: boolean; error?: string }>) {
-  const refresh = usePageRefresh();
+  const refresh = useRefreshAfterChange();
   const [pending, start] = useTransition();
   const [error, setError] = useState<string | null>(null);
   const mark = () =>
@@ -14,9 +13,8 @@ function useMark(run: () => Promise<{ ok: boolean; error?: string }>) {
       const r = await run();
       if (!r.ok) setError(r.error ?? 'could not mark as read');
       else {
-        // The list is this page; the unread count sits in the navigation, kept in the browser.
+        // The list is this page (re-rendered); the unread count in the navigation is read again.
         refresh();
-        void refreshNavViewer();
       }
     });
   return { pending, error, mark };

@@ -15,7 +15,7 @@ import type { RunsPage } from '@/lib/read-models/views/runs-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 
 export function RunsView() {
-  return <PageView<RunsPage> title="Runs" Body={RunsBody} />;
+  return <PageView<RunsPage> view="runs" title="Runs" Body={RunsBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */

@@ -15,7 +15,7 @@ import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { UnknownList } from './unknown-list.tsx';
 
 export function SupportView() {
-  return <PageView<SupportPage> title="Support queue" Body={SupportBody} />;
+  return <PageView<SupportPage> view="support" title="Support queue" Body={SupportBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */

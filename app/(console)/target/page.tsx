@@ -7,6 +7,7 @@ import { EffectActions } from '@/app/(console)/_components/effect-actions.tsx';
 import { StateBadge } from '@/components/ui/badge.tsx';
 import { Card, EmptyState, PageHeader } from '@/components/ui/card.tsx';
 import { Time } from '@/components/time.tsx';
+import { FieldList } from '@/components/ui/fields.tsx';
 import { one, type SP } from '@/components/search-params.ts';
 
 export const metadata: Metadata = { title: 'Target' };
@@ -124,11 +125,7 @@ export default async function TargetPage({ searchParams }: { searchParams: Promi
                   </span>
                 </div>
                 {t.reason && <p className="mt-1 text-zinc-700">Why: {t.reason}</p>}
-                {t.evidence ? (
-                  <pre className="mt-1 overflow-x-auto rounded bg-zinc-50 p-2 text-xs">
-                    {JSON.stringify(t.evidence, null, 2)}
-                  </pre>
-                ) : null}
+                {t.evidence ? <FieldList value={t.evidence} className="mt-1 rounded bg-zinc-50 p-2 text-xs" /> : null}
               </li>
             ))}
           </ol>

@@ -8,6 +8,7 @@ import type { Db } from '@/lib/db/client.ts';
 import { readAuditVerification } from '@/lib/audit/verification.ts';
 import { enqueueWebhooks } from './enqueue.ts';
 import { notificationRoutes, routeTakes, type NotificationRoute } from './routes.ts';
+import { plural } from '@/lib/plural.ts';
 
 async function checkUnknowns(db: Db, route: NotificationRoute): Promise<number> {
   const last = await db.notificationWebhook.findFirst({
@@ -35,8 +36,8 @@ async function checkUnknowns(db: Db, route: NotificationRoute): Promise<number> 
       type: 'unknowns.appeared' as const,
       subjectId: newest,
       workflows: about ?? [],
-      title: `${n} effect(s) became unknown`,
-      text: `${n} key(s) of ${(about ?? []).join(', ')} wait for support to decide whether they were sent (S4).`,
+      title: `${plural(Number(n), 'effect')} became unknown`,
+      text: `${plural(Number(n), 'key')} of ${(about ?? []).join(', ')} ${Number(n) === 1 ? 'waits' : 'wait'} for support to decide whether they were sent (S4).`,
       link: '/support',
       details: { count: Number(n), since },
     };

@@ -206,7 +206,7 @@ export async function renderEscapingCheck(
       () =>
         viewPage(
           import('@/app/api/console/views/run/[runId]/route.ts'),
-          import('@/app/(console)/views/run/run-view.tsx').then((m) => m.RunBody),
+          import('@/app/(console)/runs/[runId]/run-view.tsx').then((m) => m.RunBody),
         ),
       { runId: run.runId },
       {},
@@ -216,7 +216,7 @@ export async function renderEscapingCheck(
       () =>
         viewPage(
           import('@/app/api/console/views/plan/[runId]/route.ts'),
-          import('@/app/(console)/views/plan/plan-view.tsx').then((m) => m.PlanBody),
+          import('@/app/(console)/runs/[runId]/plan/plan-view.tsx').then((m) => m.PlanBody),
         ),
       { runId: run.runId },
       {},
@@ -341,7 +341,7 @@ export async function renderMalformedPages(env: AbuseEnv, runId: string, o: { fu
       () =>
         viewPage(
           import('@/app/api/console/views/run/[runId]/route.ts'),
-          import('@/app/(console)/views/run/run-view.tsx').then((m) => m.RunBody),
+          import('@/app/(console)/runs/[runId]/run-view.tsx').then((m) => m.RunBody),
         ),
       { runId },
       ['view', 'state', 'q', 'sort', 'cursor'],

@@ -11,7 +11,7 @@
 // same for everyone) and its view, where the markers are looked for and which an anonymous probe
 // must be refused.
 
-import { viewAddressOf } from '@/components/views/view-paths.ts';
+import { viewUrl } from '@/components/views/fetch-view.ts';
 
 export interface HttpResult {
   status: number;
@@ -39,11 +39,14 @@ export interface PageKind {
   shell?: boolean;
 }
 
-/** The view behind a shell's address (components/views/view-paths.ts). */
+/** The view behind a shell's address: /runs, /support, /audit, and a run's /runs/<id>[/plan|/replay]
+ *  (components/views/fetch-view.ts names them). */
 function viewOf(page: PageKind, i: number): string {
-  const view = viewAddressOf(page.path(i));
-  if (!view) throw new Error(`${page.kind}: ${page.path(i)} is not a console view`);
-  return view;
+  const [pathname = '', query = ''] = page.path(i).split(/\?(.*)/s);
+  const [, first, runId, sub] = pathname.split('/');
+  if (first === 'runs' && runId) return viewUrl(sub ?? 'run', decodeURIComponent(runId), query);
+  if (first === 'runs' || first === 'support' || first === 'audit') return viewUrl(first, null, query);
+  throw new Error(`${page.kind}: ${page.path(i)} is not a console view`);
 }
 
 /** One page view: the page, and for a shell its view too (what a browser asks for before it shows it). */

@@ -3,7 +3,7 @@
 // running the live progress bar (F5: sent, skipped, failed, unknown, remaining), fetched from
 // /api/console/replays/:id/progress whenever the change feed reports progress, with pause / resume /
 // cancel. When the status changes the server page is refreshed, so a finished replay shows its report.
-import { usePageRefresh } from '@/components/views/page-refresh.tsx';
+import { useRefreshAfterChange } from '@/components/views/use-view.ts';
 import { useRef, useState } from 'react';
 import {
   approveReplayAction,
@@ -17,31 +17,15 @@ import { ActionDialog } from '@/components/action-dialog.tsx';
 import { useLiveChanges } from '@/components/live/live-refresh.tsx';
 import { Badge } from '@/components/ui/badge.tsx';
 import { Time } from '@/components/time.tsx';
+import { PersonLink, ReplayLink } from './names.tsx';
+import { ACTIVE, SEGMENTS, TONE } from './panel-styles.ts';
 import { Button } from '@/components/ui/button.tsx';
 import { staleFactsOf } from '@/lib/ledger/seen-version.ts';
 import type { ReplayProgress } from '@/lib/replay/progress.ts';
 import type { Wire } from '@/lib/wire.ts';
+import { plural } from '@/lib/plural.ts';
 
 export type ProgressView = Wire<ReplayProgress>;
-
-const ACTIVE = ['awaiting_approval', 'approved', 'running', 'paused'];
-const TONE: Record<string, 'zinc' | 'green' | 'red' | 'amber' | 'blue'> = {
-  awaiting_approval: 'amber',
-  approved: 'blue',
-  running: 'blue',
-  paused: 'amber',
-  completed: 'green',
-  cancelled: 'zinc',
-  rejected: 'red',
-  expired: 'zinc',
-};
-const SEGMENTS = [
-  { k: 'sent', label: 'Sent', bar: 'bg-emerald-500' },
-  { k: 'skipped', label: 'Skipped', bar: 'bg-zinc-400' },
-  { k: 'failed', label: 'Failed', bar: 'bg-red-500' },
-  { k: 'unknown', label: 'Unknown', bar: 'bg-purple-500' },
-  { k: 'remaining', label: 'Remaining', bar: 'bg-zinc-100' },
-] as const;
 
 type Result =
   | { ok: true; data: unknown }
@@ -58,7 +42,7 @@ export function ReplayPanel({
   canControl: boolean;
   users: Record<string, string>;
 }) {
-  const refresh = usePageRefresh();
+  const refresh = useRefreshAfterChange();
   const [p, setP] = useState(initial);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -128,20 +112,30 @@ export function ReplayPanel({
     }
   }
 
-  const who = (id: string | null | undefined) => (id ? (users[id] ?? id) : '—');
   const own = p.requestedById === viewerId;
   const pct = (n: number) => (p.total ? (n / p.total) * 100 : 0);
   return (
-    <div className="space-y-3" data-testid="replay-panel" data-replay-id={p.replayId} data-status={p.status}>
+    <div
+      className="scroll-mt-4 space-y-3"
+      id={`replay-${p.replayId}`}
+      data-testid="replay-panel"
+      data-replay-id={p.replayId}
+      data-status={p.status}
+    >
       <div className="flex flex-wrap items-center gap-2 text-sm">
+        <ReplayLink runId={p.runId} replayId={p.replayId} />
         <Badge tone={TONE[p.status] ?? 'zinc'}>
           <span data-testid="replay-status">{p.status.replace('_', ' ')}</span>
         </Badge>
-        <b>{p.total.toLocaleString('en-US')} target(s)</b>
+        <b>{plural(p.total, 'target')}</b>
         <span className="text-zinc-600">
-          requested by {who(p.requestedById)} · <Time value={p.createdAt} />
+          requested by <PersonLink id={p.requestedById} users={users} /> · <Time value={p.createdAt} />
         </span>
-        {p.approvedById && <span className="text-zinc-600">· approved by {who(p.approvedById)}</span>}
+        {p.approvedById && (
+          <span className="text-zinc-600">
+            · approved by <PersonLink id={p.approvedById} users={users} />
+          </span>
+        )}
       </div>
       <div className="text-sm">Reason: {p.reason}</div>
       <div className="text-xs text-zinc-500">
@@ -196,7 +190,7 @@ export function ReplayPanel({
                     })
                   }
                 >
-                  Approve replay of {p.total} target(s)
+                  Approve replay of {plural(p.total, 'target')}
                 </Button>
                 <ActionDialog
                   trigger="Reject"

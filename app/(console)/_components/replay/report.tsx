@@ -3,6 +3,7 @@
 import type { ReplayReport } from '@/lib/replay/index.ts';
 import { linkButton } from '@/components/ui/button.tsx';
 import { Time } from '@/components/time.tsx';
+import { ReplayLink } from './names.tsx';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 
 /** Exactly once (P4) as a percentage with its counts, or a dash when not measured. */
@@ -17,7 +18,9 @@ export function Report({ report, shown }: { report: Wire<ReplayReport>; shown: n
   return (
     <div className="mt-3 rounded-md border border-zinc-200 p-3" data-testid="replay-report">
       <div className="flex flex-wrap items-center justify-between gap-2">
-        <h3 className="text-sm font-semibold">Report</h3>
+        <h3 className="text-sm font-semibold">
+          Report of <ReplayLink runId={report.runId} replayId={report.replayId} />
+        </h3>
         <div className="flex gap-2">
           {(['csv', 'json'] as const).map((format) => (
             <a

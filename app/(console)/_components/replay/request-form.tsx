@@ -2,13 +2,14 @@
 // F4 + Z3: confirm a forced replay by typing the number of targets that will go out, with a required
 // reason. The preview's set hash goes along, so a set that changed since the page was rendered is
 // refused (409) with the new figures instead of sending something the operator did not see.
-import { usePageRefresh } from '@/components/views/page-refresh.tsx';
+import { useRefreshAfterChange } from '@/components/views/use-view.ts';
 import { useId, useState } from 'react';
 import { requestReplayAction } from '@/app/actions/replay.ts';
 import { StaleNotice } from '@/components/stale-notice.tsx';
 import { Button } from '@/components/ui/button.tsx';
 import { staleFactsOf, type StaleFacts } from '@/lib/ledger/seen-version.ts';
 import { Field, inputClass } from '@/components/ui/card.tsx';
+import { plural } from '@/lib/plural.ts';
 
 export function RequestReplayForm({
   runId,
@@ -22,7 +23,7 @@ export function RequestReplayForm({
   fourEyes: boolean;
 }) {
   const id = useId();
-  const refresh = usePageRefresh();
+  const refresh = useRefreshAfterChange();
   const [error, setError] = useState<{ message: string; field?: string } | null>(null);
   const [busy, setBusy] = useState(false);
   // Z8: the set changed since the page showed it; the refreshed page carries the new count and hash.
@@ -62,7 +63,7 @@ export function RequestReplayForm({
   return (
     <form onSubmit={onSubmit} className="space-y-3" data-testid="replay-request-form">
       <p className="text-sm text-zinc-700">
-        {willSend.toLocaleString('en-US')} target(s) will be sent. The set is frozen when you confirm;
+        {plural(willSend, 'target')} will be sent. The set is frozen when you confirm;
         {fourEyes
           ? ' another operator must then approve it (four-eyes) before it can start.'
           : ' no second approval is configured for these tools, so it can start right away.'}

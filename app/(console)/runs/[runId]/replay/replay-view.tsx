@@ -22,8 +22,8 @@ const FILTERS = [
   ['skipped', 'Skipped'],
 ] as const;
 
-export function ReplayView() {
-  return <PageView<ReplayPage> title="Force replay" Body={ReplayBody} />;
+export function ReplayView({ runId }: { runId: string }) {
+  return <PageView<ReplayPage> view="replay" runId={runId} title="Force replay" Body={ReplayBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). The filter and the

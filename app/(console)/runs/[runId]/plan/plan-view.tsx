@@ -16,8 +16,8 @@ import type { PlanPage } from '@/lib/read-models/views/plan-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 import { PlanTargets } from './plan-targets.tsx';
 
-export function PlanView() {
-  return <PageView<PlanPage> title="Plan approval" Body={PlanBody} />;
+export function PlanView({ runId }: { runId: string }) {
+  return <PageView<PlanPage> view="plan" runId={runId} title="Plan approval" Body={PlanBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). The plan page reads

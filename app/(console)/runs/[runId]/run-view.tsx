@@ -16,8 +16,8 @@ import { SHOWN_RUN_STATUS_TONE } from '@/lib/read-models/run-status.ts';
 import type { RunPage } from '@/lib/read-models/views/run-page.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
 
-export function RunView() {
-  return <PageView<RunPage> title="Run" Body={RunBody} />;
+export function RunView({ runId }: { runId: string }) {
+  return <PageView<RunPage> view="run" runId={runId} title="Run" Body={RunBody} />;
 }
 
 /** The page itself, drawn from its view (also what the escaping proof renders). */
