@@ -76,8 +76,11 @@ export interface RouteSpec<S extends z.ZodType | undefined> {
   }>;
 }
 
-/** Next gives params; a server in front that has read the body already gives its bytes too. */
-type RouteCtx<P> = { params: Promise<P>; body?: Uint8Array };
+/**
+ * Next gives the path's segments as strings; a server in front that has read the body already gives
+ * its bytes too. They stay strings here: `spec.params` parses them (a bad one is a 400 naming it).
+ */
+type RouteCtx = { params: Promise<Record<string, string | string[] | undefined>>; body?: Uint8Array };
 
 /** Success bodies are JSON; every 4xx and 5xx body is a problem document (RFC 9457). */
 function json(status: number, body: unknown, meta: RequestMeta, extra: Record<string, string> = {}): Response {
@@ -119,7 +122,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
 ) {
   const handle = async (
     request: Request,
-    ctx: RouteCtx<P> | undefined,
+    ctx: RouteCtx | undefined,
     meta: RequestMeta,
     span?: Span,
   ): Promise<Response> => {
@@ -217,7 +220,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
     }
   };
   // One span per request when tracing is on (lib/ops/tracing.ts); the ledger commands' spans nest in it.
-  const route = (request: Request, ctx?: RouteCtx<P>): Promise<Response> => {
+  const route = (request: Request, ctx?: RouteCtx): Promise<Response> => {
     const meta = requestMeta(request);
     const attributes = {
       'ledger.request_id': meta.requestId ?? '',
@@ -230,7 +233,7 @@ export function apiRoute<S extends z.ZodType | undefined, P = Record<string, nev
   return Object.assign(route, { logsItsAnswers: true as const });
 }
 
-async function readInput<S extends z.ZodType | undefined, P>(spec: RouteSpec<S>, request: Request, ctx?: RouteCtx<P>) {
+async function readInput<S extends z.ZodType | undefined, P>(spec: RouteSpec<S>, request: Request, ctx?: RouteCtx) {
   const rawParams = (await ctx?.params) ?? {};
   const params = (spec.params ? parseInput(spec.params, rawParams) : rawParams) as P;
   if (request.method !== 'POST') return { params, raw: undefined, body: undefined, key: null };

@@ -61,7 +61,7 @@ afterAll(async () => {
 
 type Row = Record<string, unknown> & { action: string; actor_id: string; at: string; leaf: { index: number } };
 
-it('Z3, A5: the bundle of a run proves a second person approved its replay, on the frozen set, before any send', async () => {
+it('Z3, A2, A5: the bundle of a run proves a second person approved its replay, on the frozen set, before any send', async () => {
   const c = await makeCampaign(t.db, { not_sent: 3, failed: 2 });
   const [requester, approver] = [userActor('operator'), userActor('operator')];
   const req = await requestReplay(

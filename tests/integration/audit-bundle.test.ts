@@ -111,7 +111,7 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
   });
 }
 
-describe('A5: the export as a signed bundle', () => {
+describe('A2, A5: the export as a signed bundle', () => {
   it('every entry: cut at the signed head, in leaf order, rebuilding its root; verified by the SDK and the CLI', async () => {
     const lines = await download('everywhere');
     const header = parse(lines[0]!).bundle!;
@@ -163,7 +163,9 @@ describe('A5: the export as a signed bundle', () => {
       ok: false,
       problem: expect.stringMatching(/signed coverage is every entry/),
     });
-    expect(python(flipped, 'flipped-py').output).toMatch(/^BROKEN \d+ the summary's filtered flag is not the signed coverage's/);
+    expect(python(flipped, 'flipped-py').output).toMatch(
+      /^BROKEN \d+ the summary's filtered flag is not the signed coverage's/,
+    );
     // The log's signature replaced by one over a statement with another tree size: refused.
     const resigned = [...lines];
     const r = parse(resigned.at(-1)!);
@@ -235,7 +237,9 @@ describe('A5: the export as a signed bundle', () => {
       line: outside,
       problem: "the entry does not match the signed filter's action",
     });
-    expect(python(narrowed, 'narrowed-py').output).toBe(`BROKEN ${outside} the entry does not match the signed filter's action`);
+    expect(python(narrowed, 'narrowed-py').output).toBe(
+      `BROKEN ${outside} the entry does not match the signed filter's action`,
+    );
 
     const proofChanged = [...lines];
     const e = parse(proofChanged[3]!);
