@@ -241,7 +241,7 @@ export function entryShapeProblem(v: unknown, leaf = false): string | null {
   const e = v as Record<string, unknown>;
   // The common case first, with no array built: exactly the members, each as the export writes it.
   let count = 0;
-  for (const k in e) count++;
+  for (const _member in e) count++;
   if (count === ENTRY_MEMBER_COUNT + (leaf ? 1 : 0) && (!leaf || 'leaf' in e) && wellShaped(e)) return null;
   const missing = [...ENTRY_MEMBERS].filter((k) => !(k in e));
   if (missing.length) return `not an audit entry (${missing.join(', ')} missing)`;

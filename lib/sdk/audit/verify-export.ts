@@ -8,7 +8,6 @@
 import { GENESIS_HASH, shapedEntryHash, type ExportedEntry } from './canonical.ts';
 import {
   checkCheckpoints,
-  type ChainLink,
   type CheckpointInput,
   type ExportedChains,
   type PlacedLink,
