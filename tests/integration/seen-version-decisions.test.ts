@@ -136,6 +136,25 @@ describe('Z8: decisions on requests, plans and sets carry the version the person
     expect(made).toMatchObject({ status: 'awaiting_approval', total: 1 });
   });
 
+  it('A5, Z3: a rejected replay request is audited with what it was decided on: the request, its set, the status seen, who asked when', async () => {
+    const c = await makeCampaign(t.db, { failed: 1 });
+    const r = await requestReplay({ db: t.db, actor: alice }, { runId: c.runId, confirmCount: 1, reason: 'crashed run' });
+    await rejectReplay(
+      { db: t.db, actor: bob },
+      { approvalRequestId: r.approvalRequestId!, seenStatus: 'open', reason: 'the template is still wrong' },
+    );
+    const asked = await t.db.approvalRequest.findUniqueOrThrow({ where: { id: r.approvalRequestId! } });
+    const entry = await t.db.auditEntry.findFirstOrThrow({ where: { action: 'replay.reject', subjectId: r.replayId } });
+    expect(entry).toMatchObject({ actorId: bob.id, runId: c.runId, reason: 'the template is still wrong' });
+    expect(entry.detail).toEqual({
+      approvalRequestId: r.approvalRequestId,
+      setHash: r.setHash,
+      seenStatus: 'open',
+      requestedById: alice.id,
+      requestedAt: asked.requestedAt.toISOString(),
+    });
+  });
+
   it('Z8: approving or rejecting a replay request another operator rejected meanwhile is stale; an open one is approved', async () => {
     const c = await makeCampaign(t.db, { failed: 1 });
     const r = await requestReplay(
