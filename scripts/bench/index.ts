@@ -277,11 +277,15 @@ export function pgBouncerLines(p: PgBouncerBench): string[] {
 
 /** The `## ` sections of an earlier file that this run did not write (neither the machine nor the
  *  wall clock, which are this run's): BENCH_ONLY re-measures some sections without dropping the rest. */
+const KEPT_SENTENCE = 'Sections below are kept from an earlier run of the file';
+
 function earlierSections(text: string, written: string[]): { title: string; lines: string[] }[] {
   const mine = new Set(written.filter((l) => l.startsWith('## ')));
   const sections: { title: string; lines: string[] }[] = [];
   for (const line of text.split('\n')) {
     if (line.startsWith('## ')) sections.push({ title: line.slice(3), lines: [] });
+    // The earlier run's own "kept" sentence belongs to that file's layout, not to the section above it.
+    if (line.startsWith(KEPT_SENTENCE)) continue;
     sections.at(-1)?.lines.push(line);
   }
   return sections.filter(
@@ -425,7 +429,7 @@ async function main() {
     ...lines,
     ...(kept.length
       ? [
-          `Sections below are kept from an earlier run of the file (this run had BENCH_ONLY=${only!.join(',')}): ${kept.map((k) => k.title).join('; ')}.`,
+          `${KEPT_SENTENCE} (this run had BENCH_ONLY=${only!.join(',')}): ${kept.map((k) => k.title).join('; ')}.`,
           '',
           ...kept.flatMap((k) => k.lines),
         ]
