@@ -22,7 +22,7 @@ test('the approver sees the waiting request in the navigation count and the inbo
   await expect(page).toHaveURL(/\/inbox$/);
   const waiting = page.getByTestId('notification').filter({ hasText: 'waits for your approval' }).first();
   await expect(waiting).toHaveAttribute('data-read', 'no');
-  const link = waiting.getByRole('link', { name: /Epoch bump of 1 key\(s\) waits for your approval/ });
+  const link = waiting.getByRole('link', { name: /Epoch bump of 1 key waits for your approval/ });
 
   // Opening the link is reading it: the request opens, and the navigation counts one fewer.
   await link.click();

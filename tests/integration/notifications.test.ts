@@ -51,7 +51,7 @@ describe('notifications', () => {
       link: `/approvals#approval-${r.requestId}`,
       readAt: null,
     });
-    expect(mine.items[0]!.title).toMatch(/Epoch bump of 2 key\(s\) waits for your approval/);
+    expect(mine.items[0]!.title).toMatch(/Epoch bump of 2 keys waits for your approval/);
   });
 
   it('Z1: only approvers whose grants cover the workflow of the request are told', async () => {
