@@ -8,6 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { ReactElement, ReactNode } from 'react';
 import { renderToString } from 'react-dom/server';
+import { ConsoleQueryProvider } from '@/components/views/query-provider.tsx';
 import {
   createRun,
   claimEffect,
@@ -85,11 +86,14 @@ export async function renderPage(
         params: Promise.resolve(params),
         searchParams: Promise.resolve(searchParams),
       });
-      // The client components' router hooks read these contexts (the app router provides them in a real render).
+      // The client components' router hooks read these contexts (the app router provides them in a real
+      // render), and their view reads the query client the console layout provides.
       const tree: ReactNode = (
         <AppRouterContext.Provider value={ROUTER as never}>
           <PathnameContext.Provider value={pathname}>
-            <SearchParamsContext.Provider value={query as never}>{element}</SearchParamsContext.Provider>
+            <SearchParamsContext.Provider value={query as never}>
+              <ConsoleQueryProvider>{element}</ConsoleQueryProvider>
+            </SearchParamsContext.Provider>
           </PathnameContext.Provider>
         </AppRouterContext.Provider>
       );
