@@ -3,6 +3,18 @@
 import pino, { type Logger } from 'pino';
 import { env } from '../env.ts';
 
+/**
+ * pino's error serializer (type, message, stack, cause, own fields) without the live objects some
+ * libraries attach to an error: pg's pool puts its whole client (connection parameters, sockets,
+ * queues) on an idle client's error, which made one log line several kilobytes of noise.
+ */
+const LIVE_OBJECTS = ['client', 'connection', 'socket'];
+export function serializeError(error: unknown): unknown {
+  const out = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
+  if (out && typeof out === 'object') for (const key of LIVE_OBJECTS) delete out[key];
+  return out;
+}
+
 const holder = globalThis as unknown as { __ledgerLogger?: Logger };
 
 export function logger(): Logger {
@@ -11,6 +23,7 @@ export function logger(): Logger {
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
+    serializers: { err: serializeError },
   });
   return holder.__ledgerLogger;
 }
