@@ -131,6 +131,21 @@ describe('notification routes by declarative setup', () => {
       { action: 'config.apply', subject: 'no-secret', sha: SHA },
     ]);
 
+    // The admin's read lists both homes and which secret this server lacks; nobody else reads URLs.
+    const listed = await call('GET', '/notification-routes', admin);
+    expect(listed.status).toBe(200);
+    expect(
+      (listed.body.routes as { name: string; source: string; inUse: boolean; secretProblem: string | null }[]).map(
+        (r) => [r.name, r.source, r.inUse, r.secretProblem],
+      ),
+    ).toEqual([
+      ['env-ops', 'environment', true, null],
+      ['chat-ops', 'stored', true, null],
+      ['no-secret', 'stored', true, 'route no-secret: APPLY_ROUTE_MISSING_SECRET is not set'],
+    ]);
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+    expect((await call('GET', '/notification-routes', operator)).status).toBe(403);
+
     // The stored route takes the event beside the environment's, and its post verifies.
     const requestId = await approvalWaiting();
     const outbox = await t.db.notificationWebhook.findMany({ where: { subjectId: requestId } });

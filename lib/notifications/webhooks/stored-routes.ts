@@ -6,7 +6,7 @@
 import { appendAudit } from '@/lib/audit/append.ts';
 import type { Db, DbOrTx } from '@/lib/db/client.ts';
 import type { Actor, RequestMeta } from '@/lib/ledger/actor.ts';
-import { environmentRoutes, type NotificationRoute, type WebhookEventType } from './routes.ts';
+import { environmentRoutes, routeSecretProblem, type NotificationRoute, type WebhookEventType } from './routes.ts';
 
 interface Ctx {
   db: Db;
@@ -100,4 +100,21 @@ export async function removeNotificationRoute(ctx: Ctx, name: string, reason: st
       request: ctx.request,
     });
   });
+}
+
+/** Every route with where it lives and whether this server can sign for it, for the management API's
+ *  read. A stored route the environment has since taken the name of is listed as not in use. */
+export async function describeRoutes(db: DbOrTx) {
+  const fromEnv = environmentRoutes();
+  const taken = new Set(fromEnv.map((r) => r.name));
+  const describe = (r: NotificationRoute, source: 'environment' | 'stored') => ({
+    ...r,
+    source,
+    inUse: source === 'environment' || !taken.has(r.name),
+    secretProblem: routeSecretProblem(r),
+  });
+  return [
+    ...fromEnv.map((r) => describe(r, 'environment')),
+    ...(await storedRoutes(db)).map((r) => describe(r, 'stored')),
+  ];
 }
