@@ -203,7 +203,7 @@ describe('the effect-ledger CLI from the packed SDK', () => {
     expect(broken.stdout).toContain('BROKEN');
   });
 
-  it('apply -f ledger.yaml: the dry run shows the diff (and a route's missing secret) and writes nothing, apply writes it (secrets to a file), again: no changes; a route named like the environment's is refused; a grant taken out is removed', async () => {
+  it("apply -f ledger.yaml: the dry run shows the diff (and a route's missing secret) and writes nothing, apply writes it (secrets to a file), again: no changes; a route named like the environment's is refused; a grant taken out is removed", async () => {
     const wf = `wf_${suffix()}`;
     const tool = `mail_${suffix()}`;
     const yaml = (grants: string) => `# the ${wf} team
