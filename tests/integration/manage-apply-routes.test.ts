@@ -3,7 +3,8 @@
 // package by a local receiver), beside the environment's routes; the same file again changes nothing;
 // a route taken out of the list is removed and its queued posts given up; a route named like an
 // environment route, a bad url or an unknown event is refused naming the field, nothing written; a
-// route whose secret variable the server lacks is stored with a warning in the diff.
+// route whose secret variable the server lacks is stored with a warning in the diff, and its posts
+// fail naming the variable. GET /manage/notification-routes lists both homes, for admins only.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -159,6 +160,22 @@ describe('notification routes by declarative setup', () => {
     };
     expect(payload).toMatchObject({ type: 'approval.waiting', data: { subjectId: requestId } });
     expect(received.map((p) => p.path).sort()).toEqual(['/chat', '/env']);
+
+    // A stored route whose secret variable this process lacks fails its post naming the variable, and
+    // is retried later (here: an hour), as an environment route's is.
+    const { enqueueWebhooks } = await import('@/lib/notifications/webhooks/enqueue.ts');
+    const failed = { type: 'replay.failed' as const, workflows: [], title: 'x', text: 'x', link: '/' };
+    expect(await enqueueWebhooks(t.db, { ...failed, subjectId: `replay-${requestId}` })).toBe(1);
+    expect(await deliverPendingWebhooks(t.db, { backoffBaseSeconds: 3600 })).toEqual({
+      sent: 0,
+      retrying: 1,
+      gaveUp: 0,
+    });
+    const unsigned = await t.db.notificationWebhook.findFirstOrThrow({ where: { route: 'no-secret' } });
+    expect(unsigned).toMatchObject({
+      status: 'pending',
+      lastError: 'route no-secret: APPLY_ROUTE_MISSING_SECRET is not set',
+    });
 
     // The same file again: nothing to change, nothing audited.
     const atRest = await trail();
