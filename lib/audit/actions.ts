@@ -16,6 +16,7 @@ export type AuditSubjectType =
   | 'tool'
   | 'runtime_key'
   | 'access_token'
+  | 'notification_route'
   | 'audit'
   | 'api'
   | 'console'
@@ -163,8 +164,23 @@ export const AUDIT_ACTIONS = {
     by: ['admin', 'operator', 'support', 'auditor'],
     what: 'a call to the management API with a personal access token, or its refusal at the door',
   },
+  'notification_route.create': {
+    subject: ['notification_route'],
+    by: ['admin'],
+    what: 'a chat webhook route was stored (effect-ledger apply)',
+  },
+  'notification_route.update': {
+    subject: ['notification_route'],
+    by: ['admin'],
+    what: "a stored chat webhook route's fields changed",
+  },
+  'notification_route.remove': {
+    subject: ['notification_route'],
+    by: ['admin'],
+    what: 'a stored chat webhook route was removed',
+  },
   'config.apply': {
-    subject: ['tool', 'runtime_key', 'user', 'console'],
+    subject: ['tool', 'runtime_key', 'user', 'notification_route', 'console'],
     by: ['admin'],
     what: "one change of a declarative setup file (effect-ledger apply), with the file's SHA-256",
   },

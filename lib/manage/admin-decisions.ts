@@ -79,8 +79,8 @@ export const revokeAccessTokenDecision = decision({
   run: (g, i) => revokeAccessToken({ ...g, mayManageUsers: canOn(g.user.grants, 'users.manage', null) }, i),
 });
 
-// Declarative setup (effect-ledger apply): tools, runtime keys and grants are each admin-only through
-// an all-workflows grant, so one check of users.manage is the check of all three.
+// Declarative setup (effect-ledger apply): tools, runtime keys, grants and stored notification routes
+// are each admin-only through an all-workflows grant, so one check of users.manage is the check of all.
 export const applySetupDecision = decision({
   permission: 'users.manage',
   schema: applyInput,

@@ -1,10 +1,12 @@
 // The declarative setup document `effect-ledger apply -f ledger.yaml` sends (docs/MANAGE.md): the
-// tools, the runtime keys and, per workflow, exactly who holds which role there. Parsed here with
-// the same field rules as the console's forms; a bad entry is refused naming its path.
+// tools, the runtime keys, per workflow exactly who holds which role there, and the chat webhook
+// routes kept in the database. Parsed here with the same field rules as the console's forms and the
+// environment's routes; a bad entry is refused naming its path.
 import { z } from 'zod';
 import { saveToolInput } from '../auth/admin-commands.ts';
 import { ROLES } from '../auth/permissions.ts';
 import { emailField } from '../auth/users.ts';
+import { routeName, routeSchema } from '../notifications/webhooks/routes.ts';
 
 const name = z.string().trim().min(1).max(200);
 
@@ -27,6 +29,14 @@ export const applyDocument = z.strictObject({
       }),
     )
     .default({}),
+  /** When present, the complete list of the stored chat webhook routes (the fields of
+   *  NOTIFY_WEBHOOK_ROUTES' routes, with their name): a stored route the list does not name is
+   *  removed. Absent: stored routes are left alone. The secrets stay in the environment. */
+  notificationRoutes: z
+    .array(routeSchema.extend({ name: routeName }))
+    .max(200)
+    .refine((rs) => new Set(rs.map((r) => r.name)).size === rs.length, 'each route name once')
+    .optional(),
 });
 
 export const applyInput = z.strictObject({
@@ -42,4 +52,5 @@ export type ApplyInput = z.output<typeof applyInput>;
 export type Change =
   | { kind: 'tool'; action: 'create' | 'update'; name: string; fields?: string[] }
   | { kind: 'runtime_key'; action: 'create' | 'replace'; name: string; workflows: string[] }
-  | { kind: 'grant'; action: 'add' | 'remove'; workflow: string; user: string; role: string };
+  | { kind: 'grant'; action: 'add' | 'remove'; workflow: string; user: string; role: string }
+  | { kind: 'notification_route'; action: 'create' | 'update' | 'remove'; name: string; fields?: string[] };

@@ -1,14 +1,17 @@
 // `effect-ledger apply` on the server: the difference between a setup document and the ledger, and
 // its application, in one transaction (docs/MANAGE.md). Each change runs the console's own command
-// (saveTool, createRuntimeKey, revokeRuntimeKey, addGrant, removeGrant), so its rules and its audit
-// entry are the console's, and each also writes a config.apply entry carrying the file's SHA-256.
-// A second apply of the same file finds nothing to change.
+// (saveTool, createRuntimeKey, revokeRuntimeKey, addGrant, removeGrant) or the stored routes' own
+// (saveNotificationRoute, removeNotificationRoute), so its rules and its audit entry are that
+// command's, and each also writes a config.apply entry carrying the file's SHA-256. A second apply
+// of the same file finds nothing to change.
 import { appendAudit } from '../audit/append.ts';
 import { createRuntimeKey, revokeRuntimeKey, saveTool } from '../auth/admin-commands.ts';
 import { addGrant, removeGrant } from '../auth/grant-commands.ts';
 import type { Guarded } from '../auth/guard.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
 import { invalid } from '../ledger/errors.ts';
+import { removeNotificationRoute, saveNotificationRoute } from '../notifications/webhooks/stored-routes.ts';
+import { planRouteChanges } from './apply-routes.ts';
 import type { ApplyInput, Change } from './apply-document.ts';
 
 const TOOL_FIELDS = [
@@ -28,8 +31,12 @@ const TOOL_FIELDS = [
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const sorted = (xs: readonly string[]) => [...xs].sort();
 
-/** What applying `doc` would change, read in `db` (inside the apply's transaction, or for a dry run). */
-export async function planChanges(db: DbOrTx, doc: ApplyInput['document']): Promise<Change[]> {
+/** What applying `doc` would change, read in `db` (inside the apply's transaction, or for a dry run),
+ *  and what the changes leave wrong that is not the ledger's to fix (a route's secret not set). */
+export async function planChanges(
+  db: DbOrTx,
+  doc: ApplyInput['document'],
+): Promise<{ changes: Change[]; warnings: string[] }> {
   const changes: Change[] = [];
   const tools = await db.toolDefinition.findMany({ where: { name: { in: doc.tools.map((t) => t.name) } } });
   for (const tool of doc.tools) {
@@ -70,7 +77,8 @@ export async function planChanges(db: DbOrTx, doc: ApplyInput['document']): Prom
       if (!want.has(`${g.user.email} ${g.role}`))
         changes.push({ kind: 'grant', action: 'remove', workflow, user: g.user.email, role: g.role });
   }
-  return changes;
+  const routes = await planRouteChanges(db, doc.notificationRoutes);
+  return { changes: [...changes, ...routes.changes], warnings: routes.warnings };
 }
 
 /** The transaction's client, handed to commands that open a transaction of their own: theirs runs
@@ -85,17 +93,17 @@ function within(tx: DbOrTx): Db {
 
 export async function applySetup(g: Guarded, input: ApplyInput) {
   if (input.dryRun)
-    return { dryRun: true, sha256: input.sha256, changes: await planChanges(g.db, input.document), secrets: [] };
+    return { dryRun: true, sha256: input.sha256, ...(await planChanges(g.db, input.document)), secrets: [] };
   return g.db.$transaction(
     async (tx) => {
       // One apply at a time: two runs of a pipeline must not both see a key missing and both create it.
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('effect-ledger apply'))`;
-      const changes = await planChanges(tx, input.document);
+      const { changes, warnings } = await planChanges(tx, input.document);
       const ctx = { db: within(tx), actor: g.actor, request: g.request };
       const reason = `setup file sha256:${input.sha256}`;
       const secrets: { name: string; id: string; token: string }[] = [];
       for (const change of changes) {
-        let subject: { type: 'tool' | 'runtime_key' | 'user'; id: string };
+        let subject: { type: 'tool' | 'runtime_key' | 'user' | 'notification_route'; id: string };
         if (change.kind === 'tool') {
           const tool = input.document.tools.find((t) => t.name === change.name)!;
           await saveTool(ctx, tool);
@@ -111,6 +119,13 @@ export async function applySetup(g: Guarded, input: ApplyInput) {
           });
           secrets.push({ name: made.name, id: made.id, token: made.secret });
           subject = { type: 'runtime_key', id: made.id };
+        } else if (change.kind === 'notification_route') {
+          if (change.action === 'remove') await removeNotificationRoute(ctx, change.name, reason);
+          else {
+            const route = input.document.notificationRoutes!.find((r) => r.name === change.name)!;
+            await saveNotificationRoute(ctx, route, reason);
+          }
+          subject = { type: 'notification_route', id: change.name };
         } else {
           const user = await tx.user.findUniqueOrThrow({ where: { email: change.user }, select: { id: true } });
           const workflow = change.workflow === '*' ? null : change.workflow;
@@ -134,7 +149,7 @@ export async function applySetup(g: Guarded, input: ApplyInput) {
           request: g.request,
         });
       }
-      return { dryRun: false, sha256: input.sha256, changes, secrets };
+      return { dryRun: false, sha256: input.sha256, changes, warnings, secrets };
     },
     { timeout: 120_000, maxWait: 30_000 },
   );

@@ -119,7 +119,7 @@ export const MANAGE_ENDPOINTS: ManageEndpoint[] = [
     '/apply',
     'manageApplySetup',
     'Apply a declarative setup',
-    "Admin. Brings tools, runtime keys and each named workflow's grants to the document, in one transaction; `dryRun` lists the changes and writes nothing. Each change is audited with the file's SHA-256; new runtime keys' secrets are in the answer once.",
+    "Admin. Brings tools, runtime keys, each named workflow's grants and (when the document lists them) the stored notification routes to the document, in one transaction; `dryRun` lists the changes and writes nothing. Each change is audited with the file's SHA-256; new runtime keys' secrets are in the answer once; `warnings` names routes whose secret variable is not set in the server's environment.",
     a.applySetupDecision,
   ),
 ];

@@ -12,6 +12,7 @@ import { replayPage } from '../read-models/views/replay-page.ts';
 import { runPage } from '../read-models/views/run-page.ts';
 import { runsPage } from '../read-models/views/runs-page.ts';
 import { supportPage } from '../read-models/views/support-page.ts';
+import { describeRoutes } from '../notifications/webhooks/stored-routes.ts';
 import { getReplayProgress } from '../replay/index.ts';
 import type { ReadEndpoint } from './endpoint-types.ts';
 
@@ -115,6 +116,17 @@ export const READ_ENDPOINTS: ReadEndpoint[] = [
     (g, _p, sp) => auditPage(g, sp),
   ),
 
+  {
+    // Admin only: a chat webhook URL (a Slack one in particular) is itself a credential.
+    ...get(
+      '/notification-routes',
+      'manageListNotificationRoutes',
+      'Chat webhook routes',
+      'Admin. The routes of NOTIFY_WEBHOOK_ROUTES and those kept by apply, each with its `source` (environment or stored), whether it is in use (a stored route whose name the environment has since taken is not) and `secretProblem`: why this server cannot sign its posts (its secret variable unset or malformed), or null. Never the secret.',
+      async (g) => ({ routes: await describeRoutes(g.db) }),
+    ),
+    permission: 'users.manage',
+  },
   {
     ...get(
       '/audit/export',

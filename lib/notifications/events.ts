@@ -8,7 +8,7 @@ import type { DbOrTx } from '@/lib/db/client.ts';
 import { APPROVING_PERMISSION, type NotificationKind } from './kinds.ts';
 import { tell, type NotificationEventInput } from './tell.ts';
 import { enqueueWebhooks } from './webhooks/enqueue.ts';
-import { notificationRoutes } from './webhooks/routes.ts';
+import { notificationRoutes } from './webhooks/stored-routes.ts';
 import { plural } from '@/lib/plural.ts';
 
 type ApprovalRow = {
@@ -92,17 +92,22 @@ async function announce(
   chat: () => Promise<{ title: string; text?: string }> | { title: string; text?: string },
 ): Promise<number> {
   const told = await tell(tx, event);
-  if (notificationRoutes().length > 0) {
+  const routes = await notificationRoutes(tx);
+  if (routes.length > 0) {
     const workflows = (await workflowsOfSubject(tx, subject.type, [subject.id]))?.workflows ?? [];
     const { title, text } = await chat();
-    await enqueueWebhooks(tx, {
-      type: event.kind,
-      subjectId: event.subjectId,
-      workflows,
-      title,
-      text: text ?? event.body,
-      link: event.link,
-    });
+    await enqueueWebhooks(
+      tx,
+      {
+        type: event.kind,
+        subjectId: event.subjectId,
+        workflows,
+        title,
+        text: text ?? event.body,
+        link: event.link,
+      },
+      { routes },
+    );
   }
   return told;
 }

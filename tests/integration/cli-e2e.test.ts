@@ -20,6 +20,17 @@ let scratch: string;
 let bin: string;
 let ops: { alice: Person; bob: Person; support: Person; auditor: Person; admin: Person };
 
+// A route of the environment, whose name a setup file may not take; it takes only an event no test
+// here raises. CLI_E2E_MISSING_SECRET is the secret variable of a route the file adds, unset.
+process.env.NOTIFY_WEBHOOK_ROUTES = JSON.stringify({
+  'env-audit': {
+    url: 'http://127.0.0.1:9/never',
+    events: ['audit.verification_failed'],
+    secretEnv: 'CLI_E2E_MISSING_SECRET',
+  },
+});
+delete process.env.CLI_E2E_MISSING_SECRET;
+
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 8 });
   process.env.DATABASE_URL = t.appUrl;
@@ -192,7 +203,7 @@ describe('the effect-ledger CLI from the packed SDK', () => {
     expect(broken.stdout).toContain('BROKEN');
   });
 
-  it('apply -f ledger.yaml: the dry run shows the diff and writes nothing, apply writes it (secrets to a file), again: no changes; a grant taken out is removed', async () => {
+  it("apply -f ledger.yaml: the dry run shows the diff (and a route's missing secret) and writes nothing, apply writes it (secrets to a file), again: no changes; a route named like the environment's is refused; a grant taken out is removed", async () => {
     const wf = `wf_${suffix()}`;
     const tool = `mail_${suffix()}`;
     const yaml = (grants: string) => `# the ${wf} team
@@ -208,7 +219,12 @@ runtimeKeys:
 workflows:
   ${wf}:
     grants:
-${grants}`;
+${grants}notificationRoutes:
+  - name: chat-${wf}
+    url: https://hooks.example.com/${wf}
+    events: [approval.waiting]
+    secretEnv: CLI_E2E_MISSING_SECRET
+`;
     const file = path.join(scratch, 'ledger.yaml');
     writeFileSync(
       file,
@@ -221,6 +237,9 @@ ${grants}`;
     expect(dry.stdout).toContain('would change (dry run, nothing written):');
     expect(dry.stdout).toContain(`+ tool ${tool}`);
     expect(dry.stdout).toContain(`+ grant support to ${ops.support.email} on ${wf}`);
+    expect(dry.stdout).toContain(`+ notification route chat-${wf}\n`);
+    expect(dry.stdout).toContain(`warning: route chat-${wf}: CLI_E2E_MISSING_SECRET is not set`);
+    expect(await t.db.notificationRoute.count()).toBe(0);
     expect(await t.db.toolDefinition.count({ where: { name: tool } })).toBe(0);
 
     const secrets = path.join(scratch, 'secrets.json');
@@ -229,9 +248,19 @@ ${grants}`;
     expect(applied.stdout).not.toContain('elk_');
     expect(JSON.parse(readFileSync(secrets, 'utf8'))[`runner-${wf}`]).toMatch(/^elk_/);
     expect(await t.db.roleGrant.count({ where: { workflow: wf } })).toBe(2);
+    expect(await t.db.notificationRoute.count({ where: { name: `chat-${wf}` } })).toBe(1);
 
     const again = await cli(ops.admin, 'apply', '-f', file);
-    expect(again.stdout).toMatch(/^no changes\nsha256 [0-9a-f]{64}\n$/);
+    expect(again.stdout).toMatch(
+      /^no changes\nwarning: route chat-[\w-]+: CLI_E2E_MISSING_SECRET is not set.*\nsha256 [0-9a-f]{64}\n$/,
+    );
+
+    // A route named like the environment's is refused (exit 1) naming it; nothing is written.
+    writeFileSync(file, readFileSync(file, 'utf8').replace(`name: chat-${wf}`, 'name: env-audit'));
+    const clash = await cli(ops.admin, 'apply', '-f', file);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain('env-audit');
+    expect(await t.db.notificationRoute.findMany({ select: { name: true } })).toEqual([{ name: `chat-${wf}` }]);
 
     writeFileSync(file, yaml(`      - { user: ${ops.alice.email}, role: operator }\n`));
     const removed = await cli(ops.admin, 'apply', '-f', file);

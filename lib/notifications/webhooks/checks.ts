@@ -7,7 +7,8 @@
 import type { Db } from '@/lib/db/client.ts';
 import { readAuditVerification } from '@/lib/audit/verification.ts';
 import { enqueueWebhooks } from './enqueue.ts';
-import { notificationRoutes, routeTakes, type NotificationRoute } from './routes.ts';
+import { routeTakes, type NotificationRoute } from './routes.ts';
+import { notificationRoutes } from './stored-routes.ts';
 import { plural } from '@/lib/plural.ts';
 
 async function checkUnknowns(db: Db, route: NotificationRoute): Promise<number> {
@@ -41,32 +42,36 @@ async function checkUnknowns(db: Db, route: NotificationRoute): Promise<number> 
       link: '/support',
       details: { count: Number(n), since },
     };
-    return enqueueWebhooks(tx, event, [route.name]);
+    return enqueueWebhooks(tx, event, { only: [route.name], routes: [route] });
   });
 }
 
-async function checkAuditVerification(db: Db): Promise<number> {
+async function checkAuditVerification(db: Db, routes: readonly NotificationRoute[]): Promise<number> {
   const v = await readAuditVerification(db);
   if (v.state !== 'broken') return 0;
-  return enqueueWebhooks(db, {
-    type: 'audit.verification_failed',
-    subjectId: `${v.chain}#${v.seq}`,
-    workflows: [],
-    title: 'The audit trail failed verification',
-    text: `Chain ${v.chain} breaks at entry ${v.seq}: ${v.problem}`,
-    link: '/audit',
-    details: { chain: v.chain, seq: v.seq, entryId: v.entryId, problem: v.problem },
-  });
+  return enqueueWebhooks(
+    db,
+    {
+      type: 'audit.verification_failed',
+      subjectId: `${v.chain}#${v.seq}`,
+      workflows: [],
+      title: 'The audit trail failed verification',
+      text: `Chain ${v.chain} breaks at entry ${v.seq}: ${v.problem}`,
+      link: '/audit',
+      details: { chain: v.chain, seq: v.seq, entryId: v.entryId, problem: v.problem },
+    },
+    { routes },
+  );
 }
 
 /** Runs both checks; returns how many webhooks they queued. */
 export async function checkWebhookEvents(db: Db): Promise<number> {
-  const routes = notificationRoutes();
+  const routes = await notificationRoutes(db);
   if (routes.length === 0) return 0;
   let queued = 0;
   for (const route of routes.filter((r) => !r.events || r.events.includes('unknowns.appeared')))
     queued += await checkUnknowns(db, route);
   if (routes.some((r) => !r.events || r.events.includes('audit.verification_failed')))
-    queued += await checkAuditVerification(db);
+    queued += await checkAuditVerification(db, routes);
   return queued;
 }

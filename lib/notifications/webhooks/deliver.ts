@@ -8,7 +8,8 @@ import { sqlRows, type Db } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
 import { signStandardWebhook } from '@/lib/providers/webhook/index.ts';
 import { backoffSeconds } from '../email-outbox.ts';
-import { notificationRoutes, routeSecret, type NotificationRoute } from './routes.ts';
+import { routeSecret, type NotificationRoute } from './routes.ts';
+import { notificationRoutes } from './stored-routes.ts';
 import { slackMessage, type StoredPayload } from './slack.ts';
 
 export interface WebhookDeliveryResult {
@@ -71,7 +72,7 @@ export async function deliverPendingWebhooks(
     maxAttempts?: number;
   } = {},
 ): Promise<WebhookDeliveryResult> {
-  const routes = new Map(notificationRoutes().map((r) => [r.name, r]));
+  const routes = new Map((await notificationRoutes(db)).map((r) => [r.name, r]));
   const maxAttempts = options.maxAttempts ?? env().NOTIFY_WEBHOOK_MAX_ATTEMPTS;
   const result: WebhookDeliveryResult = { sent: 0, retrying: 0, gaveUp: 0 };
   // Rows whose attempts are used up (their last worker died mid-post) or whose route is gone.
@@ -81,7 +82,7 @@ export async function deliverPendingWebhooks(
       nextAttemptAt: { lte: new Date() },
       OR: [{ attempts: { gte: maxAttempts } }, { route: { notIn: [...routes.keys()] } }],
     },
-    data: { status: 'failed', lastError: 'gave up: attempts used up, or the route is no longer configured' },
+    data: { status: 'failed', lastError: 'gave up: attempts used up, or the route is no longer configured or stored' },
   });
   result.gaveUp += settled.count;
   const deliverOne = async (row: Leased) => {

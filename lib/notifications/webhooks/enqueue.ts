@@ -3,7 +3,8 @@
 // subject) keeps a retried hook or a second worker's check from queueing one event twice.
 import type { DbOrTx } from '@/lib/db/client.ts';
 import { consoleBaseUrl } from '../email-outbox.ts';
-import { notificationRoutes, routeTakes, type WebhookEventType } from './routes.ts';
+import { routeTakes, type NotificationRoute, type WebhookEventType } from './routes.ts';
+import { notificationRoutes } from './stored-routes.ts';
 
 export interface WebhookEvent {
   type: WebhookEventType;
@@ -34,9 +35,15 @@ export function webhookPayload(event: WebhookEvent, at = new Date()) {
   };
 }
 
-/** Returns how many routes the event was queued for. */
-export async function enqueueWebhooks(tx: DbOrTx, event: WebhookEvent, only?: readonly string[]): Promise<number> {
-  const routes = notificationRoutes().filter(
+/** Returns how many routes the event was queued for. `routes`: the caller's read of them (the
+ *  environment's and the stored ones), read here when not given. */
+export async function enqueueWebhooks(
+  tx: DbOrTx,
+  event: WebhookEvent,
+  options: { only?: readonly string[]; routes?: readonly NotificationRoute[] } = {},
+): Promise<number> {
+  const { only } = options;
+  const routes = (options.routes ?? (await notificationRoutes(tx))).filter(
     (r) => routeTakes(r, event.type, event.workflows) && (!only || only.includes(r.name)),
   );
   if (routes.length === 0) return 0;

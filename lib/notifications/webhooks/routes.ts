@@ -1,8 +1,9 @@
 // Notification routes: where chat webhooks go. Each route names a URL, the payload format (Standard
 // Webhooks JSON, or a Slack-compatible message with links into the console), the events it wants, the
-// workflows it covers and the environment variable that holds its signing secret. Routes are
-// configuration (NOTIFY_WEBHOOK_ROUTES inline, or NOTIFY_WEBHOOK_ROUTES_FILE), like providers: an ops
-// team keeps them in its deployment, and the secrets never reach the database.
+// workflows it covers and the environment variable that holds its signing secret. A route lives in
+// the configuration (NOTIFY_WEBHOOK_ROUTES inline, or NOTIFY_WEBHOOK_ROUTES_FILE), read here, or in
+// the database, kept by `effect-ledger apply` (./stored-routes.ts); the two share this schema, and in
+// both the secret stays in the environment: the database never holds it.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { env, namedSecret } from '@/lib/env.ts';
@@ -20,7 +21,7 @@ export const WEBHOOK_EVENT_TYPES = [
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-const routeSchema = z.strictObject({
+export const routeSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   /** standard: the event as JSON; slack: `text` and `blocks`, for a Slack-compatible incoming webhook. */
   format: z.enum(['standard', 'slack']).default('standard'),
@@ -35,12 +36,14 @@ const routeSchema = z.strictObject({
 });
 export type NotificationRoute = z.output<typeof routeSchema> & { name: string };
 
-const routesSchema = z.record(z.string().regex(/^[\w.-]{1,64}$/, 'a route name: letters, digits, _ . -'), routeSchema);
+export const routeName = z.string().regex(/^[\w.-]{1,64}$/, 'a route name: letters, digits, _ . -');
+const routesSchema = z.record(routeName, routeSchema);
 
 let cached: { source: string; routes: NotificationRoute[] } | undefined;
 
-/** The configured routes (none when nothing is configured). Throws naming the route at fault. */
-export function notificationRoutes(): NotificationRoute[] {
+/** The routes of the environment (none when nothing is configured). Throws naming the route at fault.
+ *  ./stored-routes.ts adds the database's to them. */
+export function environmentRoutes(): NotificationRoute[] {
   const e = env();
   const source =
     e.NOTIFY_WEBHOOK_ROUTES ?? (e.NOTIFY_WEBHOOK_ROUTES_FILE ? readFileSync(e.NOTIFY_WEBHOOK_ROUTES_FILE, 'utf8') : '');
@@ -57,11 +60,17 @@ export function notificationRoutes(): NotificationRoute[] {
 
 /** The route's signing secret from the environment; throws with the reason when missing or malformed. */
 export function routeSecret(route: NotificationRoute): string {
+  const problem = routeSecretProblem(route);
+  if (problem) throw new Error(problem);
+  return namedSecret(route.secretEnv)!;
+}
+
+/** Why the route's secret cannot sign (unset or malformed), naming the route and the variable; null when it can. */
+export function routeSecretProblem(route: Pick<NotificationRoute, 'name' | 'secretEnv'>): string | null {
   const secret = namedSecret(route.secretEnv);
-  if (!secret) throw new Error(`route ${route.name}: ${route.secretEnv} is not set`);
+  if (!secret) return `route ${route.name}: ${route.secretEnv} is not set`;
   const problem = webhookSecretProblem(secret);
-  if (problem) throw new Error(`route ${route.name}: ${route.secretEnv}: ${problem}`);
-  return secret;
+  return problem ? `route ${route.name}: ${route.secretEnv}: ${problem}` : null;
 }
 
 /** Whether the route takes this event about these workflows. */

@@ -1,7 +1,8 @@
 // `effect-ledger apply -f ledger.yaml [--dry-run] [--secrets-file FILE]`: the file is parsed here
 // (YAML, with the `yaml` package) and sent whole with its SHA-256; the server computes the changes
 // and applies them in one transaction (docs/MANAGE.md). New runtime keys' secrets come back once:
-// written to --secrets-file (mode 0600) or printed.
+// written to --secrets-file (mode 0600) or printed. The server's warnings (a notification route whose
+// secret variable it does not have) are printed with the changes.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
@@ -25,6 +26,8 @@ export function describeChange(c: Change): string {
   const sign = SIGN[c.action] ?? '?';
   if (c.kind === 'tool') return `${sign} tool ${c.name}${c.fields ? ` (${c.fields.join(', ')})` : ''}`;
   if (c.kind === 'runtime_key') return `${sign} runtime key ${c.name} on ${c.workflows?.join(', ')}`;
+  if (c.kind === 'notification_route')
+    return `${sign} notification route ${c.name}${c.fields ? ` (${c.fields.join(', ')})` : ''}`;
   return `${sign} grant ${c.role} to ${c.user} on ${c.workflow === '*' ? 'every workflow' : c.workflow}`;
 }
 
@@ -47,10 +50,11 @@ export async function applyFile(
     throw new UsageError(`${file} is not valid YAML: ${(error as Error).message}`);
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const result = await api.post<{ changes: Change[]; secrets: { name: string; id: string; token: string }[] }>(
-    '/apply',
-    { document, sha256, dryRun: options.dryRun },
-  );
+  const result = await api.post<{
+    changes: Change[];
+    warnings?: string[];
+    secrets: { name: string; id: string; token: string }[];
+  }>('/apply', { document, sha256, dryRun: options.dryRun });
   if (options.secretsFile && result.secrets.length) {
     const secrets = Object.fromEntries(result.secrets.map((s) => [s.name, s.token]));
     writeFileSync(options.secretsFile, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
@@ -60,12 +64,13 @@ export async function applyFile(
     const lines = result.changes.map(describeChange);
     const head = options.dryRun ? 'would change (dry run, nothing written):' : 'changed:';
     const body = lines.length ? `${head}\n${lines.join('\n')}\n` : 'no changes\n';
+    const warnings = (result.warnings ?? []).map((w) => `warning: ${w}\n`).join('');
     const secrets = options.secretsFile
       ? result.secrets.length
         ? `secrets of new runtime keys written to ${options.secretsFile}\n`
         : ''
       : result.secrets.map((s) => `secret of runtime key ${s.name} (shown once): ${s.token}\n`).join('');
-    return `${body}${secrets}sha256 ${sha256}\n`;
+    return `${body}${warnings}${secrets}sha256 ${sha256}\n`;
   });
   return 0;
 }
