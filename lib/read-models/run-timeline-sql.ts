@@ -101,7 +101,7 @@ function auditSource(runId: string, q: TimelineQuery, keys: string[] | null, n: 
       CASE WHEN a.subject_type = 'effect' THEN a.subject_id END AS key,
       CASE WHEN a.detail->>'epoch' ~ '^[0-9]{1,9}$' THEN (a.detail->>'epoch')::int END AS epoch,
       a.before_state AS from_state, a.after_state AS to_state, a.reason AS note,
-      NULL::float8 AS ms, NULL::uuid AS attempt_id
+      NULL::float8 AS ms, NULL::uuid AS attempt_id, a.seq
     FROM audit_entry a
     WHERE a.run_id = ${runId}::uuid AND a.outcome = 'ok' AND a.action IN (${literals(actions)}) ${byKey} ${after(q, s)}
     ${orderOf(q, s)} LIMIT ${n})`;
@@ -126,7 +126,7 @@ function attemptSource(
       ${kind === 'attempt' ? Prisma.sql`'provider call'` : Prisma.sql`coalesce('HTTP ' || t.response_status, 'answer without a status')`} AS what,
       NULL::text AS who, NULL::text AS who_kind, t.key, t.epoch, NULL::text AS from_state, NULL::text AS to_state,
       ${kind === 'attempt' ? Prisma.sql`CASE WHEN t.responded_at IS NULL THEN 'no answer recorded' END` : Prisma.sql`NULL::text`} AS note,
-      extract(epoch FROM t.responded_at - t.started_at) * 1000 AS ms, t.id AS attempt_id
+      extract(epoch FROM t.responded_at - t.started_at) * 1000 AS ms, t.id AS attempt_id, NULL::int AS seq
     FROM attempt t
     WHERE t.run_id = ${runId}::uuid ${answered} ${byKey} ${after(q, s)}
     ${orderOf(q, s)} LIMIT ${n})`;
@@ -142,7 +142,7 @@ function replaySource(runId: string, q: TimelineQuery, keys: string[] | null, n:
       'replay ' || r.status AS what, u.email AS who, 'user'::text AS who_kind, NULL::text AS key, NULL::int AS epoch,
       NULL::text AS from_state, NULL::text AS to_state,
       format('%s of %s sent, %s skipped, %s failed, %s unknown: %s', r.sent, r.total, r.skipped, r.failed, r.unknown, r.reason) AS note,
-      extract(epoch FROM r.finished_at - r.started_at) * 1000 AS ms, NULL::uuid AS attempt_id
+      extract(epoch FROM r.finished_at - r.started_at) * 1000 AS ms, NULL::uuid AS attempt_id, NULL::int AS seq
     FROM replay r LEFT JOIN app_user u ON u.id = r.requested_by_id
     WHERE r.run_id = ${runId}::uuid ${byKey} ${after(q, s)}
     ${orderOf(q, s)} LIMIT ${n})`;
@@ -183,8 +183,11 @@ export function timelineSql(runId: string, q: TimelineQuery, keys: string[] | nu
       SELECT c.actor_label AS label, c.actor_kind::text AS kind FROM audit_entry c
        WHERE c.chain = 'effect:' || e.key AND c.action = 'effect.claim' AND c.detail->>'attemptId' = e.attempt_id::text
        LIMIT 1) caller ON e.kind = 'attempt'
+    -- Time in the state a change left: since the change before it on the effect's chain, both
+    -- stamped by the same clock (the audit trigger's).
     LEFT JOIN LATERAL (
-      SELECT max(tr.at) AS at FROM effect_transition tr
-       WHERE tr.key = e.key AND tr.epoch = e.epoch AND tr.at < e.at) prev ON e.from_state IS NOT NULL
+      SELECT p.at FROM audit_entry p
+       WHERE p.chain = 'effect:' || e.key AND p.seq < e.seq AND p.outcome = 'ok' AND p.after_state IS NOT NULL
+       ORDER BY p.seq DESC LIMIT 1) prev ON e.from_state IS NOT NULL AND e.seq IS NOT NULL
     ${order}`;
 }
