@@ -81,7 +81,9 @@ function after(q: TimelineQuery, s: Source): Prisma.Sql {
 }
 
 function orderOf(q: TimelineQuery, s: Source): Prisma.Sql {
-  return q.order === 'newest' ? Prisma.sql`ORDER BY ${s.at} DESC, ${s.tie} DESC` : Prisma.sql`ORDER BY ${s.at}, ${s.tie}`;
+  return q.order === 'newest'
+    ? Prisma.sql`ORDER BY ${s.at} DESC, ${s.tie} DESC`
+    : Prisma.sql`ORDER BY ${s.at}, ${s.tie}`;
 }
 
 function auditSource(runId: string, q: TimelineQuery, keys: string[] | null, n: number): Prisma.Sql | null {
@@ -163,8 +165,7 @@ export function timelineSql(runId: string, q: TimelineQuery, keys: string[] | nu
     replaySource(runId, q, keys, n),
   ].filter((s): s is Prisma.Sql => s !== null);
   if (sources.length === 0) return null;
-  const order =
-    q.order === 'newest' ? Prisma.sql`ORDER BY e.at DESC, e.tie DESC` : Prisma.sql`ORDER BY e.at, e.tie`;
+  const order = q.order === 'newest' ? Prisma.sql`ORDER BY e.at DESC, e.tie DESC` : Prisma.sql`ORDER BY e.at, e.tie`;
   return Prisma.sql`WITH page AS MATERIALIZED (
       SELECT * FROM (${Prisma.join(sources, ' UNION ALL ')}) e ${order} LIMIT ${n}
     )

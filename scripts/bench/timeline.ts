@@ -72,11 +72,12 @@ async function planScans(db: Db, runId: string, sp: Record<string, string>): Pro
 }
 
 export async function timelineFigures(db: Db, runId: string, repeat: number): Promise<Record<string, number>> {
-  const page = (sp: Record<string, string>) => runTimeline(db, runId, EVERY_WORKFLOW, timelineQuery({ rows: '50', ...sp }));
+  const page = (sp: Record<string, string>) =>
+    runTimeline(db, runId, EVERY_WORKFLOW, timelineQuery({ rows: '50', ...sp }));
   // The cursor a person reaches after paging 90% of the way back through the provider calls.
-  const [{ n }] = (await db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM attempt WHERE run_id = ${runId}::uuid`) as [
-    { n: bigint },
-  ];
+  const [{ n }] = (await db.$queryRaw<
+    { n: bigint }[]
+  >`SELECT count(*) AS n FROM attempt WHERE run_id = ${runId}::uuid`) as [{ n: bigint }];
   const [deep] = await db.$queryRaw<{ at: string; tie: string }[]>`
     SELECT started_at::text AS at, 't' || id::text AS tie FROM attempt WHERE run_id = ${runId}::uuid
      ORDER BY started_at DESC, ('t' || id::text) COLLATE "C" DESC OFFSET ${Math.floor(Number(n) * 0.9)} LIMIT 1`;

@@ -41,10 +41,16 @@ beforeAll(async () => {
   await makeEffect(t.db, 'failed', { tool, runId, runtime });
   // A provider answer for the done effect's call.
   const attempt = await t.db.attempt.findFirstOrThrow({ where: { key: done.key } });
-  await recordResponse({ db: t.db, actor: runtime }, { attemptId: attempt.id, status: 250, headers: [], body: new Uint8Array([111, 107]) });
+  await recordResponse(
+    { db: t.db, actor: runtime },
+    { attemptId: attempt.id, status: 250, headers: [], body: new Uint8Array([111, 107]) },
+  );
   // Four calls inside one microsecond: the pages must still show each once.
   for (let i = 0; i < 4; i++) {
-    const claim = await claimEffect({ db: t.db, actor: runtime }, { runId, tool, action: 'receipt', recordId: `tie-${i}`, target: `tie-${i}-${suffix()}@example.com` });
+    const claim = await claimEffect(
+      { db: t.db, actor: runtime },
+      { runId, tool, action: 'receipt', recordId: `tie-${i}`, target: `tie-${i}-${suffix()}@example.com` },
+    );
     if (!claim.claimed) throw new Error('a fresh key was not claimable');
     tied.push(claim.attemptId);
   }
@@ -61,10 +67,14 @@ beforeAll(async () => {
     );
     if (who === 'scoped') {
       const all = await t.db.roleGrant.findFirstOrThrow({ where: { userId: u.id, workflow: null } });
-      await addGrant({ db: t.db, actor: system }, { userId: u.id, role: 'operator', workflow: wf.other, reason: 'team' });
+      await addGrant(
+        { db: t.db, actor: system },
+        { userId: u.id, role: 'operator', workflow: wf.other, reason: 'team' },
+      );
       await removeGrant({ db: t.db, actor: system }, { grantId: all.id, reason: 'their workflow only' });
     } else operatorEmail = u.email;
-    cookies[who] = `next-auth.session-token=${await mintSessionToken({ id: u.id, email: u.email, sessionVersion: u.sessionVersion })}`;
+    cookies[who] =
+      `next-auth.session-token=${await mintSessionToken({ id: u.id, email: u.email, sessionVersion: u.sessionVersion })}`;
   }
   // A finished replay of the run, requested by the operator.
   const requester = await t.db.user.findUniqueOrThrow({ where: { email: operatorEmail } });
@@ -96,9 +106,12 @@ async function walk(sp: Record<string, string>, limit: number): Promise<Timeline
 async function view(who: keyof typeof cookies, id: string, search = '') {
   const { GET } = await import('@/app/api/console/views/timeline/[runId]/route.ts');
   const headers = new Headers({ host: 'console.test', cookie: cookies[who] });
-  const response = await GET(new Request(`http://console.test/api/console/views/timeline/${id}${search}`, { headers }), {
-    params: Promise.resolve({ runId: id }),
-  });
+  const response = await GET(
+    new Request(`http://console.test/api/console/views/timeline/${id}${search}`, { headers }),
+    {
+      params: Promise.resolve({ runId: id }),
+    },
+  );
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -112,7 +125,12 @@ describe('a run’s timeline', () => {
     // The claim's entry is stamped by the audit trigger a moment after the call's row in the same
     // statement: the two come first in either order, then the change to done, then the answer.
     const mine = all.filter((e) => e.key === done.key);
-    expect(mine.map((e) => e.kind).slice(0, 2).sort()).toEqual(['attempt', 'claim']);
+    expect(
+      mine
+        .map((e) => e.kind)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual(['attempt', 'claim']);
     expect(mine.map((e) => e.kind).slice(2)).toEqual(['transition', 'answer']);
     const claim = mine.find((e) => e.kind === 'claim')!;
     const call = mine.find((e) => e.kind === 'attempt')!;

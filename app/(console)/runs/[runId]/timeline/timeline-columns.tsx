@@ -44,7 +44,9 @@ export const columns = helper.columns([
   helper.accessor('at', { header: 'When (UTC)', cell: ({ getValue }) => <Time value={getValue()} /> }),
   helper.accessor('kind', {
     header: 'Kind',
-    cell: ({ getValue }) => <Badge tone={KIND_TONE[getValue()] ?? 'zinc'}>{KIND_LABEL[getValue()] ?? getValue()}</Badge>,
+    cell: ({ getValue }) => (
+      <Badge tone={KIND_TONE[getValue()] ?? 'zinc'}>{KIND_LABEL[getValue()] ?? getValue()}</Badge>
+    ),
   }),
   helper.display({
     id: 'what',
@@ -68,7 +70,10 @@ export const columns = helper.columns([
     header: 'Target',
     cell: ({ row: { original: e } }) =>
       e.key ? (
-        <Link className="text-blue-700 underline [overflow-wrap:anywhere]" href={`/target?key=${encodeURIComponent(e.key)}`}>
+        <Link
+          className="text-blue-700 underline [overflow-wrap:anywhere]"
+          href={`/target?key=${encodeURIComponent(e.key)}`}
+        >
           {e.target ?? e.key}
         </Link>
       ) : (

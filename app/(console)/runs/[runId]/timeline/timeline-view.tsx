@@ -71,7 +71,13 @@ export function TimelineBody({ view, runId, sp }: { view: Wire<TimelinePageView>
           <div className="mt-1 flex flex-wrap gap-3">
             {view.allKinds.map((k) => (
               <label key={k} className="inline-flex items-center gap-1 font-normal">
-                <input type="checkbox" name="kind" value={k} defaultChecked={view.kinds.includes(k)} className="h-4 w-4" />
+                <input
+                  type="checkbox"
+                  name="kind"
+                  value={k}
+                  defaultChecked={view.kinds.includes(k)}
+                  className="h-4 w-4"
+                />
                 {KIND_LABEL[k] ?? k}
               </label>
             ))}
