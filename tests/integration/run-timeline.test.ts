@@ -22,7 +22,7 @@ let runId: string;
 let done: TestEffect;
 let revoked: TestEffect;
 let awaiting: TestEffect;
-let tied: string[] = [];
+const tied: string[] = [];
 let operatorEmail: string;
 const provider = `mailer-${suffix()}`;
 const runtime = runtimeActor();
