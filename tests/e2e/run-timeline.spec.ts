@@ -16,19 +16,22 @@ test('a run’s timeline: linked from the run, filtered by kind and target in it
   signInAs,
   e2e,
 }) => {
-  // A run of its own: 15 claims (each with its provider call), one of them then done: 31 events.
+  // A run of its own: 15 claims (each with its provider call), then the first of them done: 31 events.
   const tag = randomUUID().slice(0, 8);
   const db = createDb(e2e.appUrl, 1);
   let runId: string;
   try {
     runId = (await createRun({ db, actor: system }, { workflow: 'timeline-e2e', triggerId: `evt_tl_${tag}` })).runId;
+    let first = '';
     for (let i = 0; i < 15; i++) {
       const c = await claimEffect(
         { db, actor: runtime },
         { runId, tool: 'send_email', action: 'receipt', recordId: `tl_${i}`, target: `tl${i}-${tag}@example.com` },
       );
-      if (i === 0 && c.claimed) await completeEffect({ db, actor: runtime }, { key: c.key, receipt: `msg_tl_${tag}` });
+      if (i === 0 && c.claimed) first = c.key;
     }
+    // The first target is sent last of all: its change to done is the newest event.
+    await completeEffect({ db, actor: runtime }, { key: first, receipt: `msg_tl_${tag}` });
   } finally {
     await db.$disconnect();
   }
