@@ -1,7 +1,8 @@
 // The statements behind a run's timeline. Each kind comes from the table that records it; each
 // source is read newest (or oldest) first off an index that starts with the run, up to one page past
-// the cursor, and the page is the first rows of their merge. So a page costs the same on the first and
-// the thousandth page of a 1,000,000-item run (docs/BENCHMARKS.md, operator pages):
+// the cursor, and the page is the first rows of their merge. So a page costs about the same on the
+// first page and 90% of the way into a 1,000,000-item run (`BENCH_ONLY=console npm run bench`,
+// scripts/bench/timeline.ts):
 //   claim, transition, decision  audit_entry (run_id, at): the ledger writes one entry per claim and
 //                                per state change in the same statement as the change, with who by name
 //   attempt, answer              attempt (run_id, started_at) and (run_id, responded_at)
