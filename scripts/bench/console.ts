@@ -12,6 +12,7 @@ import { countRun, listRuns } from '@/lib/read-models/runs.ts';
 import { encodeCursor } from '@/lib/read-models/common.ts';
 
 import { timeRepeat as time } from './harness.ts';
+import { loadRunHistory, timelineFigures } from './timeline.ts';
 import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 export const DEFAULT_CONSOLE_SIZES = [10_000, 100_000, 1_000_000];
@@ -107,6 +108,10 @@ async function benchConsoleSize(
   const loadStart = performance.now();
   const { runId, planId } = await loadMillionItemRun(opts.ownerUrl, items);
   const loadMs = performance.now() - loadStart;
+  console.log(`[bench] console: giving the run's ${items} targets their claims, calls and state changes`);
+  const historyStart = performance.now();
+  await loadRunHistory(opts.ownerUrl, runId);
+  const historyMs = performance.now() - historyStart;
   const db = createDb(opts.appUrl, 8);
   try {
     // The cursor a person reaches after paging 90% of the way in (the 900,000th of a million).
@@ -128,6 +133,7 @@ async function benchConsoleSize(
     // then serves the memoized figure.
     const p4 = await time(3, () => exactlyOnceOfPlan(db, planId, 0));
     const runsList = await time(repeat, () => listRuns(db, { workflow: 'bench_console' }, EVERY_WORKFLOW));
+    const timeline = await timelineFigures(db, runId, repeat);
     const [rows] = await db.$queryRaw<{ plan_items: bigint; effects: bigint }[]>`
       SELECT (SELECT count(*) FROM plan_item WHERE run_id = ${runId}::uuid) AS plan_items,
              (SELECT count(*) FROM effect_key WHERE run_id = ${runId}::uuid) AS effects`;
@@ -148,6 +154,8 @@ async function benchConsoleSize(
         'deep / first page p50 ratio': deepPage.p50 / first.p50,
         'P4 exactly-once recompute p50 ms': p4.p50,
         'runs list page (P4 memoized) p95 ms': runsList.p95,
+        'history load for the timeline (s)': historyMs / 1000,
+        ...timeline,
       },
     };
   } finally {

@@ -218,7 +218,7 @@ export function consoleLines(sizes: ConsoleSize[]): string[] {
   if (!sizes.length) return [];
   const keys = Object.keys(sizes[0]!.figures);
   return [
-    'Each size is its own run in the same database: plan items bulk-loaded, 90% with an effect (mostly done). Read-model calls as the pages make them, on the app role, p50 / p95 over 40 calls.',
+    'Each size is its own run in the same database: plan items bulk-loaded, 90% with an effect (mostly done), each effect with the history its timeline shows (its claim, its provider call, and for a finished one the answer and the state change). Read-model calls as the pages make them, on the app role, p50 / p95 over 40 calls. The timeline pages hold 50 events.',
     '',
     `| figure | ${sizes.map((s) => `${fmt(s.items)} items`).join(' | ')} |`,
     `|---|${sizes.map(() => '---:').join('|')}|`,

@@ -27,6 +27,7 @@ import * as runsView from '@/app/api/console/views/runs/route.ts';
 import * as runView from '@/app/api/console/views/run/[runId]/route.ts';
 import * as planView from '@/app/api/console/views/plan/[runId]/route.ts';
 import * as replayView from '@/app/api/console/views/replay/[runId]/route.ts';
+import * as timelineView from '@/app/api/console/views/timeline/[runId]/route.ts';
 import * as supportView from '@/app/api/console/views/support/route.ts';
 import * as auditView from '@/app/api/console/views/audit/route.ts';
 import * as meView from '@/app/api/console/views/me/route.ts';
@@ -58,6 +59,7 @@ const ROUTES: [RegExp, string[], Record<string, Handler>][] = [
   [/^\/api\/console\/views\/run\/([^/]+)$/, ['runId'], runView as never],
   [/^\/api\/console\/views\/plan\/([^/]+)$/, ['runId'], planView as never],
   [/^\/api\/console\/views\/replay\/([^/]+)$/, ['runId'], replayView as never],
+  [/^\/api\/console\/views\/timeline\/([^/]+)$/, ['runId'], timelineView as never],
   [/^\/api\/console\/views\/support$/, [], supportView as never],
   [/^\/api\/console\/views\/audit$/, [], auditView as never],
   [/^\/api\/console\/views\/me$/, [], meView as never],

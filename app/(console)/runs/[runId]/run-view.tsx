@@ -39,22 +39,27 @@ export function RunBody({ view, runId, sp }: { view: Wire<RunPage>; runId: strin
           </span>
         }
         actions={
-          plan?.status === 'submitted' ? (
-            <Link href={`/runs/${runId}/plan`} className={linkButton('primary')}>
-              Review plan for approval
+          <div className="flex flex-wrap gap-2">
+            <Link href={`/runs/${runId}/timeline`} className={linkButton('ghost')} data-testid="run-timeline-link">
+              Timeline
             </Link>
-          ) : plan?.status === 'approved' ? (
-            canReplay ? (
-              <Link href={`/runs/${runId}/replay`} className={linkButton('secondary')} data-testid="force-replay">
-                Force replay
+            {plan?.status === 'submitted' ? (
+              <Link href={`/runs/${runId}/plan`} className={linkButton('primary')}>
+                Review plan for approval
               </Link>
-            ) : (
-              // Read-only roles see the run's replays and reports, not an action they cannot take.
-              <Link href={`/runs/${runId}/replay`} className={linkButton('ghost')} data-testid="view-replays">
-                Replays and reports
-              </Link>
-            )
-          ) : null
+            ) : plan?.status === 'approved' ? (
+              canReplay ? (
+                <Link href={`/runs/${runId}/replay`} className={linkButton('secondary')} data-testid="force-replay">
+                  Force replay
+                </Link>
+              ) : (
+                // Read-only roles see the run's replays and reports, not an action they cannot take.
+                <Link href={`/runs/${runId}/replay`} className={linkButton('ghost')} data-testid="view-replays">
+                  Replays and reports
+                </Link>
+              )
+            ) : null}
+          </div>
         }
       />
       <LiveRefresh runId={runId} topics={['effect', 'plan', 'replay', 'run']} />
