@@ -6,7 +6,7 @@ import type { Span } from '@opentelemetry/api';
 import type { z } from 'zod';
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { invalid } from '../ledger/errors.ts';
 import { findNul, parseInput } from '../ledger/validate.ts';

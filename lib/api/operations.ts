@@ -2,7 +2,7 @@
 // (in-process) transport call these. Each parses its input and delegates to a ledger command, which
 // authorizes the runtime for the workflow of the run or effect it names (Z6; refusals audited, A4).
 import type { Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import {
   checkReplay,
   claimEffect,

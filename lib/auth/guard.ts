@@ -8,7 +8,7 @@ import type { AuditSubjectOf } from '../audit/actions.ts';
 import { db, type Db } from '../db/client.ts';
 import { isConnectionLoss } from '../db/connection-loss.ts';
 import { componentLogger } from '../ops/log.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import { LedgerError } from '../ledger/errors.ts';
 import type { Role } from '../db/generated/enums.ts';
 import { ALL_WORKFLOWS_ONLY, canOn, inScope, roleFor, roleSomewhere, scopeOf, type WorkflowScope } from './grants.ts';

@@ -4,7 +4,7 @@
 import { auditRefusal } from '@/lib/audit/append.ts';
 import type { AuditAction, AuditSubjectOf } from '@/lib/audit/actions.ts';
 import type { DbOrTx } from '@/lib/db/client.ts';
-import type { Actor, RequestMeta } from './actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import { forbidden } from './errors.ts';
 
 /** Whether the actor may act on runs of this workflow. People and the product's own machinery may. */

@@ -1,7 +1,7 @@
 // The transition table of RULES.md (S7) as data. Anything not listed is refused with a clear error
 // and changes nothing. The database re-checks the state pairs (effect_guard_transition).
 import { EffectState } from '../db/generated/enums.ts';
-import type { Party } from './actor.ts';
+import type { Party } from '../core/actor.ts';
 
 export { EffectState };
 

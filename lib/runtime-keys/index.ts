@@ -5,7 +5,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import { sqlRows, type DbOrTx, type Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 
