@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import { sqlRows, type DbOrTx, type Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../core/actor.ts';
+import { may, whoMay } from '../auth/permissions.ts';
 import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 
@@ -21,9 +22,6 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-function mayAdminister(actor: Actor): boolean {
-  return (actor.kind === 'user' && actor.role === 'admin') || actor.kind === 'system';
-}
 
 export interface CreatedRuntimeKey {
   id: string;
@@ -39,7 +37,7 @@ export async function createRuntimeKey(
   raw: unknown,
 ): Promise<CreatedRuntimeKey> {
   const input = parseInput(createRuntimeKeyInput, raw);
-  if (!mayAdminister(ctx.actor)) throw forbidden('only an admin creates runtime keys');
+  if (!may(ctx.actor, 'runtime_keys.manage')) throw forbidden(`only ${whoMay('runtime_keys.manage')} creates runtime keys`);
   const prefix = randomBytes(9)
     .toString('base64url')
     .toLowerCase()
@@ -76,7 +74,7 @@ export async function revokeRuntimeKey(
   id: string,
   reason: string,
 ): Promise<void> {
-  if (!mayAdminister(ctx.actor)) throw forbidden('only an admin revokes runtime keys');
+  if (!may(ctx.actor, 'runtime_keys.manage')) throw forbidden(`only ${whoMay('runtime_keys.manage')} revokes runtime keys`);
   if (!reason.trim()) throw new LedgerError('validation', 'a reason is required', { field: 'reason' });
   await ctx.db.$transaction(async (tx) => {
     const updated = await tx.runtimeKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
