@@ -52,7 +52,8 @@ export async function decideBump(ctx: BumpContext, raw: unknown) {
     return forbidden(why);
   };
   // Z1: the approver executes the bumps, so deciding is a party of the bump row (E2) too.
-  if (!may(actor, 'effect.bump.approve')) throw await refuse(`only ${whoMay('effect.bump.approve')} decides epoch bumps`);
+  if (!may(actor, 'effect.bump.approve'))
+    throw await refuse(`only ${whoMay('effect.bump.approve')} decides epoch bumps`);
   const fourEyes = fourEyesRefusal(request.requestedById, actor, input.decision);
   if (fourEyes) throw await refuse(fourEyes);
   // Conflicts are refusals of a four-eyes decision too: audited (A4) with the same answer as before.

@@ -15,6 +15,7 @@ import { ALL_WORKFLOWS_ONLY, canOn, inScope, roleFor, roleSomewhere, scopeOf, ty
 import type { Permission } from './permissions.ts';
 import { workflowsOfSubject } from './subject-workflows.ts';
 import { crossSiteProblem, requestInfoFromHeaders, type RequestInfo } from './request.ts';
+import { leaveFor } from './leave-for.ts';
 import { sessionFromCookie, type SessionUser } from './session.ts';
 import { personFromAccessToken, TOKEN_PROBLEMS } from './access-tokens.ts';
 import { cachedSessionFromCookie } from './session-cache.ts';
@@ -208,7 +209,7 @@ export function consoleRoute<C = unknown>(
         req.headers.get('sec-fetch-mode') === 'navigate'
       ) {
         const back = new URL(req.url).pathname;
-        const location = `/sign-in?callbackUrl=${encodeURIComponent(back)}`;
+        const location = leaveFor({ status: 401 }, back);
         return new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } });
       }
       return problemResponse(problem);

@@ -22,7 +22,6 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-
 export interface CreatedRuntimeKey {
   id: string;
   name: string;
@@ -37,7 +36,8 @@ export async function createRuntimeKey(
   raw: unknown,
 ): Promise<CreatedRuntimeKey> {
   const input = parseInput(createRuntimeKeyInput, raw);
-  if (!may(ctx.actor, 'runtime_keys.manage')) throw forbidden(`only ${whoMay('runtime_keys.manage')} creates runtime keys`);
+  if (!may(ctx.actor, 'runtime_keys.manage'))
+    throw forbidden(`only ${whoMay('runtime_keys.manage')} creates runtime keys`);
   const prefix = randomBytes(9)
     .toString('base64url')
     .toLowerCase()
@@ -74,7 +74,8 @@ export async function revokeRuntimeKey(
   id: string,
   reason: string,
 ): Promise<void> {
-  if (!may(ctx.actor, 'runtime_keys.manage')) throw forbidden(`only ${whoMay('runtime_keys.manage')} revokes runtime keys`);
+  if (!may(ctx.actor, 'runtime_keys.manage'))
+    throw forbidden(`only ${whoMay('runtime_keys.manage')} revokes runtime keys`);
   if (!reason.trim()) throw new LedgerError('validation', 'a reason is required', { field: 'reason' });
   await ctx.db.$transaction(async (tx) => {
     const updated = await tx.runtimeKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
