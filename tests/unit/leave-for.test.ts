@@ -19,7 +19,7 @@ describe('leaveFor, as the server pages and routes ask it', () => {
     expect(leaveFor({ status: 401 }, '/inbox/open/n1')).toBe('/sign-in?callbackUrl=%2Finbox%2Fopen%2Fn1');
   });
 
-  it('a password someone else chose goes to its change before anything, wherever it was refused', () => {
+  it('Z7: a password someone else chose goes to its change before anything, wherever it was refused', () => {
     expect(leaveFor({ status: 403, reason: 'password_change' })).toBe('/account/password');
     expect(leaveFor({ status: 403, reason: 'password_change' }, '/audit')).toBe('/account/password');
   });

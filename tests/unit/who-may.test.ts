@@ -34,7 +34,7 @@ function granting(role: Role, permission: Permission, from?: Role): PermissionTa
   return copy;
 }
 
-describe('may: the one question every command asks', () => {
+describe('Z1: may, the one question every command asks', () => {
   it('answers a person by the row of the role they act through, for every role and permission', () => {
     for (const role of ROLES) {
       for (const permission of ALL) {
@@ -66,7 +66,7 @@ describe('may: the one question every command asks', () => {
   });
 });
 
-describe('the transition table reads its human parties from the permission table', () => {
+describe('S7, Z1: the transition table reads its human parties from the permission table', () => {
   it('today: revocation by whoever may effect.revoke, resolution by effect.resolve, bumps by the bump permissions', () => {
     const partiesOf = (rule: string) => TRANSITIONS.find((t) => t.rule === rule)!.by;
     expect(partiesOf('S5 human revocation')).toEqual(rolesWith('effect.revoke'));
@@ -94,7 +94,7 @@ describe('the transition table reads its human parties from the permission table
   });
 });
 
-describe('no command checks a role inline', () => {
+describe('Z1: no command checks a role inline', () => {
   // A comparison of an actor's role with a role name is a second answer to "who may" beside the
   // table. (Rules about the last all-workflows admin compare a *person's* role, not an actor's.)
   const INLINE = /actor\.role\s*[!=]==|\.role\s*[!=]==\s*'(operator|support|auditor)'/;
