@@ -4,7 +4,7 @@
 // requester is told the outcome.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../audit/append.ts';
-import { may, whoMay } from '../auth/permissions.ts';
+import { may, whoMay } from '../core/permissions.ts';
 import { conflict, forbidden, invalid, notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { setHash, type BumpItem } from './bump-preview.ts';

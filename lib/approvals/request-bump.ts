@@ -3,7 +3,7 @@
 // told. Tools registered with fourEyesBump=false (default on) are bumped directly.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../audit/append.ts';
-import { may, whoMay } from '../auth/permissions.ts';
+import { may, whoMay } from '../core/permissions.ts';
 import { forbidden, invalid } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { lockSeenEffect, seenEffectField, type SeenEffect } from '../ledger/seen.ts';

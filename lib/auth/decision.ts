@@ -7,7 +7,7 @@ import { invalid } from '../ledger/errors.ts';
 import type { SeenRequirement } from '../ledger/seen-required.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { authorize, toActionError, type ActionResult, type Guarded, type Subject } from './guard.ts';
-import type { Permission } from './permissions.ts';
+import type { Permission } from '../core/permissions.ts';
 import { currentRequest, type RequestInfo } from './request.ts';
 
 /** What a person decides or configures, wherever they do it from (a console server action, the

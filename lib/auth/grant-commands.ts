@@ -11,7 +11,7 @@ import { reasonField } from '../ledger/fields.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { workflowsWithoutRuns } from './admin-commands.ts';
 import { grantsLabel, type Grant } from './grants.ts';
-import { ROLES } from './permissions.ts';
+import { ROLES } from '../core/permissions.ts';
 import { forgetCachedSessions } from './session-cache.ts';
 
 interface Ctx {

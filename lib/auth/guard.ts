@@ -12,7 +12,7 @@ import type { Actor, RequestMeta } from '../core/actor.ts';
 import { LedgerError } from '../ledger/errors.ts';
 import type { Role } from '../db/generated/enums.ts';
 import { ALL_WORKFLOWS_ONLY, canOn, inScope, roleFor, roleSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
-import type { Permission } from './permissions.ts';
+import type { Permission } from '../core/permissions.ts';
 import { workflowsOfSubject } from './subject-workflows.ts';
 import { crossSiteProblem, requestInfoFromHeaders, type RequestInfo } from './request.ts';
 import { leaveFor } from './leave-for.ts';

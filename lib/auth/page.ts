@@ -6,7 +6,7 @@ import { redirect } from 'next/navigation';
 import { db, type Db } from '../db/client.ts';
 import { canSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
 import { leaveFor } from './leave-for.ts';
-import type { Permission } from './permissions.ts';
+import type { Permission } from '../core/permissions.ts';
 import { type SessionUser } from './session.ts';
 import { cachedSessionFromCookie } from './session-cache.ts';
 

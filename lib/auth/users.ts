@@ -10,7 +10,7 @@ import { conflict, invalid, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { assertAnotherAllWorkflowsAdmin } from './grant-commands.ts';
 import { hashPassword } from './password.ts';
-import { ROLES } from './permissions.ts';
+import { ROLES } from '../core/permissions.ts';
 import { reasonField } from '@/lib/ledger/fields.ts';
 import { forgetCachedSessions } from './session-cache.ts';
 

@@ -1,9 +1,9 @@
 // The transition table of RULES.md (S7) as data; its human parties come from the permission table
-// (lib/auth/permissions.ts). Anything not listed is refused with a clear error
+// (lib/core/permissions.ts). Anything not listed is refused with a clear error
 // and changes nothing. The database re-checks the state pairs (effect_guard_transition).
 import { EffectState } from '../db/generated/enums.ts';
 import type { Party } from '../core/actor.ts';
-import { PERMISSIONS, rolesWith, type PermissionTable } from '../auth/permissions.ts';
+import { PERMISSIONS, rolesWith, type PermissionTable } from '../core/permissions.ts';
 
 export { EffectState };
 

@@ -14,7 +14,7 @@ import { StaleDecision } from '@/lib/ledger/seen.ts';
 import { fourEyesFor } from './preview.ts';
 import { exactlyOnce, FINGERPRINT_SQL, summarizeSet, targetsSql } from './set.ts';
 import { notifyApprovalWaiting } from '@/lib/notifications/events.ts';
-import { may, whoMay, type Permission } from '@/lib/auth/permissions.ts';
+import { may, whoMay, type Permission } from '@/lib/core/permissions.ts';
 
 export type ReplayControlAction = 'replay.start' | 'replay.pause' | 'replay.resume' | 'replay.cancel';
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import { sqlRows, type DbOrTx, type Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../core/actor.ts';
-import { may, whoMay } from '../auth/permissions.ts';
+import { may, whoMay } from '../core/permissions.ts';
 import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 

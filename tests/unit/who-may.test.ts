@@ -1,4 +1,4 @@
-// Z1 and S7: one home for "who may". The commands ask `may` (lib/auth/permissions.ts) and the
+// Z1 and S7: one home for "who may". The commands ask `may` (lib/core/permissions.ts) and the
 // transition table reads its human parties from the permission table, so granting a permission to
 // another role changes both at once. Shown on a copy of the table with one grant moved, and held by a
 // scan that fails if a command checks a role inline again.
@@ -14,7 +14,7 @@ import {
   whoMay,
   type Permission,
   type PermissionTable,
-} from '@/lib/auth/permissions.ts';
+} from '@/lib/core/permissions.ts';
 import type { Actor } from '@/lib/core/actor.ts';
 import { checkTransition, transitionTable, TRANSITIONS } from '@/lib/ledger/transitions.ts';
 import type { Role } from '@/lib/db/generated/enums.ts';

@@ -3,7 +3,7 @@
 // confirms the hash of the set they reviewed, so a plan changed under them is not approved.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
-import { may, whoMay } from '@/lib/auth/permissions.ts';
+import { may, whoMay } from '@/lib/core/permissions.ts';
 import { conflict, forbidden, LedgerError, notFound } from '../errors.ts';
 import { StaleDecision } from '../seen.ts';
 import { parseInput } from '../validate.ts';

@@ -3,7 +3,7 @@
 // and why stay on the plan and on the run's audit chain.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
-import { may, whoMay } from '@/lib/auth/permissions.ts';
+import { may, whoMay } from '@/lib/core/permissions.ts';
 import { getRun } from '../catalog.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { reasonField } from '../fields.ts';

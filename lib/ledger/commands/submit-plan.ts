@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
-import { may, whoMay } from '@/lib/auth/permissions.ts';
+import { may, whoMay } from '@/lib/core/permissions.ts';
 import { getRun, getTool, type ToolInfo } from '../catalog.ts';
 import { conflict, forbidden, invalid, LedgerError } from '../errors.ts';
 import { deriveKey } from '../keys.ts';
