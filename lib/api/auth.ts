@@ -5,7 +5,7 @@ import { auditRefusal } from '../audit/append.ts';
 import type { ApiDoorAction } from '../audit/actions.ts';
 import { sqlRows, type Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../core/actor.ts';
-import { LedgerError } from '../ledger/errors.ts';
+import { LedgerError } from '../core/errors.ts';
 import {
   checkRuntimeKey,
   hashToken,

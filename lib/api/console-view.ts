@@ -5,7 +5,7 @@
 // costs one request.
 import { consoleRoute } from './console-route.ts';
 import type { Guarded } from '@/lib/auth/guard.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 import { searchParamsOf, type SP } from '@/lib/read-models/views/query.ts';
 import { navViewer, type ConsoleViewer } from '@/lib/read-models/views/viewer.ts';
 

@@ -8,7 +8,7 @@ import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../core/actor.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
-import { invalid } from '../ledger/errors.ts';
+import { invalid } from '../core/errors.ts';
 import { findNul, parseInput } from '../ledger/validate.ts';
 import { authenticate, requestMeta } from './auth.ts';
 import { readJson } from './request-body.ts';

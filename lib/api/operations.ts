@@ -18,7 +18,7 @@ import {
   transitionEffect,
   type TransitionRequest,
 } from '../ledger/index.ts';
-import { LedgerError } from '../ledger/errors.ts';
+import { LedgerError } from '../core/errors.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { problem } from './problem.ts';
 import { answerWithTransition } from './answer-with-transition.ts';

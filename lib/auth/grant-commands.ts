@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../core/actor.ts';
-import { conflict, invalid, notFound } from '../ledger/errors.ts';
+import { conflict, invalid, notFound } from '../core/errors.ts';
 import { reasonField } from '../ledger/fields.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { workflowsWithoutRuns } from './admin-commands.ts';

@@ -8,7 +8,7 @@ import { db, type Db } from '../db/client.ts';
 import { isConnectionLoss } from '../db/connection-loss.ts';
 import { componentLogger } from '../ops/log.ts';
 import type { Actor, RequestMeta } from '../core/actor.ts';
-import { LedgerError } from '../ledger/errors.ts';
+import { LedgerError } from '../core/errors.ts';
 import type { Role } from '../db/generated/enums.ts';
 import { ALL_WORKFLOWS_ONLY, canOn, inScope, roleFor, roleSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
 import type { Permission } from '../core/permissions.ts';

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { effectKeyField } from '@/lib/ledger/fields.ts';
-import { notFound } from '@/lib/ledger/errors.ts';
+import { notFound } from '@/lib/core/errors.ts';
 import { requireEffectScope } from '@/lib/ledger/scope.ts';
 import { parseInput } from '@/lib/ledger/validate.ts';
 import type { CommandContext } from '@/lib/ledger/commands/common.ts';

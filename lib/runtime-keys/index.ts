@@ -7,7 +7,7 @@ import { appendAudit } from '../audit/append.ts';
 import { sqlRows, type DbOrTx, type Db } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../core/actor.ts';
 import { may, whoMay } from '../core/permissions.ts';
-import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
+import { forbidden, LedgerError, notFound } from '../core/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 
 const TOKEN = /^elk_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;

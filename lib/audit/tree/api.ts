@@ -5,7 +5,7 @@
 import type { Db, DbOrTx } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
 import type { Actor, RequestMeta } from '@/lib/core/actor.ts';
-import { invalid, notFound } from '@/lib/ledger/errors.ts';
+import { invalid, notFound } from '@/lib/core/errors.ts';
 import { openTreeHead, parseCheckpointBody, parseNote, mergeNotes, verifierFor } from '@/lib/sdk/audit/signed-note.ts';
 import { treeSignerFrom } from './config.ts';
 import { submitCosignature, witnessKeysFrom } from './cosignatures.ts';

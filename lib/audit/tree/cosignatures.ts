@@ -6,7 +6,7 @@
 // every line again against the witness keys they trust; nothing here is trusted by them.
 import type { Db } from '@/lib/db/client.ts';
 import type { Actor, RequestMeta } from '@/lib/core/actor.ts';
-import { forbidden, invalid } from '@/lib/ledger/errors.ts';
+import { forbidden, invalid } from '@/lib/core/errors.ts';
 import {
   formatNote,
   openTreeHead,

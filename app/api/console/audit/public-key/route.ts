@@ -4,7 +4,7 @@
 import { loadCheckpointKey, publicKeyPem } from '@/lib/audit/checkpoint.ts';
 import { consoleRoute } from '@/lib/api/console-route.ts';
 import { env } from '@/lib/env.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 
 export const dynamic = 'force-dynamic';
 
