@@ -4,7 +4,7 @@
 // The demo data goes into the embedded database `npm start` runs itself; into a database named by
 // DATABASE_URL only when asked (`npm start -- --seed-demo`), since that one may be anybody's; and
 // never under NODE_ENV=production.
-import type { Actor } from '../lib/ledger/actor.ts';
+import type { Actor } from '../lib/core/actor.ts';
 import { appendAudit } from '../lib/audit/append.ts';
 import { createDb } from '../lib/db/client.ts';
 import { ensureFirstAdmin } from '../lib/auth/bootstrap.ts';

@@ -11,7 +11,7 @@ import { createDb } from '../lib/db/client.ts';
 import { loadOrCreateCredentials } from '../lib/db/embedded.ts';
 import { APP_DATABASE, APP_LOGIN, provisionDatabase } from '../lib/db/provision.ts';
 import { env } from '../lib/env.ts';
-import { LedgerError } from '../lib/ledger/errors.ts';
+import { LedgerError } from '../lib/core/errors.ts';
 
 const { values } = parseArgs({
   options: {

@@ -4,7 +4,7 @@
 import type { QueryClient } from '@tanstack/react-query';
 import type { NavViewer } from '@/lib/read-models/views/viewer.ts';
 import type { Wire } from '@/lib/read-models/views/wire.ts';
-import { leaveFor, type Refusal } from './leave-for.ts';
+import { leaveFor, type Refusal } from '@/lib/auth/leave-for.ts';
 
 /** The query key of the navigation's data (who is signed in, roles, the unread count). */
 export const VIEWER_KEY = ['viewer'] as const;

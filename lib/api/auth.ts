@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { auditRefusal } from '../audit/append.ts';
 import type { ApiDoorAction } from '../audit/actions.ts';
 import { sqlRows, type Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { LedgerError } from '../ledger/errors.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
+import { LedgerError } from '../core/errors.ts';
 import {
   checkRuntimeKey,
   hashToken,

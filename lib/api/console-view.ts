@@ -3,8 +3,9 @@
 // like every console route (Z1, Z4), builds its view from the read models with the viewer's scope,
 // and answers it beside the navigation's data (who is signed in, the unread count), so that a page
 // costs one request.
-import { consoleRoute, type Guarded } from '@/lib/auth/guard.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { consoleRoute } from './console-route.ts';
+import type { Guarded } from '@/lib/auth/guard.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 import { searchParamsOf, type SP } from '@/lib/read-models/views/query.ts';
 import { navViewer, type ConsoleViewer } from '@/lib/read-models/views/viewer.ts';
 

@@ -4,7 +4,7 @@
 // holds a database client; the SDK package (lib/sdk) only defines the Transport it implements.
 import type { z } from 'zod';
 import type { Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import { LedgerApiError } from '../sdk/errors.ts';
 import { encodeRawResponse, type Transport } from '../sdk/types.ts';
 import { jsonSafe, problemFrom } from './problem.ts';

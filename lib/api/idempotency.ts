@@ -8,7 +8,7 @@
 // behind the API is itself safe to repeat (claims lose, transitions are checked).
 import { createHash } from 'node:crypto';
 import { sqlRows, type Db } from '../db/client.ts';
-import { conflict, invalid } from '../ledger/errors.ts';
+import { conflict, invalid } from '../core/errors.ts';
 import { completeRecord } from './idempotency-complete.ts';
 import { insertRecord } from './idempotency-insert.ts';
 import { jsonSafe } from './problem.ts';

@@ -12,7 +12,7 @@
 //   still gets the first answer, 409 or 422 as always.
 import type { ApiDoorAction } from '../audit/actions.ts';
 import type { Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { acceptedKey, authenticateAndReserve, authenticateHeldClaim, presentedKey } from './auth.ts';
 import {

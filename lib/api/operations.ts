@@ -2,7 +2,7 @@
 // (in-process) transport call these. Each parses its input and delegates to a ledger command, which
 // authorizes the runtime for the workflow of the run or effect it names (Z6; refusals audited, A4).
 import type { Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import {
   checkReplay,
   claimEffect,
@@ -18,7 +18,7 @@ import {
   transitionEffect,
   type TransitionRequest,
 } from '../ledger/index.ts';
-import { LedgerError } from '../ledger/errors.ts';
+import { LedgerError } from '../core/errors.ts';
 import type { HeldRow } from '../ledger/commands/peek-claim.ts';
 import { problem } from './problem.ts';
 import { answerWithTransition } from './answer-with-transition.ts';
@@ -29,8 +29,9 @@ import {
   type PresentedKey,
 } from './outcome-statement.ts';
 import { readRun } from '../read-models/run-view.ts';
-import { readEffect } from '../read-models/effect-view.ts';
+import { readEffect, readEffectInput } from '../read-models/effect-view.ts';
 import { parseInput } from '../ledger/validate.ts';
+import { requireEffectScope, requireRunScope } from '../ledger/scope.ts';
 import type { z } from 'zod';
 import { attemptParams, runParams } from './params.ts';
 import {
@@ -77,10 +78,13 @@ export async function opSubmitPlan(
 
 export async function opReadRun(ctx: OpContext, runId: string): Promise<OpResult> {
   parseInput(runParams, { runId });
+  await requireRunScope(ctx, runId, 'run.read');
   return { status: 200, body: await readRun(ctx, { runId }) };
 }
 
 export async function opReadEffect(ctx: OpContext, key: string): Promise<OpResult> {
+  parseInput(readEffectInput, { key });
+  await requireEffectScope(ctx, key, { action: 'effect.read', subjectType: 'effect' });
   return { status: 200, body: await readEffect(ctx, { key }) };
 }
 

@@ -7,8 +7,8 @@
 // the transition table's requirements). The statement writes nothing when a check it makes fails; the
 // request then takes the usual way, which refuses it (401 or 403, audited) or answers it itself.
 import { sqlRows, type Db } from '../db/client.ts';
-import type { RequestMeta } from '../ledger/actor.ts';
-import { requestJson } from '../ledger/actor.ts';
+import type { RequestMeta } from '../core/actor.ts';
+import { requestJson } from '../core/actor.ts';
 import {
   readTransitionRow,
   transitionInput,

@@ -1,7 +1,7 @@
 // Reading an agent API request's body: at most MAX_BODY_BYTES of UTF-8 JSON nested at most
 // MAX_BODY_DEPTH levels. Anything else is refused (413 or 422, naming the body) before it is parsed
 // further, hashed or validated, so that no body, however large, deep or strange, reaches the ledger.
-import { invalid, LedgerError } from '../ledger/errors.ts';
+import { invalid, LedgerError } from '../core/errors.ts';
 
 /** Limits of a request body: bigger or deeper bodies get 413 and change nothing. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;

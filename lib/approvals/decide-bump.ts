@@ -4,7 +4,8 @@
 // requester is told the outcome.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../audit/append.ts';
-import { checkTransition, conflict, forbidden, invalid, notFound, partyOf } from '../ledger/index.ts';
+import { may, whoMay } from '../core/permissions.ts';
+import { conflict, forbidden, invalid, notFound } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { setHash, type BumpItem } from './bump-preview.ts';
 import { runApprovedBumps } from './resume-bumps.ts';
@@ -50,8 +51,9 @@ export async function decideBump(ctx: BumpContext, raw: unknown) {
     await auditRefused(why);
     return forbidden(why);
   };
-  const permitted = checkTransition('done', 'new_epoch', partyOf(actor));
-  if (!permitted.allowed) throw await refuse(permitted.why);
+  // Z1: the approver executes the bumps, so deciding is a party of the bump row (E2) too.
+  if (!may(actor, 'effect.bump.approve'))
+    throw await refuse(`only ${whoMay('effect.bump.approve')} decides epoch bumps`);
   const fourEyes = fourEyesRefusal(request.requestedById, actor, input.decision);
   if (fourEyes) throw await refuse(fourEyes);
   // Conflicts are refusals of a four-eyes decision too: audited (A4) with the same answer as before.

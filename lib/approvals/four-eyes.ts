@@ -1,6 +1,6 @@
 // Four-eyes (Z3): a request for a forced replay or an epoch bump is approved by someone other than
 // the person who asked for it. Both kinds of request ask here, so the rule and its wording live once.
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 
 export const FOUR_EYES_REFUSAL = 'four-eyes: the requester cannot approve their own request (Z3)';
 

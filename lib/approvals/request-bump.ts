@@ -3,7 +3,8 @@
 // told. Tools registered with fourEyesBump=false (default on) are bumped directly.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../audit/append.ts';
-import { checkTransition, forbidden, invalid, partyOf } from '../ledger/index.ts';
+import { may, whoMay } from '../core/permissions.ts';
+import { forbidden, invalid } from '../ledger/index.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { lockSeenEffect, seenEffectField, type SeenEffect } from '../ledger/seen.ts';
 import { previewBump } from './bump-preview.ts';
@@ -45,8 +46,10 @@ export type RequestBumpResult =
 export async function requestBump(ctx: BumpContext, raw: unknown): Promise<RequestBumpResult> {
   const input = parseInput(requestBumpInput, raw);
   const { db, actor } = ctx;
-  const permitted = checkTransition('done', 'new_epoch', partyOf(actor));
-  if (!permitted.allowed) {
+  // Z1: asking is its own permission; whoever holds it is a party of the bump row (E2) of the
+  // transition table, which reads its human parties from the same permission table.
+  if (!may(actor, 'effect.bump.request')) {
+    const why = `only ${whoMay('effect.bump.request')} asks for epoch bumps`;
     await auditRefusal(db, {
       chain: 'approvals',
       actor,
@@ -54,10 +57,10 @@ export async function requestBump(ctx: BumpContext, raw: unknown): Promise<Reque
       subjectType: 'approval',
       subjectId: 'effect.bump',
       reason: input.reason,
-      why: permitted.why,
+      why,
       request: ctx.request,
     });
-    throw forbidden(permitted.why);
+    throw forbidden(why);
   }
   // What the person saw is checked first: a key that moved is stale, not merely blocked.
   await checkSeen(db, input.seen);

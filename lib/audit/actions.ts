@@ -2,7 +2,7 @@
 // who may perform it. appendAudit accepts only these names (a typo is a type error), the audit page
 // offers them as its action filter, and a unit test holds `by` against the transition table and the
 // permission table, so the three cannot drift apart.
-import type { Party } from '@/lib/ledger/actor.ts';
+import type { Party } from '@/lib/core/actor.ts';
 
 export type AuditSubjectType =
   | 'effect'

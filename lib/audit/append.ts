@@ -2,7 +2,7 @@
 // time are assigned by the audit_entry_chain trigger; the placeholders below are overwritten there.
 import type { DbOrTx } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
-import { actorRole, type Actor, type RequestMeta } from '../ledger/actor.ts';
+import { actorRole, type Actor, type RequestMeta } from '../core/actor.ts';
 import type { AuditAction, AuditSubjectOf } from './actions.ts';
 
 export interface AuditInput<A extends AuditAction = AuditAction> {

@@ -9,7 +9,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Db } from '../db/client.ts';
-import type { Actor } from '../ledger/actor.ts';
+import type { Actor } from '../core/actor.ts';
 import { appendAudit } from './append.ts';
 import {
   checkpointSignatureValid,

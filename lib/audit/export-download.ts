@@ -8,7 +8,7 @@ import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
 import type { Guarded } from '@/lib/auth/guard.ts';
 import { crossSiteProblem, requestInfoFromHeaders } from '@/lib/auth/request.ts';
 import { env } from '@/lib/env.ts';
-import { forbidden, LedgerError } from '@/lib/ledger/errors.ts';
+import { forbidden, LedgerError } from '@/lib/core/errors.ts';
 import { exportRequestFrom } from '@/lib/read-models/audit.ts';
 import {
   auditExportStream,

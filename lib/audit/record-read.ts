@@ -1,6 +1,6 @@
 // Reading the trail is itself on the trail (A1): who looked, with which filter and page.
 import type { DbOrTx } from '@/lib/db/client.ts';
-import type { Actor, RequestMeta } from '@/lib/ledger/actor.ts';
+import type { Actor, RequestMeta } from '@/lib/core/actor.ts';
 import type { AuditFilter } from '@/lib/read-models/audit.ts';
 import { appendAudit } from './append.ts';
 

@@ -7,8 +7,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { notFound } from '../ledger/errors.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
+import { notFound } from '../core/errors.ts';
 import { hashToken } from '../runtime-keys/index.ts';
 import type { SessionUser } from './session.ts';
 

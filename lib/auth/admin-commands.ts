@@ -3,10 +3,10 @@
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import * as keys from '../runtime-keys/index.ts';
 import { forgetTool } from '../ledger/index.ts';
-import { invalid } from '../ledger/errors.ts';
+import { invalid } from '../core/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { reasonField } from '@/lib/ledger/fields.ts';
 

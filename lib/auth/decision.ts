@@ -3,11 +3,11 @@
 // the guard, the version check and the command's audit are the same whichever way the person came.
 import type { z } from 'zod';
 import { auditRefusal } from '../audit/append.ts';
-import { invalid } from '../ledger/errors.ts';
+import { invalid } from '../core/errors.ts';
 import type { SeenRequirement } from '../ledger/seen-required.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { authorize, toActionError, type ActionResult, type Guarded, type Subject } from './guard.ts';
-import type { Permission } from './permissions.ts';
+import type { Permission } from '../core/permissions.ts';
 import { currentRequest, type RequestInfo } from './request.ts';
 
 /** What a person decides or configures, wherever they do it from (a console server action, the

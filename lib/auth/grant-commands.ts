@@ -5,13 +5,13 @@
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { conflict, invalid, notFound } from '../ledger/errors.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
+import { conflict, invalid, notFound } from '../core/errors.ts';
 import { reasonField } from '../ledger/fields.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { workflowsWithoutRuns } from './admin-commands.ts';
 import { grantsLabel, type Grant } from './grants.ts';
-import { ROLES } from './permissions.ts';
+import { ROLES } from '../core/permissions.ts';
 import { forgetCachedSessions } from './session-cache.ts';
 
 interface Ctx {

@@ -4,7 +4,7 @@
 // runtime keys, tools) concern no workflow, so only an all-workflows grant opens them.
 import { Prisma } from '../db/client.ts';
 import type { Role } from '../db/generated/enums.ts';
-import { can, roleLabel, ROLES, type Permission } from './permissions.ts';
+import { can, roleLabel, ROLES, type Permission } from '../core/permissions.ts';
 
 export interface Grant {
   role: Role;

@@ -1,20 +1,19 @@
 // Authorization where the action runs (Z2): every server action goes through consoleAction and
-// every route handler through consoleRoute. Both resolve the user and their grants from the database
+// every route handler through consoleRoute (lib/api/console-route.ts). Both resolve the user and their grants from the database
 // (Z4), find the workflow the subject belongs to and check the permission on it against the roles the
 // person holds there (Z1), refuse cross-site requests, and audit every refusal (A4).
-import { problemFrom, problemResponse } from '../api/problem.ts';
 import { auditRefusal } from '../audit/append.ts';
 import type { AuditSubjectOf } from '../audit/actions.ts';
 import { db, type Db } from '../db/client.ts';
 import { isConnectionLoss } from '../db/connection-loss.ts';
 import { componentLogger } from '../ops/log.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { LedgerError } from '../ledger/errors.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
+import { LedgerError } from '../core/errors.ts';
 import type { Role } from '../db/generated/enums.ts';
 import { ALL_WORKFLOWS_ONLY, canOn, inScope, roleFor, roleSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
-import type { Permission } from './permissions.ts';
+import type { Permission } from '../core/permissions.ts';
 import { workflowsOfSubject } from './subject-workflows.ts';
-import { crossSiteProblem, requestInfoFromHeaders, type RequestInfo } from './request.ts';
+import { crossSiteProblem, type RequestInfo } from './request.ts';
 import { sessionFromCookie, type SessionUser } from './session.ts';
 import { personFromAccessToken, TOKEN_PROBLEMS } from './access-tokens.ts';
 import { cachedSessionFromCookie } from './session-cache.ts';
@@ -184,34 +183,5 @@ export function toActionError(error: unknown): ActionResult<never> {
     ok: false,
     code: 'internal',
     error: 'Something went wrong on the server; nothing may have changed. Check the audit trail and try again.',
-  };
-}
-
-/** A console route handler: authorized, errors mapped to HTTP in one place. With `signInFirst`, a
- *  person who is not signed in and opened the route as a page (a link in an email) is sent to sign in
- *  and brought back, instead of getting a 401 document. */
-export function consoleRoute<C = unknown>(
-  permission: Permission,
-  options: { mutating: boolean; allowUserNavigation?: boolean; signInFirst?: boolean },
-  handler: (g: Guarded, req: Request, ctx: C) => Promise<Response>,
-): (req: Request, ctx: C) => Promise<Response> {
-  return async (req, ctx) => {
-    const info = requestInfoFromHeaders(req.headers);
-    try {
-      const g = await authorize(info, permission, options);
-      return await handler(g, req, ctx);
-    } catch (error) {
-      const problem = problemFrom(error);
-      if (
-        options.signInFirst &&
-        problem.code === 'unauthenticated' &&
-        req.headers.get('sec-fetch-mode') === 'navigate'
-      ) {
-        const back = new URL(req.url).pathname;
-        const location = `/sign-in?callbackUrl=${encodeURIComponent(back)}`;
-        return new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } });
-      }
-      return problemResponse(problem);
-    }
   };
 }

@@ -2,7 +2,7 @@
 // in. This is the one place that turns groups into a role, so that per-workflow grants can later be
 // derived here as well.
 import type { Role } from '../db/generated/enums.ts';
-import { ROLES } from './permissions.ts';
+import { ROLES } from '../core/permissions.ts';
 
 export interface RoleMapping {
   group: string;

@@ -13,7 +13,7 @@
 import { appendAudit, auditRefusal } from '../audit/append.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
 import { env } from '../env.ts';
-import type { Actor, RequestMeta, Role } from '../ledger/actor.ts';
+import type { Actor, RequestMeta, Role } from '../core/actor.ts';
 import { isLastAllWorkflowsAdmin } from './grant-commands.ts';
 import { groupsOf, roleFromGroups } from './oidc-roles.ts';
 import { forgetCachedSessions } from './session-cache.ts';

@@ -1,23 +1,22 @@
 // For server components: the signed-in user, checked against the database (Z4; a check is shared by
 // the renders of the next second, ./session-cache.ts);
-// anyone without a valid session is sent to sign in.
+// anyone turned away goes where ./leave-for.ts says.
 import { headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { db, type Db } from '../db/client.ts';
 import { canSomewhere, scopeOf, type WorkflowScope } from './grants.ts';
-import type { Permission } from './permissions.ts';
+import { leaveFor } from './leave-for.ts';
+import type { Permission } from '../core/permissions.ts';
 import { type SessionUser } from './session.ts';
 import { cachedSessionFromCookie } from './session-cache.ts';
-
-export const CHANGE_PASSWORD_PATH = '/account/password';
 
 /** `returnTo`: the console address to come back to after signing in (a page the person asked for). */
 export async function requireUser(permission: Permission = 'console.read', returnTo?: string): Promise<SessionUser> {
   const user = await requireSignedIn(returnTo);
   // Z7: until a password someone else chose is replaced, every page leads to the change.
-  if (user.mustChangePassword) redirect(CHANGE_PASSWORD_PATH);
+  if (user.mustChangePassword) redirect(leaveFor({ status: 403, reason: 'password_change' }));
   // Held on at least one workflow; what the page then reads is filtered to the viewer's scope (Z1).
-  if (!canSomewhere(user.grants, permission)) redirect('/forbidden');
+  if (!canSomewhere(user.grants, permission)) redirect(leaveFor({ status: 403 }));
   return user;
 }
 
@@ -25,10 +24,7 @@ export async function requireUser(permission: Permission = 'console.read', retur
 export async function requireSignedIn(returnTo?: string): Promise<SessionUser> {
   const h = await headers();
   const session = await cachedSessionFromCookie(h.get('cookie'), db());
-  if (session.problem) {
-    const back = returnTo ? `&callbackUrl=${encodeURIComponent(returnTo)}` : '';
-    redirect(`/sign-in?reason=${session.problem}${back}`);
-  }
+  if (session.problem) redirect(leaveFor({ status: 401, reason: session.problem }, returnTo));
   return session.user;
 }
 

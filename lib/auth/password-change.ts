@@ -7,8 +7,8 @@
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { invalid, LedgerError, notFound } from '../ledger/errors.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
+import { invalid, LedgerError, notFound } from '../core/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { beginAttempt, clearFailures, WINDOW_MINUTES } from './rate-limit.ts';

@@ -2,7 +2,7 @@
 // redirect's ?error=, and anyone can send a person a link with an ?error= of their choosing; so the
 // check throws only the sentences below (publicSignInError), and the page shows only texts it knows
 // (signInNotice): a forged "call this number" never appears on the console's own page.
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../api/problem.ts';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../core/problem.ts';
 import { isConnectionLoss } from '../db/connection-loss.ts';
 import { componentLogger } from '../ops/log.ts';
 import { LIMIT_MESSAGES } from './rate-limit.ts';

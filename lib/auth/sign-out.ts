@@ -3,7 +3,7 @@
 // it. The revocation and its audit entry are written in one transaction (A1).
 import { appendAudit } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
-import type { RequestMeta } from '../ledger/actor.ts';
+import type { RequestMeta } from '../core/actor.ts';
 import { SESSION_ABSOLUTE_MAX, sessionClaims } from './session.ts';
 import { forgetCachedSessions } from './session-cache.ts';
 

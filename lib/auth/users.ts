@@ -5,12 +5,12 @@
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import type { DbOrTx, Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { conflict, invalid, notFound } from '../ledger/errors.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
+import { conflict, invalid, notFound } from '../core/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { assertAnotherAllWorkflowsAdmin } from './grant-commands.ts';
 import { hashPassword } from './password.ts';
-import { ROLES } from './permissions.ts';
+import { ROLES } from '../core/permissions.ts';
 import { reasonField } from '@/lib/ledger/fields.ts';
 import { forgetCachedSessions } from './session-cache.ts';
 

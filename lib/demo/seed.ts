@@ -2,7 +2,7 @@
 // crashed campaign in process through the SDK's direct transport (the same operations as the API).
 import { appendAudit } from '../audit/append.ts';
 import type { Db } from '../db/client.ts';
-import type { Actor } from '../ledger/actor.ts';
+import type { Actor } from '../core/actor.ts';
 import { approvePlan } from '../ledger/commands/approve-plan.ts';
 import { createRuntimeKey } from '../runtime-keys/index.ts';
 import { directTransport } from '../api/direct-transport.ts';

@@ -1,5 +1,5 @@
 // The ledger's public surface: pages, routes, the SDK's server side and jobs call only these.
-export * from './actor.ts';
+export * from '../core/actor.ts';
 export * from './errors.ts';
 export * from './keys.ts';
 export * from './normalize.ts';

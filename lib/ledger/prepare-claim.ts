@@ -4,7 +4,7 @@
 // the registered tool and the run's trigger (K1-K3), never taken from the caller.
 import { auditRefusal } from '../audit/append.ts';
 import type { DbOrTx } from '../db/client.ts';
-import { partyOf, requestJson, type Actor, type RequestMeta } from './actor.ts';
+import { partyOf, requestJson, type Actor, type RequestMeta } from '../core/actor.ts';
 import { getRun, getTool, type RunInfo, type ToolInfo } from './catalog.ts';
 import type { ClaimCall } from './claim-batcher.ts';
 import { forbidden, invalid } from './errors.ts';

@@ -4,8 +4,9 @@
 import { auditRefusal } from '@/lib/audit/append.ts';
 import type { AuditAction, AuditSubjectOf } from '@/lib/audit/actions.ts';
 import type { DbOrTx } from '@/lib/db/client.ts';
-import type { Actor, RequestMeta } from './actor.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
 import { forbidden } from './errors.ts';
+import { getRun } from './catalog.ts';
 
 /** Whether the actor may act on runs of this workflow. People and the product's own machinery may. */
 export function inWorkflowScope(actor: Actor, workflow: string): boolean {
@@ -85,4 +86,15 @@ export async function requireEffectScope<A extends AuditAction>(
   if (inWorkflowScope(actor, workflow)) return;
   const runId = (await owner())?.run_id ?? null;
   await requireWorkflowScope(ctx, workflow, { ...refusal, subjectId: key, runId });
+}
+
+/** Z6 for a read or a check of one run by id: refuses (audited, A4) a runtime key not scoped to the
+ *  run's workflow. A missing run is not_found. */
+export async function requireRunScope(
+  ctx: { db: DbOrTx; actor: Actor; request?: RequestMeta },
+  runId: string,
+  action: 'run.read' | 'run.replay_request',
+): Promise<void> {
+  const info = await getRun(ctx.db, runId);
+  await requireWorkflowScope(ctx, info.workflow, { action, subjectType: 'run', subjectId: info.id, runId: info.id });
 }

@@ -1,7 +1,9 @@
-// The transition table of RULES.md (S7) as data. Anything not listed is refused with a clear error
+// The transition table of RULES.md (S7) as data; its human parties come from the permission table
+// (lib/core/permissions.ts). Anything not listed is refused with a clear error
 // and changes nothing. The database re-checks the state pairs (effect_guard_transition).
 import { EffectState } from '../db/generated/enums.ts';
-import type { Party } from './actor.ts';
+import type { Party } from '../core/actor.ts';
+import { PERMISSIONS, rolesWith, type PermissionTable } from '../core/permissions.ts';
 
 export { EffectState };
 
@@ -23,50 +25,68 @@ export interface TransitionRule {
   rule: string;
 }
 
-export const TRANSITIONS: readonly TransitionRule[] = [
-  { from: ['none', 'failed'], to: 'pending', by: ['runtime', 'executor'], needs: [], rule: 'S1/S3 claim' },
-  { from: ['pending'], to: 'done', by: ['runtime', 'executor', 'reconciler'], needs: ['receipt'], rule: 'S2' },
-  { from: ['pending'], to: 'failed', by: ['runtime', 'executor'], needs: ['evidence'], rule: 'S3' },
-  { from: ['pending'], to: 'stuck', by: ['runtime', 'executor'], needs: ['evidence'], rule: 'S6' },
-  { from: ['pending'], to: 'unknown', by: ['reconciler', 'runtime'], needs: [], rule: 'S4' },
-  { from: ['unknown'], to: 'done', by: ['reconciler'], needs: ['receipt'], rule: 'S4 reconciler found the receipt' },
-  {
-    from: ['unknown'],
-    to: 'done',
-    by: ['support'],
-    needs: ['receipt_or_evidence', 'reason'],
-    rule: 'S4 support: sent',
-  },
-  { from: ['unknown'], to: 'pending', by: ['support'], needs: ['reason'], rule: 'S4 support: not sent' },
-  {
-    from: ['pending', 'done', 'failed', 'unknown', 'stuck'],
-    to: 'revoked',
-    by: ['operator'],
-    needs: ['reason'],
-    rule: 'S5 human revocation',
-  },
-  { from: ['none'], to: 'revoked', by: ['operator'], needs: ['reason'], rule: 'S5 a planned target never sent' },
-  {
-    from: ['pending', 'done', 'unknown', 'stuck'],
-    to: 'revoked',
-    by: ['runtime'],
-    needs: [],
-    rule: 'S5/V1 deletion through our API',
-  },
-  {
-    from: ['done', 'revoked', 'stuck'],
-    to: 'new_epoch',
-    by: ['operator', 'policy'],
-    needs: ['reason'],
-    rule: 'E2 epoch bump',
-  },
-];
+/** The table, with its human parties read from the permission table (Z1): support's resolutions are
+ *  made by whoever may effect.resolve, revocations by whoever may effect.revoke, and a new epoch by
+ *  whoever may ask for or approve one (the approver executes the bumps). Machine parties are fixed
+ *  here. Built from a table so a test can show the two cannot disagree. */
+export function transitionTable(permissions: PermissionTable = PERMISSIONS): readonly TransitionRule[] {
+  const resolvers = rolesWith('effect.resolve', permissions);
+  const revokers = rolesWith('effect.revoke', permissions);
+  const bumpers = [
+    ...new Set([...rolesWith('effect.bump.request', permissions), ...rolesWith('effect.bump.approve', permissions)]),
+  ];
+  return [
+    { from: ['none', 'failed'], to: 'pending', by: ['runtime', 'executor'], needs: [], rule: 'S1/S3 claim' },
+    { from: ['pending'], to: 'done', by: ['runtime', 'executor', 'reconciler'], needs: ['receipt'], rule: 'S2' },
+    { from: ['pending'], to: 'failed', by: ['runtime', 'executor'], needs: ['evidence'], rule: 'S3' },
+    { from: ['pending'], to: 'stuck', by: ['runtime', 'executor'], needs: ['evidence'], rule: 'S6' },
+    { from: ['pending'], to: 'unknown', by: ['reconciler', 'runtime'], needs: [], rule: 'S4' },
+    { from: ['unknown'], to: 'done', by: ['reconciler'], needs: ['receipt'], rule: 'S4 reconciler found the receipt' },
+    {
+      from: ['unknown'],
+      to: 'done',
+      by: resolvers,
+      needs: ['receipt_or_evidence', 'reason'],
+      rule: 'S4 support: sent',
+    },
+    { from: ['unknown'], to: 'pending', by: resolvers, needs: ['reason'], rule: 'S4 support: not sent' },
+    {
+      from: ['pending', 'done', 'failed', 'unknown', 'stuck'],
+      to: 'revoked',
+      by: revokers,
+      needs: ['reason'],
+      rule: 'S5 human revocation',
+    },
+    { from: ['none'], to: 'revoked', by: revokers, needs: ['reason'], rule: 'S5 a planned target never sent' },
+    {
+      from: ['pending', 'done', 'unknown', 'stuck'],
+      to: 'revoked',
+      by: ['runtime'],
+      needs: [],
+      rule: 'S5/V1 deletion through our API',
+    },
+    {
+      from: ['done', 'revoked', 'stuck'],
+      to: 'new_epoch',
+      by: [...bumpers, 'policy'],
+      needs: ['reason'],
+      rule: 'E2 epoch bump',
+    },
+  ];
+}
+
+export const TRANSITIONS: readonly TransitionRule[] = transitionTable();
 
 export type TransitionCheck = { allowed: true; rule: TransitionRule } | { allowed: false; why: string };
 
 /** Whether `party` may move an effect from `from` to `to`. Pure: no database, no clock. */
-export function checkTransition(from: EffectState | 'none', to: Move, party: Party): TransitionCheck {
-  const byParty = TRANSITIONS.filter((t) => t.to === to && t.by.includes(party));
+export function checkTransition(
+  from: EffectState | 'none',
+  to: Move,
+  party: Party,
+  table: readonly TransitionRule[] = TRANSITIONS,
+): TransitionCheck {
+  const byParty = table.filter((t) => t.to === to && t.by.includes(party));
   if (byParty.length === 0) return { allowed: false, why: `${party} may never move an effect to ${describe(to)}` };
   const rule = byParty.find((t) => t.from.includes(from));
   if (!rule) {
@@ -77,14 +97,19 @@ export function checkTransition(from: EffectState | 'none', to: Move, party: Par
 }
 
 /** The states `party` may move from to reach `to` (passed to the database, which checks atomically). */
-export function allowedSources(to: Move, party: Party): EffectState[] {
-  const states = TRANSITIONS.filter((t) => t.to === to && t.by.includes(party)).flatMap((t) => t.from);
+export function allowedSources(to: Move, party: Party, table: readonly TransitionRule[] = TRANSITIONS): EffectState[] {
+  const states = table.filter((t) => t.to === to && t.by.includes(party)).flatMap((t) => t.from);
   return [...new Set(states.filter((s): s is EffectState => s !== 'none'))];
 }
 
-/** What an operator may revoke (S5) and supersede with a new epoch (E2): read from the table. */
-export const REVOCABLE_STATES: readonly EffectState[] = allowedSources('revoked', 'operator');
-export const BUMPABLE_STATES: readonly EffectState[] = allowedSources('new_epoch', 'operator');
+/** What a person may revoke (S5) and supersede with a new epoch (E2): read from the table, for the
+ *  roles the permission table lets do either. */
+export const REVOCABLE_STATES: readonly EffectState[] = sourcesForRoles('revoked', rolesWith('effect.revoke'));
+export const BUMPABLE_STATES: readonly EffectState[] = sourcesForRoles('new_epoch', rolesWith('effect.bump.request'));
+
+function sourcesForRoles(to: Move, roles: readonly Party[]): EffectState[] {
+  return [...new Set(roles.flatMap((role) => allowedSources(to, role)))];
+}
 
 export function requirementsFor(to: Move, party: Party, from: EffectState | 'none'): readonly Requirement[] {
   const check = checkTransition(from, to, party);

@@ -6,7 +6,7 @@
 import { componentLogger } from '@/lib/ops/log.ts';
 import { db, type Db } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 import { LIVE_TOPICS, mergeChanges, type LiveChange, type LiveTopic } from '@/lib/live/change.ts';
 import { auditChangesSince, auditWatermark, isFinishedReplay, replayFingerprints } from '@/lib/live/reads.ts';
 

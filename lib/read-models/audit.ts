@@ -2,7 +2,7 @@
 // Lines export (A5, ./audit-export.ts).
 import type { Db } from '../db/client.ts';
 import { Prisma } from '../db/client.ts';
-import { invalid } from '../ledger/errors.ts';
+import { invalid } from '../core/errors.ts';
 import { runInScopeSql, type WorkflowScope } from '@/lib/auth/grants.ts';
 import { dateRangeProblem, runIdRange } from './common.ts';
 

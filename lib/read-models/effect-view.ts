@@ -1,12 +1,12 @@
 // One effect as its runtime sees it (GET /api/v1/effects/{key}): the key's identity, the current
 // epoch's state with who changed it and when, the receipt, and the raw response its latest attempt
 // stored (R1), so a framework boundary can hand a repeated call the result it already produced.
-// Scope (Z6) is checked as for every effect command; a key that does not exist is not_found.
+// Scope (Z6) is checked by the caller, as for every effect command, and a refusal audited there: a
+// read model writes nothing. A key that does not exist is not_found.
 import { z } from 'zod';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { effectKeyField } from '@/lib/ledger/fields.ts';
-import { notFound } from '@/lib/ledger/errors.ts';
-import { requireEffectScope } from '@/lib/ledger/scope.ts';
+import { notFound } from '@/lib/core/errors.ts';
 import { parseInput } from '@/lib/ledger/validate.ts';
 import type { CommandContext } from '@/lib/ledger/commands/common.ts';
 
@@ -55,7 +55,6 @@ interface Row {
 
 export async function readEffect(ctx: CommandContext, raw: unknown): Promise<EffectView> {
   const { key } = parseInput(readEffectInput, raw);
-  await requireEffectScope(ctx, key, { action: 'effect.read', subjectType: 'effect' });
   const [row] = await ctx.db.$queryRaw<Row[]>`
     SELECT k.key, k.run_id::text AS run_id, k.tool, k.action, k.record_id, k.target, k.target_type::text AS target_type,
            e.epoch, e.state, e.changed_by, e.changed_at, e.receipt, e.lease_expires_at, e.awaiting_claim,

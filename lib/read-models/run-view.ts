@@ -4,7 +4,6 @@
 import { z } from 'zod';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { getRun } from '@/lib/ledger/catalog.ts';
-import { requireWorkflowScope } from '@/lib/ledger/scope.ts';
 import { parseInput } from '@/lib/ledger/validate.ts';
 import type { CommandContext } from '@/lib/ledger/commands/common.ts';
 import { exactlyOnceOfPlan } from './exactly-once.ts';
@@ -76,20 +75,12 @@ interface Row {
   lease_expired: boolean | null;
 }
 
-export async function readRun(
-  ctx: CommandContext,
-  raw: unknown,
-  options: { limit?: number; action?: 'run.read' | 'run.replay_request' } = {},
-): Promise<RunView> {
+export async function readRun(ctx: CommandContext, raw: unknown, options: { limit?: number } = {}): Promise<RunView> {
   const input = parseInput(readRunInput, raw);
   const { db } = ctx;
+  // A read model writes nothing: the caller checks the runtime's workflow scope (Z6) first and
+  // audits a refusal there (requireRunScope, lib/ledger/scope.ts).
   const info = await getRun(db, input.runId);
-  await requireWorkflowScope(ctx, info.workflow, {
-    action: options.action ?? 'run.read',
-    subjectType: 'run',
-    subjectId: info.id,
-    runId: info.id,
-  });
   const run = await db.run.findUniqueOrThrow({ where: { id: info.id } });
   // This run's approved plan, else its latest plan, else (a retried run of the same event that did
   // not submit its own) the event's latest approved plan.

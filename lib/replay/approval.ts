@@ -7,7 +7,7 @@ import { parseInput } from '../ledger/validate.ts';
 import { fourEyesRefusal } from '@/lib/approvals/four-eyes.ts';
 import { refuseUnlessSeenStatus, seenStatusField } from '@/lib/approvals/seen-status.ts';
 import { optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
-import { assertOperator, setHashField, type ReplayCtx } from './request.ts';
+import { assertMayReplay, setHashField, type ReplayCtx } from './request.ts';
 import { notifyApprovalOutcome } from '@/lib/notifications/events.ts';
 
 export const approveReplayInput = z.strictObject({
@@ -37,7 +37,7 @@ export async function approveReplay(ctx: ReplayCtx, raw: unknown) {
   const input = parseInput(approveReplayInput, raw);
   const { db, actor } = ctx;
   const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
-  await assertOperator(ctx, 'replay.approve', replayId, req.runId);
+  await assertMayReplay(ctx, 'replay.approve', replayId, req.runId);
   // Every entry of this decision is about the same replay of the same run.
   const entry = {
     chain: `run:${req.runId}`,
@@ -112,7 +112,7 @@ export async function rejectReplay(ctx: ReplayCtx, raw: unknown) {
   const input = parseInput(rejectReplayInput, raw);
   const { db, actor } = ctx;
   const { req, replayId } = await loadApproval(ctx, input.approvalRequestId);
-  await assertOperator(ctx, 'replay.reject', replayId, req.runId);
+  await assertMayReplay(ctx, 'replay.reject', replayId, req.runId);
   await refuseUnlessSeenStatus(db, req.id, input.seenStatus);
   return db.$transaction(async (tx) => {
     const a = await tx.approvalRequest.updateMany({

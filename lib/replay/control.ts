@@ -10,7 +10,7 @@ import { StaleDecision } from '../ledger/seen.ts';
 import { parseInput } from '../ledger/validate.ts';
 import { exactlyOnce } from './set.ts';
 import { enqueueRemaining, sharedJobSender, type JobSender } from './jobs.ts';
-import { assertOperator, type ReplayControlAction, type ReplayCtx } from './request.ts';
+import { assertMayReplay, type ReplayControlAction, type ReplayCtx } from './request.ts';
 import { optionalReasonField, reasonField } from '@/lib/ledger/fields.ts';
 
 export const REPLAY_STATUSES = [
@@ -59,7 +59,7 @@ async function move(
 ) {
   const replay = await ctx.db.replay.findUnique({ where: { id: replayId } });
   if (!replay) throw notFound(`replay ${replayId} does not exist`, { field: 'replayId' });
-  await assertOperator(ctx, action, replayId, replay.runId);
+  await assertMayReplay(ctx, action, replayId, replay.runId);
   if (seen && replay.status !== seen) throw await staleReplay(ctx, replayId, seen, from);
   return ctx.db.$transaction(async (tx) => {
     // The update is conditional on the status the person saw, so a move by someone else between the

@@ -2,7 +2,7 @@
 // the summary the report card shows and every target with its outcome, read through the report's own
 // query a thousand items at a time, so a replay of any size streams in constant memory.
 import type { DbOrTx } from '../db/client.ts';
-import { LedgerError } from '../ledger/errors.ts';
+import { LedgerError } from '../core/errors.ts';
 import { csvCell } from '../read-models/audit-export.ts';
 import { getReplayReport, type ReplayReport, type ReplayReportItem } from './progress.ts';
 

@@ -14,6 +14,7 @@ import { StaleDecision } from '@/lib/ledger/seen.ts';
 import { fourEyesFor } from './preview.ts';
 import { exactlyOnce, FINGERPRINT_SQL, summarizeSet, targetsSql } from './set.ts';
 import { notifyApprovalWaiting } from '@/lib/notifications/events.ts';
+import { may, whoMay, type Permission } from '@/lib/core/permissions.ts';
 
 export type ReplayControlAction = 'replay.start' | 'replay.pause' | 'replay.resume' | 'replay.cancel';
 
@@ -34,14 +35,26 @@ export const requestReplayInput = z.strictObject({
   reason: reasonField,
 });
 
-export async function assertOperator(
+type ReplayAction = 'replay.request' | 'replay.approve' | 'replay.reject' | ReplayControlAction;
+
+/** The permission each replay action needs (Z1): rejecting is the other answer of an approver, and
+ *  start, pause, resume and cancel are control. */
+export function replayPermission(action: ReplayAction): Permission {
+  if (action === 'replay.request') return 'replay.request';
+  if (action === 'replay.approve' || action === 'replay.reject') return 'replay.approve';
+  return 'replay.control';
+}
+
+/** Refuses, audited (A4), an actor the permission table does not allow `action`. */
+export async function assertMayReplay(
   ctx: ReplayCtx,
-  action: 'replay.request' | 'replay.approve' | 'replay.reject' | ReplayControlAction,
+  action: ReplayAction,
   subjectId: string,
   runId: string | null,
 ): Promise<void> {
-  if (ctx.actor.kind === 'user' && ctx.actor.role === 'operator') return;
-  const why = 'only an operator forces replays (Z1)';
+  const permission = replayPermission(action);
+  if (may(ctx.actor, permission)) return;
+  const why = `only ${whoMay(permission)} forces replays (Z1)`;
   await auditRefusal(ctx.db, {
     chain: runId ? `run:${runId}` : 'replays',
     actor: ctx.actor,
@@ -67,7 +80,7 @@ export interface RequestReplayResult {
 export async function requestReplay(ctx: ReplayCtx, raw: unknown): Promise<RequestReplayResult> {
   const input = parseInput(requestReplayInput, raw);
   const { db } = ctx;
-  await assertOperator(ctx, 'replay.request', input.runId, input.runId);
+  await assertMayReplay(ctx, 'replay.request', input.runId, input.runId);
   const run = await db.run.findUnique({ where: { id: input.runId }, select: { id: true } });
   if (!run) throw notFound(`run ${input.runId} does not exist`, { field: 'runId' });
   const fourEyes = await fourEyesFor(db, input.runId);

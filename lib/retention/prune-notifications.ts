@@ -7,7 +7,7 @@
 // telling anyone twice, pruned notification or not. Each batch is one transaction with one audit entry.
 import { appendAudit } from '@/lib/audit/append.ts';
 import { Prisma, type Db } from '@/lib/db/client.ts';
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 
 export interface NotificationRetention {
   /** Days after which a read notification is pruned. */

@@ -9,7 +9,7 @@
 // Each batch of runs is one transaction with one audit entry carrying its counts.
 import { appendAudit } from '@/lib/audit/append.ts';
 import { Prisma, type Db } from '@/lib/db/client.ts';
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 
 /** States whose data someone still needs: a process or a person has not finished with the key. */
 export const RETAINED_KEY_STATES = ['pending', 'unknown', 'stuck'] as const;

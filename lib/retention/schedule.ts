@@ -4,7 +4,7 @@
 // touching the same rows).
 import type { Db } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 import { pruneNotifications, validNotificationRetention, type NotificationRetention } from './prune-notifications.ts';
 import { pruneRetiredRuns, type RetentionPolicy } from './prune.ts';
 

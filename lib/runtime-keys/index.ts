@@ -5,8 +5,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import { sqlRows, type DbOrTx, type Db } from '../db/client.ts';
-import type { Actor, RequestMeta } from '../ledger/actor.ts';
-import { forbidden, LedgerError, notFound } from '../ledger/errors.ts';
+import type { Actor, RequestMeta } from '../core/actor.ts';
+import { may, whoMay } from '../core/permissions.ts';
+import { forbidden, LedgerError, notFound } from '../core/errors.ts';
 import { parseInput } from '../ledger/validate.ts';
 
 const TOKEN = /^elk_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
@@ -19,10 +20,6 @@ export const createRuntimeKeyInput = z.strictObject({
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-function mayAdminister(actor: Actor): boolean {
-  return (actor.kind === 'user' && actor.role === 'admin') || actor.kind === 'system';
 }
 
 export interface CreatedRuntimeKey {
@@ -39,7 +36,8 @@ export async function createRuntimeKey(
   raw: unknown,
 ): Promise<CreatedRuntimeKey> {
   const input = parseInput(createRuntimeKeyInput, raw);
-  if (!mayAdminister(ctx.actor)) throw forbidden('only an admin creates runtime keys');
+  if (!may(ctx.actor, 'runtime_keys.manage'))
+    throw forbidden(`only ${whoMay('runtime_keys.manage')} creates runtime keys`);
   const prefix = randomBytes(9)
     .toString('base64url')
     .toLowerCase()
@@ -76,7 +74,8 @@ export async function revokeRuntimeKey(
   id: string,
   reason: string,
 ): Promise<void> {
-  if (!mayAdminister(ctx.actor)) throw forbidden('only an admin revokes runtime keys');
+  if (!may(ctx.actor, 'runtime_keys.manage'))
+    throw forbidden(`only ${whoMay('runtime_keys.manage')} revokes runtime keys`);
   if (!reason.trim()) throw new LedgerError('validation', 'a reason is required', { field: 'reason' });
   await ctx.db.$transaction(async (tx) => {
     const updated = await tx.runtimeKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });

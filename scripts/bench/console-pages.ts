@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { runAuditVerification } from '@/lib/audit/verification.ts';
 import { insertUser } from '@/lib/auth/users.ts';
 import { createDb } from '@/lib/db/client.ts';
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 import {
   browse,
   fetchSession,

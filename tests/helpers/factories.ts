@@ -1,7 +1,7 @@
 // Small factories with random suffixes: each test makes the data it needs.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '@/lib/db/client.ts';
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 import { claimEffect } from '@/lib/ledger/commands/claim-effect.ts';
 import { completeEffect } from '@/lib/ledger/commands/complete-effect.ts';
 import { createRun } from '@/lib/ledger/commands/create-run.ts';

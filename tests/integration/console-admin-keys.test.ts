@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { makeRun, suffix } from '../helpers/factories.ts';
 import { createRuntimeKey, revokeRuntimeKey } from '@/lib/auth/admin-commands.ts';
 import { createUser } from '@/lib/auth/users.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 
 let t: TestDatabase;
 const ctx = () => ({

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { appendAudit } from '@/lib/audit/append.ts';
 import { auditFilterProblem, auditPage, exportRequestFrom } from '@/lib/read-models/audit.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 import { EVERY_WORKFLOW } from '@/lib/auth/grants.ts';
 
 let t: TestDatabase;

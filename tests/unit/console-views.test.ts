@@ -1,7 +1,7 @@
 // Console views (docs/ARCHITECTURE.md, "What a page view asks of the server"): the address of the
 // view a page reads, and where a refused read sends the person.
 import { describe, expect, it } from 'vitest';
-import { leaveFor } from '@/components/views/leave-for.ts';
+import { leaveFor } from '@/lib/auth/leave-for.ts';
 import { viewUrl } from '@/components/views/fetch-view.ts';
 
 const RUN = '7f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5';

@@ -4,7 +4,7 @@ import { SandboxProvider } from '@/lib/sdk/sandbox.ts';
 import { canonicalJson, requestHash } from '@/lib/api/idempotency.ts';
 import { successorId, uuidV5 } from '@/lib/ledger/commands/revoke-by-deletion.ts';
 import { problem, problemFrom, problemHeaders } from '@/lib/api/problem.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 
 const raw = (status: number, body: unknown) => ({
   status,

@@ -4,8 +4,8 @@
 // note, the proofs are checked against signed roots (npm run audit:tree-verify, the SDK).
 import type { Db, DbOrTx } from '@/lib/db/client.ts';
 import { env } from '@/lib/env.ts';
-import type { Actor, RequestMeta } from '@/lib/ledger/actor.ts';
-import { invalid, notFound } from '@/lib/ledger/errors.ts';
+import type { Actor, RequestMeta } from '@/lib/core/actor.ts';
+import { invalid, notFound } from '@/lib/core/errors.ts';
 import { openTreeHead, parseCheckpointBody, parseNote, mergeNotes, verifierFor } from '@/lib/sdk/audit/signed-note.ts';
 import { treeSignerFrom } from './config.ts';
 import { submitCosignature, witnessKeysFrom } from './cosignatures.ts';

@@ -5,8 +5,8 @@
 // is configured with (AUDIT_WITNESS_KEYS), over a head the ledger's own key signed. Readers verify
 // every line again against the witness keys they trust; nothing here is trusted by them.
 import type { Db } from '@/lib/db/client.ts';
-import type { Actor, RequestMeta } from '@/lib/ledger/actor.ts';
-import { forbidden, invalid } from '@/lib/ledger/errors.ts';
+import type { Actor, RequestMeta } from '@/lib/core/actor.ts';
+import { forbidden, invalid } from '@/lib/core/errors.ts';
 import {
   formatNote,
   openTreeHead,

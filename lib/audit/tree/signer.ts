@@ -9,7 +9,7 @@
 // signature.
 import type { KeyObject } from 'node:crypto';
 import type { Db, DbOrTx } from '@/lib/db/client.ts';
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 import { metrics } from '@/lib/ops/metrics.ts';
 import { appendAudit, auditRefusal } from '../append.ts';
 import { consistencyAt, rootAt, treeSize } from './store.ts';

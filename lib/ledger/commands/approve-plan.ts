@@ -3,6 +3,7 @@
 // confirms the hash of the set they reviewed, so a plan changed under them is not approved.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
+import { may, whoMay } from '@/lib/core/permissions.ts';
 import { conflict, forbidden, LedgerError, notFound } from '../errors.ts';
 import { StaleDecision } from '../seen.ts';
 import { parseInput } from '../validate.ts';
@@ -48,7 +49,7 @@ export async function approvePlan(ctx: CommandContext, raw: unknown) {
     await record(why);
     return conflict(why, extra);
   };
-  if (actor.kind !== 'user' || actor.role !== 'operator') throw await refuse('only an operator approves plans');
+  if (!may(actor, 'plan.approve')) throw await refuse(`only ${whoMay('plan.approve')} approves plans`);
   await refuseUnlessSeenPlan(db, plan.id, { status: input.seenStatus, itemsHash: input.itemsHash });
   if (plan.status !== 'submitted')
     throw await refuseConflict(`plan ${plan.id} is ${plan.status}, not awaiting approval`);

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { auditRefusal } from '@/lib/audit/append.ts';
-import { actorRole, partyOf, requestJson } from '../actor.ts';
+import { actorRole, partyOf, requestJson } from '@/lib/core/actor.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { getEpochPolicy, modelInfluence } from '../policies.ts';
 import { checkTransition } from '../transitions.ts';

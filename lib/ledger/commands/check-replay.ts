@@ -10,7 +10,9 @@
 import { auditRefusal, appendAudit } from '@/lib/audit/append.ts';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import type { CommandContext } from './common.ts';
-import { readRun, RUN_TARGET_LIMIT, type RunTarget } from '@/lib/read-models/run-view.ts';
+import { readRun, readRunInput, RUN_TARGET_LIMIT, type RunTarget } from '@/lib/read-models/run-view.ts';
+import { parseInput } from '../validate.ts';
+import { requireRunScope } from '../scope.ts';
 
 export interface ReplayTarget {
   target: string;
@@ -65,7 +67,8 @@ export async function checkReplay(
   options: { limit?: number } = {},
 ): Promise<ReplayCheck> {
   const limit = options.limit ?? RUN_TARGET_LIMIT;
-  const read = await readRun(ctx, raw, { action: 'run.replay_request', limit });
+  await requireRunScope(ctx, parseInput(readRunInput, raw).runId, 'run.replay_request');
+  const read = await readRun(ctx, raw, { limit });
   const approved = read.plan?.status === 'approved';
   const run = { ...read, targets: read.targets.map((t) => ({ ...t, inPlan: t.inPlan && approved })) };
   const runId = run.run.id;

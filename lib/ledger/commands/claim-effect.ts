@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { sqlPool, type DbOrTx } from '@/lib/db/client.ts';
-import type { Actor, RequestMeta } from '../actor.ts';
+import type { Actor, RequestMeta } from '@/lib/core/actor.ts';
 import { CLAIM_SQL, claimBatcher, claimParams, type ClaimCall, type ClaimRow } from '../claim-batcher.ts';
 import { prepareClaim } from '../prepare-claim.ts';
 import { traced } from '@/lib/ops/tracing.ts';

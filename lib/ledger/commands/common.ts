@@ -1,7 +1,7 @@
 // Shared input pieces of the effect commands.
 import { z } from 'zod';
 import type { DbOrTx } from '@/lib/db/client.ts';
-import type { Actor, RequestMeta } from '../actor.ts';
+import type { Actor, RequestMeta } from '@/lib/core/actor.ts';
 import { effectKeyField, epochField } from '../fields.ts';
 
 export interface CommandContext {

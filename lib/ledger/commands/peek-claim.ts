@@ -8,7 +8,7 @@
 // "Held" is defined once, in SQL (ledger_claim_peek), where ledger_claim_batch answers its losers.
 import { sqlRows, type DbOrTx } from '@/lib/db/client.ts';
 import type { EffectState } from '@/lib/db/generated/enums.ts';
-import type { Actor, RequestMeta } from '../actor.ts';
+import type { Actor, RequestMeta } from '@/lib/core/actor.ts';
 import { getRun, getTool } from '../catalog.ts';
 import { deriveClaimKey, prepareClaim, requireClaimer, requireClaimScope } from '../prepare-claim.ts';
 import { rememberEffectWorkflow } from '../scope.ts';

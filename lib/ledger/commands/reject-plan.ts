@@ -3,6 +3,7 @@
 // and why stay on the plan and on the run's audit chain.
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
+import { may, whoMay } from '@/lib/core/permissions.ts';
 import { getRun } from '../catalog.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { reasonField } from '../fields.ts';
@@ -39,9 +40,11 @@ export async function rejectPlan(ctx: CommandContext, raw: unknown) {
     reason: input.reason,
     request: ctx.request,
   } as const;
-  if (actor.kind !== 'user' || actor.role !== 'operator') {
-    await auditRefusal(db, { ...refusal, why: 'only an operator rejects plans' });
-    throw forbidden('only an operator rejects plans');
+  // Rejecting is the other answer to the same review: whoever may approve a plan may reject it.
+  if (!may(actor, 'plan.approve')) {
+    const why = `only ${whoMay('plan.approve')} rejects plans`;
+    await auditRefusal(db, { ...refusal, why });
+    throw forbidden(why);
   }
   await requireWorkflowScope(ctx, (await getRun(db, plan.runId)).workflow, refusal);
   const seen = { status: input.seenStatus, itemsHash: input.itemsHash };

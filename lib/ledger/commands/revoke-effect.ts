@@ -5,7 +5,7 @@
 // approved plan row and created revoked (ledger_revoke_planned), so no replay or runtime sends to it.
 import { z } from 'zod';
 import { sqlRows } from '@/lib/db/client.ts';
-import { actorRole, partyOf, requestJson } from '../actor.ts';
+import { actorRole, partyOf, requestJson } from '@/lib/core/actor.ts';
 import { LedgerError, notFound } from '../errors.ts';
 import { reasonField } from '../fields.ts';
 import { requireWorkflowScope } from '../scope.ts';

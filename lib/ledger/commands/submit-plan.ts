@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit, auditRefusal } from '@/lib/audit/append.ts';
+import { may, whoMay } from '@/lib/core/permissions.ts';
 import { getRun, getTool, type ToolInfo } from '../catalog.ts';
 import { conflict, forbidden, invalid, LedgerError } from '../errors.ts';
 import { deriveKey } from '../keys.ts';
@@ -54,8 +55,8 @@ export async function submitPlan(ctx: CommandContext, raw: unknown) {
     });
     return forbidden(why);
   };
-  if (actor.kind !== 'runtime' && !(actor.kind === 'user' && actor.role === 'operator') && actor.kind !== 'system') {
-    throw await refuse('plans are submitted by agent runtimes or operators');
+  if (!may(actor, 'plan.submit')) {
+    throw await refuse(`plans are submitted by agent runtimes or by ${whoMay('plan.submit')}`);
   }
   const run = await getRun(db, input.runId);
   await requireWorkflowScope(ctx, run.workflow, {

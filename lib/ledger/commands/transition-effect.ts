@@ -9,7 +9,7 @@
 import type { EffectState } from '@/lib/db/generated/enums.ts';
 import { sqlRows, type DbOrTx } from '@/lib/db/client.ts';
 import { auditRefusal } from '@/lib/audit/append.ts';
-import { actorRole, partyOf, requestJson, type Actor, type RequestMeta } from '../actor.ts';
+import { actorRole, partyOf, requestJson, type Actor, type RequestMeta } from '@/lib/core/actor.ts';
 import { forbidden, invalid, LedgerError, notFound } from '../errors.ts';
 import { requireEffectScope } from '../scope.ts';
 import { allowedSources, TRANSITIONS, type Requirement } from '../transitions.ts';

@@ -1,8 +1,9 @@
 // Everything the audit trail's page shows (A1, A2): one page of the entries the filter matches, each
 // as the table shows it, the chain verification the background job stored with its age, and whether
 // the viewer may export. Within the viewer's scope (Z1), as every read. Reading the trail is itself on
-// the trail (who looked, with which filter and page): recorded after the read, so the page shows the
-// trail as it was when asked for.
+// the trail (who looked, with which filter and page): a read model writes nothing, so whoever serves
+// the page records the read after it (recordAuditPageRead below, lib/audit/record-read.ts), in the same
+// request, and the page shows the trail as it was when asked for.
 import { recordAuditRead } from '@/lib/audit/record-read.ts';
 import { canSomewhere } from '@/lib/auth/grants.ts';
 import { userActor, type Guarded } from '@/lib/auth/guard.ts';
@@ -51,8 +52,8 @@ export interface AuditPage {
   canExport: boolean;
 }
 
-/** The request's origin is recorded with the read (A1: where), as the page recorded it. */
-export async function auditPage(v: ConsoleViewer & Pick<Guarded, 'request'>, sp: SP): Promise<AuditPage> {
+/** One page of the trail as the viewer may see it. Writes nothing. */
+export async function readAuditPage(v: ConsoleViewer, sp: SP): Promise<AuditPage> {
   const filter = auditFilterFrom(sp);
   const cursor = one(sp, 'cursor');
   const [page, chain] = await Promise.all([
@@ -60,8 +61,6 @@ export async function auditPage(v: ConsoleViewer & Pick<Guarded, 'request'>, sp:
     chainVerification(v.db, v.scope),
   ]);
   const names = await subjectNames(v.db, page.rows);
-  // The person's own role, as the page recorded it (not the role through which console.read was found).
-  await recordAuditRead(v.db, { actor: userActor(v.user), filter, cursor: cursor ?? null, request: v.request });
   return {
     filter,
     problem: auditFilterProblem(filter),
@@ -71,6 +70,30 @@ export async function auditPage(v: ConsoleViewer & Pick<Guarded, 'request'>, sp:
     chainAge: chain.state === 'unverified' ? null : describeAge(chain.ageSeconds),
     canExport: canSomewhere(v.user.grants, 'audit.export'),
   };
+}
+
+/** Records that `v` read this page of the trail (A1): who, with which filter and page, and where the
+ *  request came from. The person's own role (not the role through which console.read was found). */
+export async function recordAuditPageRead(
+  v: ConsoleViewer & Pick<Guarded, 'request'>,
+  page: Pick<AuditPage, 'filter'>,
+  sp: SP,
+): Promise<void> {
+  await recordAuditRead(v.db, {
+    actor: userActor(v.user),
+    filter: page.filter,
+    cursor: one(sp, 'cursor') ?? null,
+    request: v.request,
+  });
+}
+
+/** The page read, then its read recorded: for the management API's endpoint, which serves the same
+ *  page (lib/manage/read-endpoints.ts) and has yet to record the read itself as the console's view
+ *  route does. */
+export async function auditPage(v: ConsoleViewer & Pick<Guarded, 'request'>, sp: SP): Promise<AuditPage> {
+  const page = await readAuditPage(v, sp);
+  await recordAuditPageRead(v, page, sp);
+  return page;
 }
 
 function auditRowView(r: AuditRow, names: Record<string, string>): AuditRowView {

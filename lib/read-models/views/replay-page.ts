@@ -5,7 +5,7 @@
 // (Z1): the page answers all alike.
 import { assertVisible } from '@/lib/auth/guard.ts';
 import { canOn } from '@/lib/auth/grants.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 import { userLabels } from '@/lib/read-models/admin.ts';
 import {
   getReplayReport,

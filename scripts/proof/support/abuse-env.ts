@@ -12,7 +12,7 @@ import { runWithRequest, type RequestInfo } from '@/lib/auth/request.ts';
 import { mintSessionToken } from '@/lib/auth/session.ts';
 import { authSecret } from '@/lib/auth/secret.ts';
 import { insertUser } from '@/lib/auth/users.ts';
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 import type { Role } from '@/lib/db/generated/enums.ts';
 import type { ProofContext } from '../section.ts';
 

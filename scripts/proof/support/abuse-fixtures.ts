@@ -6,7 +6,7 @@ import { makeRun, makeTool, suffix } from '@/tests/helpers/factories.ts';
 import { approvePlan, claimEffect, completeEffect, markUnknown, submitPlan } from '@/lib/ledger/index.ts';
 import { requestBump } from '@/lib/approvals/request-bump.ts';
 import { requestReplay, startReplay, pauseReplay } from '@/lib/replay/index.ts';
-import type { Actor } from '@/lib/ledger/actor.ts';
+import type { Actor } from '@/lib/core/actor.ts';
 import { SYSTEM, type AbuseEnv, type ProofUser } from './abuse-env.ts';
 
 export const NO_JOBS = { insert: async () => undefined };

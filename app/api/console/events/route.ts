@@ -3,7 +3,7 @@
 // opens (401 otherwise) and again, with the person's grants, at every heartbeat
 // (lib/live/viewer-stream.ts). Each process polls once for all its listeners (lib/live/feed.ts) and
 // serves at most LIVE_MAX_CONNECTIONS of them (429 beyond).
-import { consoleRoute } from '@/lib/auth/guard.ts';
+import { consoleRoute } from '@/lib/api/console-route.ts';
 import { viewerLiveStream } from '@/lib/live/viewer-stream.ts';
 
 export const dynamic = 'force-dynamic';

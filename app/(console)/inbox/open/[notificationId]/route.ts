@@ -4,7 +4,7 @@
 // notification read; a cross-site request is refused by the guard (Sec-Fetch-Site, audited) unless it
 // is a link the person clicked (an email's), a prefetch changes nothing, and the answer is never
 // cached, so every opening reaches the server.
-import { consoleRoute } from '@/lib/auth/guard.ts';
+import { consoleRoute } from '@/lib/api/console-route.ts';
 import { openNotification } from '@/lib/notifications/read-marks.ts';
 
 export const dynamic = 'force-dynamic';

@@ -4,7 +4,7 @@
 // lib/read-models/audit-checkpoints.ts).
 import { appendAudit } from '@/lib/audit/append.ts';
 import type { CheckpointsFile } from '@/lib/sdk/audit/checkpoint-signature.ts';
-import { consoleRoute } from '@/lib/auth/guard.ts';
+import { consoleRoute } from '@/lib/api/console-route.ts';
 import { checkpointsFor } from '@/lib/read-models/audit-checkpoints.ts';
 
 export const dynamic = 'force-dynamic';

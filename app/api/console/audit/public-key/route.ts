@@ -2,9 +2,9 @@
 // auditors verify exports against signed checkpoints with it (`npm run audit:verify -- --public-key`).
 // Derived from AUDIT_SIGNING_KEY on each request; its key id travels in X-Key-Id and the file name.
 import { loadCheckpointKey, publicKeyPem } from '@/lib/audit/checkpoint.ts';
-import { consoleRoute } from '@/lib/auth/guard.ts';
+import { consoleRoute } from '@/lib/api/console-route.ts';
 import { env } from '@/lib/env.ts';
-import { LedgerError } from '@/lib/ledger/errors.ts';
+import { LedgerError } from '@/lib/core/errors.ts';
 
 export const dynamic = 'force-dynamic';
 

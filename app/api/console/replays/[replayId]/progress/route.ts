@@ -1,6 +1,7 @@
 // Live progress of one forced replay (F5) for the console's progress bar, polled about once a second.
 // Read-only: anyone holding a role in the replay's workflow may look; to anyone else it is missing (Z1).
-import { assertVisible, consoleRoute } from '@/lib/auth/guard.ts';
+import { consoleRoute } from '@/lib/api/console-route.ts';
+import { assertVisible } from '@/lib/auth/guard.ts';
 import { getReplayProgress } from '@/lib/replay/index.ts';
 
 export const dynamic = 'force-dynamic';

@@ -1,7 +1,8 @@
 // A replay's report as a download: CSV (one row per target) or JSON (the summary and every target).
 // Read-only, for anyone holding a role in the replay's workflow (to anyone else it is missing, Z1); a
 // bad format is a 422 naming it.
-import { assertVisible, consoleRoute } from '@/lib/auth/guard.ts';
+import { consoleRoute } from '@/lib/api/console-route.ts';
+import { assertVisible } from '@/lib/auth/guard.ts';
 import { replayReportPages, REPORT_CSV_HEADER, reportCsvLines, reportFormat } from '@/lib/replay/report-export.ts';
 
 export const dynamic = 'force-dynamic';
