@@ -6,7 +6,7 @@ import { assertVisible } from '../auth/guard.ts';
 import { seenEffect } from '../ledger/seen-version.ts';
 import { approvalsPage, submittedPlans } from '../read-models/admin.ts';
 import { targetDetail } from '../read-models/target.ts';
-import { auditPage } from '../read-models/views/audit-page.ts';
+import { readAuditPage, recordAuditPageRead } from '../read-models/views/audit-page.ts';
 import { planPage } from '../read-models/views/plan-page.ts';
 import { replayPage } from '../read-models/views/replay-page.ts';
 import { runPage } from '../read-models/views/run-page.ts';
@@ -113,7 +113,12 @@ export const READ_ENDPOINTS: ReadEndpoint[] = [
     'manageReadAudit',
     'The audit trail',
     "One page of entries with the console's filters and the chain verification; the read itself is recorded (audit.read).",
-    (g, _p, sp) => auditPage(g, sp),
+    async (g, _p, sp) => {
+      // The read model writes nothing: the endpoint records the read, as the console's view route does.
+      const page = await readAuditPage(g, sp);
+      await recordAuditPageRead(g, page, sp);
+      return page;
+    },
   ),
 
   {

@@ -138,7 +138,10 @@ describe('Z8: decisions on requests, plans and sets carry the version the person
 
   it('A5, Z3: a rejected replay request is audited with what it was decided on: the request, its set, the status seen, who asked when', async () => {
     const c = await makeCampaign(t.db, { failed: 1 });
-    const r = await requestReplay({ db: t.db, actor: alice }, { runId: c.runId, confirmCount: 1, reason: 'crashed run' });
+    const r = await requestReplay(
+      { db: t.db, actor: alice },
+      { runId: c.runId, confirmCount: 1, reason: 'crashed run' },
+    );
     await rejectReplay(
       { db: t.db, actor: bob },
       { approvalRequestId: r.approvalRequestId!, seenStatus: 'open', reason: 'the template is still wrong' },

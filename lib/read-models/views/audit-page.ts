@@ -87,15 +87,6 @@ export async function recordAuditPageRead(
   });
 }
 
-/** The page read, then its read recorded: for the management API's endpoint, which serves the same
- *  page (lib/manage/read-endpoints.ts) and has yet to record the read itself as the console's view
- *  route does. */
-export async function auditPage(v: ConsoleViewer & Pick<Guarded, 'request'>, sp: SP): Promise<AuditPage> {
-  const page = await readAuditPage(v, sp);
-  await recordAuditPageRead(v, page, sp);
-  return page;
-}
-
 function auditRowView(r: AuditRow, names: Record<string, string>): AuditRowView {
   const why =
     r.reason ??
