@@ -19,6 +19,7 @@ function linksFor(viewer: Wire<NavViewer> | null): { href: string; label: string
     { href: '/plans', label: 'Plans to approve' },
     { href: '/support', label: 'Support queue' },
     { href: '/approvals', label: 'Four-eyes approvals' },
+    { href: '/insights', label: 'Decision insights' },
     { href: '/audit', label: 'Audit trail' },
     ...(viewer?.manageUsers ? [{ href: '/admin/users', label: 'Users & roles' }] : []),
     ...(viewer?.manageKeys ? [{ href: '/admin/keys', label: 'Runtime keys' }] : []),
