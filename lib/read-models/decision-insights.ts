@@ -99,6 +99,9 @@ function visibleSql(scope: WorkflowScope): Prisma.Sql {
   return Prisma.sql`cardinality(workflows) > 0 AND workflows <@ ${[...scope.workflows]}::text[]`;
 }
 
+/** Seconds to the millisecond the timestamps hold, without the float noise of the interpolation. */
+const toMillis = (seconds: number | null) => (seconds === null ? null : Math.round(seconds * 1000) / 1000);
+
 export async function decisionInsights(db: Db, scope: WorkflowScope, query: InsightsQuery): Promise<DecisionInsights> {
   const from = new Date(`${query.from}T00:00:00Z`);
   const until = new Date(new Date(`${query.to}T00:00:00Z`).getTime() + DAY_MS);
@@ -165,8 +168,8 @@ export async function decisionInsights(db: Db, scope: WorkflowScope, query: Insi
         cancelled: r.cancelled,
         open: r.open,
         approvalRate: decided === 0 ? null : r.approved / decided,
-        medianSeconds: r.median_seconds,
-        p90Seconds: r.p90_seconds,
+        medianSeconds: toMillis(r.median_seconds),
+        p90Seconds: toMillis(r.p90_seconds),
       };
     }),
   };
