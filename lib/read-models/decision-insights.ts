@@ -4,7 +4,7 @@
 // over decided) and the median and 90th percentile of the time from request to decision. One query
 // with grouping sets gives the periods and each workflow's total for the range, so a total's median
 // is the median of its requests, not of the periods' medians.
-import { invalid } from '@/lib/core/errors.ts';
+import { invalid, LedgerError } from '@/lib/core/errors.ts';
 import { Prisma, type Db } from '@/lib/db/client.ts';
 import type { WorkflowScope } from '@/lib/auth/grants.ts';
 import { one, type SP } from '@/lib/read-models/views/query.ts';
@@ -76,6 +76,20 @@ export function insightsQueryFrom(sp: SP, now: Date = new Date()): InsightsQuery
   if (days > MAX_RANGE_DAYS)
     throw invalid('from', `the range may span at most ${MAX_RANGE_DAYS} days; this one spans ${days}`);
   return { period: periodText as InsightPeriod, from: isoDay(from), to: isoDay(to) };
+}
+
+/** The same, for a page: the query, or the refusal naming the field at fault (the page says why). */
+export function insightsQueryOrProblem(sp: SP): {
+  query: InsightsQuery | null;
+  problem: { field: string; message: string } | null;
+} {
+  try {
+    return { query: insightsQueryFrom(sp), problem: null };
+  } catch (error) {
+    if (error instanceof LedgerError && error.code === 'validation')
+      return { query: null, problem: { field: String(error.details.field), message: error.message } };
+    throw error;
+  }
 }
 
 interface Raw {

@@ -1,12 +1,10 @@
 import type { Metadata } from 'next';
 import { requireViewer } from '@/lib/auth/page.ts';
-import { LedgerError } from '@/lib/core/errors.ts';
 import {
   decisionInsights,
   DEFAULT_RANGE_DAYS,
-  insightsQueryFrom,
+  insightsQueryOrProblem,
   type InsightRow,
-  type InsightsQuery,
 } from '@/lib/read-models/decision-insights.ts';
 import { Card, EmptyState, Field, inputClass, PageHeader } from '@/components/ui/card.tsx';
 import { Button, linkButton } from '@/components/ui/button.tsx';
@@ -14,17 +12,6 @@ import { one, type SP } from '@/components/search-params.ts';
 import { InsightsTable } from './insights-table.tsx';
 
 export const metadata: Metadata = { title: 'Decision insights' };
-
-/** The query the URL asks for, or the refusal naming the field at fault (the page then says why). */
-function queryOf(sp: SP): { query: InsightsQuery | null; problem: { field: string; message: string } | null } {
-  try {
-    return { query: insightsQueryFrom(sp), problem: null };
-  } catch (error) {
-    if (error instanceof LedgerError && error.code === 'validation')
-      return { query: null, problem: { field: String(error.details.field), message: error.message } };
-    throw error;
-  }
-}
 
 function byWorkflow(rows: InsightRow[]): [string, InsightRow[]][] {
   const groups = new Map<string, InsightRow[]>();
@@ -34,7 +21,7 @@ function byWorkflow(rows: InsightRow[]): [string, InsightRow[]][] {
 
 export default async function InsightsPage({ searchParams }: { searchParams: Promise<SP> }) {
   const [sp, { db, scope }] = await Promise.all([searchParams, requireViewer()]);
-  const { query, problem } = queryOf(sp);
+  const { query, problem } = insightsQueryOrProblem(sp);
   const insights = query ? await decisionInsights(db, scope, query) : null;
   const shown = query ?? { period: one(sp, 'period') ?? 'day', from: one(sp, 'from') ?? '', to: one(sp, 'to') ?? '' };
   const download = (format: 'csv' | 'json') =>
