@@ -28,6 +28,7 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   { name: 'support', persona: 'support', open: visit(() => '/support') },
   { name: 'approvals', persona: 'operatorA', open: visit(() => '/approvals') },
   { name: 'audit', persona: 'auditor', open: visit(() => '/audit') },
+  { name: 'insights', persona: 'auditor', open: visit(() => '/insights') },
   {
     name: 'target',
     persona: 'auditor',
