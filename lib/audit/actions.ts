@@ -1,7 +1,8 @@
 // The catalogue of audit actions: every action the trail can hold, the kind of subject it is about and
 // who may perform it. appendAudit accepts only these names (a typo is a type error), the audit page
-// offers them as its action filter, and a unit test holds `by` against the transition table and the
-// permission table, so the three cannot drift apart.
+// offers them as its action filter. `by` is written here by hand for people reading the trail: who
+// may actually perform each action is decided by the permission table (lib/core/permissions.ts) and
+// the transition table, which the commands ask.
 import type { Party } from '@/lib/core/actor.ts';
 
 export type AuditSubjectType =
