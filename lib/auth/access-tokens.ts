@@ -3,13 +3,13 @@
 // away, a disabled account, a revocation or the expiry counts at the very next call. Only the SHA-256
 // of the whole token is stored; the token itself is shown once, at creation. Creation, revocation
 // and every use are audited (A1).
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { appendAudit } from '../audit/append.ts';
 import type { Db, DbOrTx } from '../db/client.ts';
 import type { Actor, RequestMeta } from '../core/actor.ts';
 import { notFound } from '../core/errors.ts';
-import { hashToken } from '../runtime-keys/index.ts';
+import { hashToken, newBearerToken } from '../runtime-keys/index.ts';
 import type { SessionUser } from './session.ts';
 
 const TOKEN = /^elp_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
@@ -49,13 +49,7 @@ export async function createAccessToken(
   ctx: Ctx,
   input: z.output<typeof createAccessTokenInput>,
 ): Promise<CreatedAccessToken> {
-  const prefix = randomBytes(9)
-    .toString('base64url')
-    .toLowerCase()
-    .replace(/[^a-z0-9]/g, '0')
-    .slice(0, 12)
-    .padEnd(12, '0');
-  const token = `elp_${prefix}_${randomBytes(32).toString('base64url')}`;
+  const { prefix, token } = newBearerToken('elp');
   const expiresAt = new Date(Date.now() + input.expiresInDays * 86_400_000);
   return ctx.db.$transaction(async (tx) => {
     const row = await tx.accessToken.create({

@@ -22,6 +22,19 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/** A new bearer credential, `<kind>_<prefix>_<secret>`: the prefix (12 lowercase letters and digits)
+ *  finds the row, the 256-bit secret is stored only as hashToken's digest. `elk` is a runtime key,
+ *  `elp` a personal access token. */
+export function newBearerToken(kind: 'elk' | 'elp'): { prefix: string; token: string } {
+  const prefix = randomBytes(9)
+    .toString('base64url')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')
+    .slice(0, 12)
+    .padEnd(12, '0');
+  return { prefix, token: `${kind}_${prefix}_${randomBytes(32).toString('base64url')}` };
+}
+
 export interface CreatedRuntimeKey {
   id: string;
   name: string;
@@ -38,13 +51,7 @@ export async function createRuntimeKey(
   const input = parseInput(createRuntimeKeyInput, raw);
   if (!may(ctx.actor, 'runtime_keys.manage'))
     throw forbidden(`only ${whoMay('runtime_keys.manage')} creates runtime keys`);
-  const prefix = randomBytes(9)
-    .toString('base64url')
-    .toLowerCase()
-    .replace(/[^a-z0-9]/g, '0')
-    .slice(0, 12)
-    .padEnd(12, '0');
-  const token = `elk_${prefix}_${randomBytes(32).toString('base64url')}`;
+  const { prefix, token } = newBearerToken('elk');
   return ctx.db.$transaction(async (tx) => {
     const row = await tx.runtimeKey.create({
       data: {

@@ -1,5 +1,4 @@
 'use client';
-import { useState } from 'react';
 import {
   createRuntimeKeyAction,
   createUserAction,
@@ -8,7 +7,7 @@ import {
   updateUserAction,
 } from '@/app/actions/admin.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
-import { Button } from '@/components/ui/button.tsx';
+import { ShownOnce } from '@/components/shown-once.tsx';
 
 const ROLE_OPTIONS = ['operator', 'support', 'auditor', 'admin'].map((r) => ({ value: r, label: r }));
 
@@ -110,35 +109,8 @@ export function CreateKey() {
         action={createRuntimeKeyAction}
         baseInput={{}}
         success={() => 'Created. Copy the secret below now: it is shown only once.'}
-        successDetail={(k) => <NewSecret secret={k.secret} />}
+        successDetail={(k) => <ShownOnce value={k.secret} noun="secret" testId="new-key-secret" />}
       />
-    </div>
-  );
-}
-
-// Inside the dialog, above its backdrop: the person sees and copies the secret before closing.
-function NewSecret({ secret }: { secret: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm">
-      <div className="font-medium">Copy this secret now; it will not be shown again.</div>
-      <code className="mono mt-1 block break-all select-all" data-testid="new-key-secret">
-        {secret}
-      </code>
-      <Button
-        type="button"
-        size="sm"
-        variant="secondary"
-        className="mt-2"
-        onClick={async () => {
-          // The clipboard API exists only on secure origins (https, localhost); elsewhere select-all helps.
-          if (!navigator.clipboard) return;
-          await navigator.clipboard.writeText(secret);
-          setCopied(true);
-        }}
-      >
-        {copied ? 'Copied' : 'Copy secret'}
-      </Button>
     </div>
   );
 }

@@ -1,10 +1,9 @@
 'use client';
 // Create and revoke buttons of the tokens page, with the console's action dialog: the new token is
 // shown once inside the dialog, for the person to copy before closing it.
-import { useState } from 'react';
 import { createAccessTokenAction, revokeAccessTokenAction } from '@/app/actions/tokens.ts';
 import { ActionDialog } from '@/components/action-dialog.tsx';
-import { Button } from '@/components/ui/button.tsx';
+import { ShownOnce } from '@/components/shown-once.tsx';
 
 const EXPIRY_OPTIONS = [
   { value: '7', label: '7 days' },
@@ -29,34 +28,8 @@ export function CreateToken() {
       action={createAccessTokenAction}
       baseInput={{}}
       success={() => 'Created. Copy the token below now: it is shown only once.'}
-      successDetail={(t) => <NewToken token={t.token} />}
+      successDetail={(t) => <ShownOnce value={t.token} noun="token" testId="new-access-token" />}
     />
-  );
-}
-
-function NewToken({ token }: { token: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm">
-      <div className="font-medium">Copy this token now; it will not be shown again.</div>
-      <code className="mono mt-1 block break-all select-all" data-testid="new-access-token">
-        {token}
-      </code>
-      <Button
-        type="button"
-        size="sm"
-        variant="secondary"
-        className="mt-2"
-        onClick={async () => {
-          // The clipboard API exists only on secure origins (https, localhost); elsewhere select-all helps.
-          if (!navigator.clipboard) return;
-          await navigator.clipboard.writeText(token);
-          setCopied(true);
-        }}
-      >
-        {copied ? 'Copied' : 'Copy token'}
-      </Button>
-    </div>
   );
 }
 
