@@ -78,8 +78,12 @@ export async function revokeAccessToken(
     const row = await tx.accessToken.findUnique({ where: { id: input.tokenId } });
     if (!row || (row.userId !== ctx.actor.id && !ctx.mayManageUsers))
       throw notFound(`no access token ${input.tokenId}`, { field: 'tokenId' });
-    if (row.revokedAt) throw notFound(`access token "${row.name}" is already revoked`, { field: 'tokenId' });
-    await tx.accessToken.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
+    // Conditional, so two revocations racing on one token revoke and audit it once.
+    const revoked = await tx.accessToken.updateMany({
+      where: { id: row.id, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (revoked.count === 0) throw notFound(`access token "${row.name}" is already revoked`, { field: 'tokenId' });
     await appendAudit(tx, {
       chain: `access_token:${row.id}`,
       actor: ctx.actor,

@@ -84,6 +84,17 @@ describe('Z4: personal access tokens', () => {
     expect((await uses(q.tokenId)).map((u) => u.detail.status)).toEqual([200, 401]);
   });
 
+  it('A1: two revocations racing on one token revoke it once and write one audit entry', async () => {
+    const p = await person(t.db, 'operator');
+    const actor = { kind: 'user' as const, id: p.id, label: p.email, role: 'operator' as const };
+    const revoke = () => tokens.revokeAccessToken({ db: t.db, actor, mayManageUsers: false }, { tokenId: p.tokenId });
+    const results = await Promise.allSettled(Array.from({ length: 8 }, revoke));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect(String(r.reason)).toContain('already revoked');
+    const entries = await t.db.auditEntry.count({ where: { action: 'access_token.revoke', subjectId: p.tokenId } });
+    expect(entries).toBe(1);
+  });
+
   it("a disabled person's token stops at once, and a decision with it is refused and audited", async () => {
     const admin = await person(t.db, 'admin');
     const p: Person = await person(t.db, 'operator');
